@@ -1,0 +1,1 @@
+//! peregrine-bench (placeholder)

@@ -1,0 +1,384 @@
+//! The typed, merged configuration: what the rest of Peregrine reads.
+//!
+//! This file is the contract between the configuration crate and its users
+//! (core, engine, log, compress, tune, the binary). Every value here is already
+//! validated, defaulted as nginx defaults it, and inherited http → server →
+//! location as nginx inherits it: a consumer never looks at the syntax tree.
+//!
+//! Fields may be added; renaming or removing one is a change to every crate.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use regex::Regex;
+
+/// A position in a configuration file, for messages (`in FILE:LINE`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Span {
+    pub file: Arc<PathBuf>,
+    pub line: u32,
+}
+
+/// One file read while loading (the main file and every include), for `-T`.
+#[derive(Debug, Clone)]
+pub struct SourceFile {
+    pub path: PathBuf,
+    pub text: String,
+}
+
+/// The whole configuration.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The prefix (`-p`), absolute, with which relative paths were resolved.
+    pub prefix: PathBuf,
+    /// The main configuration file, absolute.
+    pub conf_file: PathBuf,
+    pub main: MainConf,
+    pub events: EventsConf,
+    /// `None` when the file has no `http { }` block (nginx then serves nothing).
+    pub http: Option<HttpConf>,
+    /// Every file read, in order of reading, for `-T`.
+    pub files: Vec<SourceFile>,
+    /// Notices for accepted tuning hints with no effect here (logged at start).
+    pub notices: Vec<String>,
+}
+
+/// The main (top-level) context.
+#[derive(Debug, Clone)]
+pub struct MainConf {
+    pub worker_processes: WorkerProcesses,
+    pub worker_cpu_affinity: Option<CpuAffinity>,
+    pub worker_rlimit_nofile: Option<u64>,
+    /// Default when absent: `logs/error.log` at `error`, resolved with the prefix.
+    pub error_log: Vec<ErrorLogConf>,
+    /// Default `logs/peregrine.pid`, resolved with the prefix.
+    pub pid: Option<PathBuf>,
+    /// Peregrine's default is `off` (foreground), see README; `daemon on` forks.
+    pub daemon: bool,
+    pub user: Option<UserConf>,
+    pub worker_shutdown_timeout: Option<Duration>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WorkerProcesses {
+    Auto,
+    Count(usize),
+}
+
+/// A set of CPUs, bit N = CPU N (nginx's masks are written with CPU 0 rightmost).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CpuMask(pub Vec<u64>);
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CpuAffinity {
+    /// One mask per worker, in order; the last repeats when workers outnumber masks.
+    Masks(Vec<CpuMask>),
+    /// `auto [mask]`: worker N on the Nth CPU of the mask (all CPUs when absent).
+    Auto(Option<CpuMask>),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LogLevel {
+    Debug,
+    Info,
+    Notice,
+    Warn,
+    Error,
+    Crit,
+    Alert,
+    Emerg,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LogTarget {
+    Stderr,
+    File(PathBuf),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ErrorLogConf {
+    pub target: LogTarget,
+    pub level: LogLevel,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserConf {
+    pub user: String,
+    pub group: Option<String>,
+}
+
+/// The events context.
+#[derive(Debug, Clone)]
+pub struct EventsConf {
+    /// Default 512 (nginx's).
+    pub worker_connections: usize,
+    pub multi_accept: bool,
+    /// `use METHOD;` as written; only `epoll` is meaningful on Linux.
+    pub use_method: Option<String>,
+}
+
+/// The http context, after merging.
+#[derive(Debug, Clone)]
+pub struct HttpConf {
+    pub servers: Vec<Arc<ServerConf>>,
+    /// `log_format` definitions by name, `combined` always present.
+    pub log_formats: Vec<LogFormatConf>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogFormatConf {
+    pub name: String,
+    pub escape: LogEscape,
+    /// The concatenated format strings, variables unexpanded.
+    pub format: String,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LogEscape {
+    #[default]
+    Default,
+    Json,
+    None,
+}
+
+/// One `server { }` block.
+#[derive(Debug, Clone)]
+pub struct ServerConf {
+    /// Default `*:80` when root, `*:8000` otherwise, as nginx.
+    pub listen: Vec<ListenConf>,
+    /// Default: the single empty name `""`.
+    pub server_names: Vec<ServerName>,
+    pub client_header_timeout: Duration,
+    /// Default 1k.
+    pub client_header_buffer_size: usize,
+    /// Default 4 8k: (count, size).
+    pub large_client_header_buffers: (usize, usize),
+    /// Locations in configuration order (the matcher sorts them as it needs).
+    pub locations: Vec<Arc<LocationConf>>,
+    /// The server-level settings, used when no location matches.
+    pub conf: Arc<LocConf>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListenConf {
+    pub addr: SocketAddr,
+    pub default_server: bool,
+    pub reuseport: bool,
+    /// `backlog=N`; nginx's default is 511 on Linux.
+    pub backlog: i32,
+    pub ssl: bool,
+    pub http2: bool,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone)]
+pub enum ServerName {
+    /// `example.com` (stored lowercase).
+    Exact(String),
+    /// `*.example.com` or `.example.com`: stored as the suffix `.example.com`;
+    /// `.example.com` also matches `example.com` itself (`also_bare`).
+    WildcardStart { suffix: String, also_bare: bool },
+    /// `www.example.*`: stored as the prefix `www.example.`.
+    WildcardEnd(String),
+    /// `~regex`.
+    Regex(Regex),
+}
+
+/// One `location` block, its settings merged with the enclosing ones.
+#[derive(Debug, Clone)]
+pub struct LocationConf {
+    pub matcher: LocationMatch,
+    pub conf: Arc<LocConf>,
+    /// Nested locations, in configuration order.
+    pub locations: Vec<Arc<LocationConf>>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone)]
+pub enum LocationMatch {
+    /// `location = /uri`
+    Exact(String),
+    /// `location /uri` or, with `no_regex`, `location ^~ /uri`.
+    Prefix { path: String, no_regex: bool },
+    /// `location ~ re` or `location ~* re` (case-insensitive).
+    Regex { regex: Regex, case_insensitive: bool },
+    /// `location @name`
+    Named(String),
+}
+
+/// Settings that nginx allows at http, server and location level, after
+/// inheritance. Defaults are nginx's unless the field says otherwise.
+#[derive(Debug, Clone)]
+pub struct LocConf {
+    /// `root` (default `html`, resolved with the prefix) or `alias`.
+    pub root: DocRoot,
+    /// Default `index.html`.
+    pub index: Vec<String>,
+    pub autoindex: bool,
+    /// `try_files file ... uri|=code`; empty when absent.
+    pub try_files: Vec<String>,
+    pub return_: Option<ReturnConf>,
+    pub error_pages: Vec<ErrorPageConf>,
+    pub stub_status: bool,
+    /// Peregrine's Prometheus endpoint (`metrics on;`), see docs.
+    pub metrics: bool,
+
+    /// Extension (lowercase) → MIME type, from `types { }` / `include mime.types`.
+    pub types: Arc<MimeTypes>,
+    /// Default `text/plain`.
+    pub default_type: String,
+    pub charset: Option<String>,
+    pub charset_types: Vec<String>,
+
+    pub sendfile: bool,
+    pub tcp_nopush: bool,
+    /// Default on.
+    pub tcp_nodelay: bool,
+    /// Default 75s; zero disables keep-alive.
+    pub keepalive_timeout: Duration,
+    /// The second argument: `Keep-Alive: timeout=N` header.
+    pub keepalive_header: Option<Duration>,
+    /// Default 1000.
+    pub keepalive_requests: u64,
+    pub reset_timedout_connection: bool,
+    pub client_body_timeout: Duration,
+    pub send_timeout: Duration,
+    /// Default 1m; 0 disables the check.
+    pub client_max_body_size: u64,
+    pub client_body_buffer_size: usize,
+
+    pub open_file_cache: Option<OpenFileCacheConf>,
+    /// Default 60s.
+    pub open_file_cache_valid: Duration,
+    /// Default 1.
+    pub open_file_cache_min_uses: u32,
+    pub open_file_cache_errors: bool,
+    /// Peregrine's small-file memory cache (`memory_cache`), see docs.
+    pub memory_cache: Option<MemoryCacheConf>,
+
+    /// Empty means `access_log off`. Default: `logs/access.log combined`.
+    pub access_log: Vec<AccessLogConf>,
+
+    pub gzip: GzipConf,
+    pub brotli: CompressConf,
+    pub zstd: CompressConf,
+
+    /// `proxy_buffers N size` and `proxy_busy_buffers_size`: accepted, unused.
+    pub proxy_buffers: Option<(usize, usize)>,
+    pub proxy_busy_buffers_size: Option<usize>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DocRoot {
+    /// `root PATH` (absolute after resolving with the prefix).
+    Root(String),
+    /// `alias PATH`.
+    Alias(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReturnConf {
+    pub code: u16,
+    /// Body text (codes other than 301/302/303/307/308) or URL (those).
+    pub text: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ErrorPageConf {
+    pub codes: Vec<u16>,
+    /// `=` alone: `Some(None)` (the target's status); `=404`: `Some(Some(404))`.
+    pub overwrite: Option<Option<u16>>,
+    /// A URI or `@name`.
+    pub target: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MimeTypes {
+    /// (extension lowercase, type), later entries win as in nginx.
+    pub by_ext: std::collections::HashMap<String, String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpenFileCacheConf {
+    pub max: usize,
+    /// Default 60s.
+    pub inactive: Duration,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemoryCacheConf {
+    /// Total bytes held per worker.
+    pub size: usize,
+    /// Largest file body held.
+    pub max_file: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AccessLogConf {
+    pub target: LogTarget,
+    /// Format name; `combined` by default.
+    pub format: String,
+    pub buffer: Option<usize>,
+    pub flush: Option<Duration>,
+    pub gzip: Option<u32>,
+    /// `if=condition` as written (a variable expression).
+    pub condition: Option<String>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StaticMode {
+    #[default]
+    Off,
+    On,
+    Always,
+}
+
+#[derive(Debug, Clone)]
+pub struct GzipConf {
+    pub on: bool,
+    /// MIME types; `text/html` is always included; `*` means any.
+    pub types: Vec<String>,
+    /// Default 20.
+    pub min_length: u64,
+    /// Default 1.
+    pub comp_level: u32,
+    pub proxied: GzipProxied,
+    /// `gzip_disable` regexes on User-Agent.
+    pub disable: Vec<Regex>,
+    /// `gzip_disable msie6`.
+    pub disable_msie6: bool,
+    pub vary: bool,
+    /// Default 1.1: (major, minor).
+    pub http_version: (u8, u8),
+    /// Default 32 4k: accepted.
+    pub buffers: (usize, usize),
+    pub static_: StaticMode,
+}
+
+/// `gzip_proxied` flags; default `off` (all false).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct GzipProxied {
+    pub expired: bool,
+    pub no_cache: bool,
+    pub no_store: bool,
+    pub private: bool,
+    pub no_last_modified: bool,
+    pub no_etag: bool,
+    pub auth: bool,
+    pub any: bool,
+}
+
+/// `brotli*` (ngx_brotli) and `zstd*` (zstd-nginx-module) settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompressConf {
+    pub on: bool,
+    pub types: Vec<String>,
+    pub comp_level: u32,
+    pub min_length: u64,
+    pub static_: StaticMode,
+}

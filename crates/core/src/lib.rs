@@ -1,0 +1,1 @@
+//! peregrine-core (placeholder)

@@ -1,0 +1,1 @@
+//! peregrine-tune (placeholder)
