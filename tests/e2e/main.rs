@@ -1,1 +1,21 @@
+//! End-to-end tests: the real `peregrine` binary on 127.0.0.1, raw bytes on
+//! real sockets, real files. One module per feature.
+//!
+//! `E2E_SERVER=nginx cargo test --test e2e` runs the server tests against
+//! Debian's nginx with the same configurations: how their expectations are
+//! checked against the reference.
 
+mod support;
+
+mod cli;
+mod http_parsing;
+mod keepalive;
+mod static_files;
+mod conditional;
+mod seeds;
+mod servers_locations;
+mod logs;
+mod signals;
+mod timeouts;
+mod gzip;
+mod tune;

@@ -41,7 +41,8 @@ pub struct Config {
     pub http: Option<HttpConf>,
     /// Every file read, in order of reading, for `-T`.
     pub files: Vec<SourceFile>,
-    /// Notices for accepted tuning hints with no effect here (logged at start).
+    /// Notices for accepted tuning hints with no effect here, then nginx's
+    /// `[warn]`s about an accepted configuration (logged at start and by `-t`).
     pub notices: Vec<String>,
 }
 
@@ -205,7 +206,10 @@ pub enum LocationMatch {
     /// `location /uri` or, with `no_regex`, `location ^~ /uri`.
     Prefix { path: String, no_regex: bool },
     /// `location ~ re` or `location ~* re` (case-insensitive).
-    Regex { regex: Regex, case_insensitive: bool },
+    Regex {
+        regex: Regex,
+        case_insensitive: bool,
+    },
     /// `location @name`
     Named(String),
 }
@@ -220,9 +224,15 @@ pub struct LocConf {
     pub index: Vec<String>,
     pub autoindex: bool,
     /// `try_files file ... uri|=code`; empty when absent.
+    /// Not inherited (nginx: belongs to its block).
     pub try_files: Vec<String>,
+    /// Not inherited: a server-level `return` (in `ServerConf::conf`) runs
+    /// before location selection (nginx's server rewrite phase); of several
+    /// `return`s in a block the first is kept, as only it can run.
     pub return_: Option<ReturnConf>,
+    /// Inherited only when the level has none of its own (nginx).
     pub error_pages: Vec<ErrorPageConf>,
+    /// Not inherited; at server level it serves requests no location matches.
     pub stub_status: bool,
     /// Peregrine's Prometheus endpoint (`metrics on;`), see docs.
     pub metrics: bool,

@@ -1,1 +1,41 @@
-//! peregrine-core (placeholder)
+//! peregrine-core: request processing, without I/O.
+//!
+//! Owns what nginx's http core, static, index, autoindex, range,
+//! not-modified, charset and stub_status modules do: select the server block
+//! (listen address + Host), select the location, run `return`, `try_files`,
+//! `index`, map the URI to a file under `root`/`alias`, answer conditional
+//! and range requests, render autoindex listings, error pages and
+//! stub_status, and keep the per-worker open-file and memory caches.
+//! The result is a [`Response`] description: status, serialized header
+//! lines and where the body bytes live; the engine writes it.
+//!
+//! Not owned here: sockets and the event loop (engine), HTTP parsing
+//! (codec), compression (compress: [`Response::compressible`] marks the
+//! responses the content filter chain may compress — the hook point is
+//! where the engine turns a `Response` into bytes), logging (log).
+
+mod autoindex;
+mod conditional;
+mod date;
+mod fcache;
+pub mod fixtures;
+mod head;
+mod http;
+mod locations;
+mod mcache;
+mod phases;
+mod range;
+pub mod request;
+pub mod response;
+mod servers;
+mod special;
+mod static_file;
+#[cfg(test)]
+mod testdir;
+#[cfg(test)]
+mod tests;
+mod vars;
+
+pub use http::{HttpCore, MAX_URI_CHANGES};
+pub use request::{Method, RequestView};
+pub use response::{Body, ConnInfo, HeadLines, Response, StatusSource, StubStatus};

@@ -1,1 +1,202 @@
-//! peregrine-engine (placeholder)
+//! peregrine-engine: nginx's process architecture, with threads.
+//!
+//! Owns: listening sockets, the master (signals, reload, supervision of
+//! workers, pid file, privileges), the workers (one `mio` event loop each),
+//! connections (reading and parsing request heads with the codec, discarding
+//! request bodies, writing responses with `writev`/`sendfile`), timeouts,
+//! keep-alive, pipelining, lingering close, and the stub_status counters.
+//!
+//! Does not own: deciding what to answer (core produces a `Response`
+//! description), HTTP syntax (codec), configuration (conf), log formatting
+//! and files (log: the engine calls the hooks of [`RunOptions`]), system
+//! calls (sys).
+//!
+//! # Threads, not processes
+//!
+//! nginx runs one master process and `worker_processes` worker processes.
+//! Peregrine runs one master *thread* (the caller of [`run`]) and
+//! `worker_processes` worker threads. Each worker still owns everything on
+//! its request path: its own `SO_REUSEPORT` listening socket per address
+//! (the kernel spreads connections across them), its own `HttpCore` (caches),
+//! buffers, timers and counters, so nothing is locked or shared while serving.
+//! What changes from nginx: a crash of a worker is a panic caught by the
+//! master (`catch_unwind`), not a dead process; `user` applies to the whole
+//! process (the master too) since threads share credentials; and signals
+//! are read only by the master, through a signalfd.
+
+mod conn;
+mod errlog;
+mod exchange;
+mod listen;
+pub mod logging;
+mod master;
+mod pool;
+mod stats;
+mod timer;
+mod worker;
+mod write;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use peregrine_codec::Request;
+use peregrine_conf::model::{Config, LogLevel};
+use peregrine_core::{ConnInfo, Response};
+
+pub use errlog::format_error_line;
+pub use master::run;
+
+/// The error-log hook: a level and a message that starts at nginx's
+/// `*CID ` (connection-scoped) or at the text (process-scoped), without the
+/// `YYYY/MM/DD HH:MM:SS [level] PID#TID: ` prefix, which the writer adds
+/// ([`format_error_line`] does it the nginx way). Called on worker threads.
+pub type ErrorLog = Arc<dyn Fn(LogLevel, &str) + Send + Sync>;
+
+/// Re-reads the configuration on `SIGHUP`.
+pub type ReloadFn = Box<dyn Fn() -> Result<Arc<Config>, String> + Send>;
+
+/// Everything a worker knows about one finished request, for the access
+/// log. Built only when the worker has an [`AccessLog`].
+pub struct AccessEntry<'a> {
+    pub conn: &'a ConnInfo,
+    /// `None` when the request head could not be parsed (a 400 answered
+    /// before any request existed, as nginx logs it with `request: "-"`...).
+    pub request: Option<&'a Request>,
+    pub response: &'a Response,
+    /// The status sent (after a parse error: the codec's, e.g. 400).
+    pub status: u16,
+    /// `$bytes_sent`: head and body bytes written to the socket.
+    pub bytes_sent: u64,
+    /// `$body_bytes_sent`.
+    pub body_bytes_sent: u64,
+    /// `$request_length`: head plus body bytes read.
+    pub request_length: u64,
+    /// When the first byte of the request was read (`$request_time` start).
+    pub start: SystemTime,
+    /// When the response was completely handed to the kernel.
+    pub end: SystemTime,
+    /// The request was already buffered behind the previous one (`$pipe`).
+    pub pipelined: bool,
+}
+
+impl AccessEntry<'_> {
+    /// `$request_time`.
+    pub fn request_time(&self) -> Duration {
+        self.end.duration_since(self.start).unwrap_or_default()
+    }
+}
+
+/// A worker's access-log writer: one per worker thread, so it may buffer
+/// without locks. Which `access_log` of the location applies is its
+/// business (`entry.response.conf`).
+pub trait AccessLog {
+    fn log(&mut self, entry: &AccessEntry<'_>);
+    /// Called about once a second and when the worker exits (buffered logs).
+    fn flush(&mut self) {}
+}
+
+/// Makes a worker's [`AccessLog`] for the configuration it serves (called
+/// on the worker thread at its start, and again for workers of a reload).
+pub type AccessLogFactory = Arc<dyn Fn(&Arc<Config>) -> Box<dyn AccessLog> + Send + Sync>;
+
+/// What the master can be asked to do, by a signal or through [`Control`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Command {
+    /// `SIGTERM`/`SIGINT` (`-s stop`): close everything and exit now.
+    Stop,
+    /// `SIGQUIT` (`-s quit`): stop accepting, finish in-flight requests.
+    Quit,
+    /// `SIGHUP` (`-s reload`).
+    Reload,
+    /// `SIGUSR1` (`-s reopen`).
+    Reopen,
+}
+
+/// Sends commands to a running master from any thread (tests, embedding).
+#[derive(Clone)]
+pub struct Control {
+    queue: Arc<Mutex<Vec<Command>>>,
+    waker: Arc<mio::Waker>,
+}
+
+impl Control {
+    /// Queues `cmd` and wakes the master. Fails only if the master is gone.
+    pub fn send(&self, cmd: Command) -> std::io::Result<()> {
+        if let Ok(mut q) = self.queue.lock() {
+            q.push(cmd);
+        }
+        self.waker.wake()
+    }
+}
+
+/// What [`RunOptions::ready`] is told once every listener is bound and the
+/// workers are starting.
+pub struct Ready {
+    /// The bound addresses (ports resolved when the configuration said 0).
+    pub addrs: Vec<SocketAddr>,
+    pub control: Control,
+}
+
+/// Hooks and switches given by the binary (or a test) to [`run`].
+pub struct RunOptions {
+    pub reload: ReloadFn,
+    /// `SIGUSR1`: reopen log files (called on the master thread).
+    pub reopen_logs: Box<dyn Fn() + Send>,
+    pub error_log: ErrorLog,
+    /// `None`: no access logging at all (nothing is built per request).
+    pub access_log: Option<AccessLogFactory>,
+    pub ready: Option<Box<dyn FnOnce(Ready) + Send>>,
+    /// Read `SIGTERM`, `SIGINT`, `SIGQUIT`, `SIGHUP`, `SIGUSR1` through a
+    /// signalfd (the binary). Tests leave it off and use [`Control`]: the
+    /// test harness's other threads would receive process signals.
+    pub handle_signals: bool,
+    /// Write the pid file named by the configuration (`pid`).
+    pub write_pid: bool,
+}
+
+impl RunOptions {
+    /// Options with no reload source, logging to stderr, no access log.
+    pub fn new(reload: ReloadFn) -> Self {
+        RunOptions {
+            reload,
+            reopen_logs: Box::new(|| {}),
+            error_log: Arc::new(|level, msg| eprintln!("{}", format_error_line(level, msg))),
+            access_log: None,
+            ready: None,
+            handle_signals: true,
+            write_pid: true,
+        }
+    }
+}
+
+/// Why [`run`] could not start or had to stop.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error("bind() to {addr} failed ({source})")]
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error("open() \"{path}\" failed ({source})")]
+    PidFile {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("getpwnam(\"{0}\") failed")]
+    NoUser(String),
+    #[error("getgrnam(\"{0}\") failed")]
+    NoGroup(String),
+    #[error("setuid/setgid to \"{user}\" failed ({source})")]
+    Privileges {
+        user: String,
+        source: std::io::Error,
+    },
+    #[error("signal setup failed ({0})")]
+    Signals(std::io::Error),
+    #[error("event loop setup failed ({0})")]
+    Poll(std::io::Error),
+    #[error("cannot start worker thread ({0})")]
+    Spawn(std::io::Error),
+}

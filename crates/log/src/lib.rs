@@ -1,1 +1,82 @@
-//! peregrine-log (placeholder)
+//! peregrine-log: nginx's `log_format`, `access_log` and `error_log`.
+//!
+//! # What this crate owns
+//! - Compiling `log_format` strings once ([`LogFormat`]) and rendering a
+//!   line per request from a [`RequestLog`] of borrowed fields, into a
+//!   reused buffer (no allocation once warm). Variables, escaping
+//!   (`escape=default|json|none`), "not found" as `-`, and the error
+//!   messages are nginx 1.22's, checked against Debian's nginx.
+//! - [`AccessLogs`]: one per worker. Opens every `access_log` file of the
+//!   configuration (one descriptor per path per worker, `O_APPEND|O_CREAT`,
+//!   0644), `buffer=`/`flush=`/`gzip[=level]` (gzip via flate2, one gzip
+//!   member per flushed buffer, as nginx), `if=`, `off`, `reopen` (USR1),
+//!   `flush` (reload/exit, and on drop). Write failures are reported to the
+//!   error log at most once per [`WRITE_ERROR_REPORT_INTERVAL`]; serving
+//!   goes on.
+//! - [`ErrorLog`]: shared (`Arc`) by all workers; nginx-shaped lines
+//!   (`2026/11/30 08:14:14 [error] PID#TID: *CID msg, client: ...`), one
+//!   write(2) per line, several targets with their own levels, `reopen`.
+//! - [`TimeCache`]: `$time_local`/`$time_iso8601` recomputed once a second.
+//!
+//! # What it does not own
+//! Parsing the directives (peregrine-conf: [`peregrine_conf::model`]),
+//! deciding when a request is finished or which location handled it
+//! (core/engine), timers and signals (engine), syslog targets and
+//! variables in log paths (not supported).
+//!
+//! # Time zone
+//! Times are local, as nginx prints them: the zone comes from `TZ` or
+//! `/etc/localtime` (TZif, read once; see the `tz` module for its limits).
+//!
+//! # Use from the engine
+//! ```text
+//! // master, after loading the configuration (also for `-t`):
+//! AccessLogs::check(&http)?;                              // Result<(), LogError>
+//! let elog = Arc::new(ErrorLog::new(&cfg.main.error_log)?); // shared by all threads
+//! let reopen = ReopenSignal::new();                       // USR1: reopen.trigger(); elog.reopen()
+//! // each worker thread (before dropping privileges if files are root-only):
+//! let mut logs = AccessLogs::new(&http, elog.clone())?;
+//! logs.watch(&reopen);
+//! // per finished request (last byte handed to the kernel):
+//! let resp = SerializedHeaders(head_bytes);               // "Name: value\r\n"...
+//! let rec = RequestLog {
+//!     status, bytes_sent, body_bytes_sent, request_length,
+//!     connection: conn.id, connection_requests: conn.requests,
+//!     server_name, response_headers: &resp, uri: Some(final_uri),
+//!     ..RequestLog::new(conn.peer, conn.local, start, now).with_request(&req)
+//! };
+//! logs.log(&loc_conf /* &Arc<LocConf> that produced the response */, &rec);
+//! // timers: arm logs.next_flush(); call logs.tick(Instant::now()) when due
+//! //         (calling it once a second is fine too).
+//! // reload/exit: logs.flush(), or just drop it.
+//! // errors, from any thread (`msg` is formatted only if the level passes):
+//! elog.log(LogLevel::Error, Some(&ConnContext { id, client: Some(ip),
+//!          server: Some(name), request_line, host, ..Default::default() }),
+//!          format_args!("open() \"{}\" failed ({})", path.display(), OsErr(&e)));
+//! ```
+
+mod access;
+mod auth;
+mod errlog;
+mod error;
+mod escape;
+mod format;
+mod logfile;
+mod record;
+mod sink;
+mod time;
+mod tz;
+mod var;
+
+#[cfg(test)]
+mod testutil;
+
+pub use access::{AccessLogs, ListId, ReopenSignal};
+pub use errlog::{ConnContext, ErrorLog, MAX_ERROR_LINE, level_name, thread_id};
+pub use error::{FormatError, LogError, OsErr};
+pub use format::{COMBINED, LogFormat};
+pub use logfile::{GZIP_DEFAULT_BUFFER, WRITE_ERROR_REPORT_INTERVAL};
+pub use peregrine_conf::model::{LogEscape, LogLevel};
+pub use record::{HeaderPairs, Headers, NoHeaders, RequestLog, SerializedHeaders};
+pub use sink::LOG_FILE_MODE;
+pub use time::TimeCache;

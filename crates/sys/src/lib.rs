@@ -1,1 +1,27 @@
-//! peregrine-sys (placeholder)
+//! peregrine-sys: the only crate of Peregrine that calls the operating system
+//! through `unsafe` code.
+//!
+//! It owns thin, safe wrappers over Linux system calls that neither `std`,
+//! `mio` nor `socket2` expose the way the server needs them: `sendfile(2)`,
+//! `TCP_CORK`/`TCP_NODELAY`/`SO_LINGER` on an existing descriptor, CPU
+//! affinity, `RLIMIT_NOFILE`, dropping privileges (`user` directive),
+//! process identity and signals (blocking them and reading them from a
+//! `signalfd(2)`), and `daemon on` (fork + setsid).
+//!
+//! It does not own any policy: which socket gets which option, when to drop
+//! privileges, what a signal means, all that is the engine's. Every `unsafe`
+//! block carries a `// SAFETY:` comment saying why the call is sound.
+
+pub mod cpu;
+pub mod net;
+pub mod process;
+pub mod rlimit;
+pub mod signal;
+pub mod user;
+
+pub use cpu::{allowed_cpus, num_cpus, set_thread_affinity};
+pub use net::{sendfile, set_linger_zero, set_tcp_cork, set_tcp_nodelay};
+pub use process::{daemonize, getpid, gettid, kill};
+pub use rlimit::{get_nofile, set_nofile};
+pub use signal::{SignalFd, block_signals};
+pub use user::{Ids, drop_privileges, is_root, lookup_group, lookup_user};

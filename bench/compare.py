@@ -1,0 +1,266 @@
+#!/usr/bin/env python3
+"""Side-by-side CPU cost per request: Peregrine, nginx and the floor probe.
+
+Method (docs: README "Performance"): each server runs one worker pinned to
+CPU 0, wrk -t1 runs pinned to CPU 1, servers alternate A B C A B C, and the
+figure of merit is the server's CPU time (utime+stime of the whole process
+tree, from /proc/PID/stat) divided by the requests wrk completed. Medians of
+the rounds are reported, with Peregrine's ratio to nginx.
+
+Called by bench/compare.sh, which installs and builds what this needs.
+"""
+import argparse
+import os
+import re
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+SMALL = 612
+LARGE = 123_784
+
+WORKLOADS = [
+    # name, file, connections, extra wrk headers, target ratio (<=)
+    ("612 B keep-alive c=50", "small.html", 50, [], 0.65),
+    ("612 B Connection: close c=50", "small.html", 50, ["Connection: close"], 0.75),
+    ("123,784 B keep-alive c=50", "large.html", 50, [], 0.90),
+    ("612 B keep-alive c=1000", "small.html", 1000, [], 0.60),
+    ("123,784 B gzip level 6 c=50", "large.html", 50, ["Accept-Encoding: gzip"], 0.20),
+]
+
+COMMON = """
+worker_processes 1;
+worker_rlimit_nofile 65535;
+error_log {logs}/error.log crit;
+pid {logs}/{name}.pid;
+events {{ worker_connections 20000; multi_accept on; }}
+http {{
+    include {mime};
+    default_type application/octet-stream;
+    access_log off;
+    sendfile on;
+    tcp_nopush on;
+    tcp_nodelay on;
+    keepalive_timeout 65;
+    keepalive_requests 100000;
+    open_file_cache max=200000 inactive=20s;
+    open_file_cache_valid 30s;
+    open_file_cache_min_uses 2;
+    open_file_cache_errors on;
+    gzip on;
+    gzip_comp_level 6;
+    gzip_types text/html;
+    server {{
+        listen 127.0.0.1:{port};
+        root {root};
+    }}
+}}
+"""
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def tree_cpu_ticks(pid):
+    """utime+stime of pid and its descendants (threads are included in a
+    process's own figures; exited children are in cutime/cstime)."""
+    total = 0
+    stack = [pid]
+    while stack:
+        p = stack.pop()
+        try:
+            with open(f"/proc/{p}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14])
+            for tid in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{tid}/children") as f:
+                    stack.extend(int(c) for c in f.read().split())
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+    return total
+
+
+def tree_rss_kb(pid):
+    total = 0
+    stack = [pid]
+    while stack:
+        p = stack.pop()
+        try:
+            with open(f"/proc/{p}/status") as f:
+                for line in f:
+                    if line.startswith("VmRSS:"):
+                        total += int(line.split()[1])
+            for tid in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{tid}/children") as f:
+                    stack.extend(int(c) for c in f.read().split())
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+    return total
+
+
+def wait_port(port, timeout=10):
+    end = time.time() + timeout
+    while time.time() < end:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"nothing listens on {port}")
+
+
+class Server:
+    def __init__(self, name, argv, port):
+        self.name, self.port = name, port
+        self.proc = subprocess.Popen(["taskset", "-c", "0"] + argv,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_port(port)
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+def run_wrk(port, path, conns, headers, duration):
+    argv = ["taskset", "-c", "1", "wrk", "-t1", f"-c{conns}", f"-d{duration}s"]
+    for h in headers:
+        argv += ["-H", h]
+    argv.append(f"http://127.0.0.1:{port}/{path}")
+    out = subprocess.run(argv, capture_output=True, text=True).stdout
+    m = re.search(r"(\d+) requests in", out)
+    errs = re.search(r"Socket errors: (.*)", out)
+    non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    return int(m.group(1)) if m else 0, (errs.group(1) if errs else ""), int(non2xx.group(1)) if non2xx else 0
+
+
+def measure(server, workload, duration):
+    name, path, conns, headers, _ = workload
+    before = tree_cpu_ticks(server.proc.pid)
+    t0 = time.time()
+    requests, errors, non2xx = run_wrk(server.port, path, conns, headers, duration)
+    elapsed = time.time() - t0
+    ticks = tree_cpu_ticks(server.proc.pid) - before
+    us = ticks / CLK_TCK * 1e6 / requests if requests else float("inf")
+    return us, requests / elapsed, errors, non2xx
+
+
+def idle_memory(server, conns):
+    """RSS growth per keep-alive connection after one request on each."""
+    base = tree_rss_kb(server.proc.pid)
+    socks = []
+    req = b"GET /small.html HTTP/1.1\r\nHost: x\r\n\r\n"
+    for _ in range(conns):
+        s = socket.create_connection(("127.0.0.1", server.port))
+        s.sendall(req)
+        socks.append(s)
+    for s in socks:
+        got = b""
+        while b"\r\n\r\n" not in got:
+            got += s.recv(4096)
+    time.sleep(0.5)
+    grown = tree_rss_kb(server.proc.pid) - base
+    for s in socks:
+        s.close()
+    return grown * 1024 / conns
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--peregrine", required=True)
+    ap.add_argument("--floor", required=True)
+    ap.add_argument("--mime", required=True)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--duration", type=int, default=5)
+    ap.add_argument("--only", default="", help="substring of workload names to run")
+    ap.add_argument("--idle-conns", type=int, default=10000)
+    args = ap.parse_args()
+
+    work = tempfile.mkdtemp(prefix="peregrine-compare-")
+    root = os.path.join(work, "html")
+    logs = os.path.join(work, "logs")
+    os.makedirs(root)
+    os.makedirs(logs)
+    words = b"Peregrine compares itself with nginx on the same files. "
+    for fname, size in (("small.html", SMALL), ("large.html", LARGE)):
+        with open(os.path.join(root, fname), "wb") as f:
+            f.write((words * (size // len(words) + 1))[:size])
+
+    servers = {}
+    for name in ("nginx", "peregrine"):
+        port = free_port()
+        conf = os.path.join(work, f"{name}.conf")
+        with open(conf, "w") as f:
+            f.write(COMMON.format(logs=logs, name=name, mime=args.mime, port=port, root=root))
+        if name == "nginx":
+            argv = ["nginx", "-p", work, "-c", conf, "-g", "daemon off;"]
+        else:
+            argv = [args.peregrine, "-p", work, "-c", conf]
+        servers[name] = (argv, port)
+    workloads = [w for w in WORKLOADS if args.only in w[0]]
+    results = {}
+    for wl in workloads:
+        body = SMALL if wl[1] == "small.html" else LARGE
+        order = ["nginx", "peregrine", "floor"]
+        if "gzip" in wl[0]:
+            order = ["nginx", "peregrine"]
+        for rnd in range(args.rounds):
+            for name in order:
+                if name == "floor":
+                    port = free_port()
+                    srv = Server("floor", [args.floor, str(port), str(body)], port)
+                else:
+                    argv, port = servers[name]
+                    srv = Server(name, argv, port)
+                try:
+                    # warm the caches (open_file_cache min_uses, memory cache)
+                    run_wrk(port, wl[1], 4, wl[3], 1)
+                    res = measure(srv, wl, args.duration)
+                finally:
+                    srv.stop()
+                results.setdefault((wl[0], name), []).append(res)
+                print(f"  {wl[0]:32} round {rnd + 1} {name:9} {res[0]:7.2f} us/req "
+                      f"{res[1]:10.0f} req/s errors[{res[2]}] non2xx {res[3]}", file=sys.stderr)
+
+    print("| workload | nginx µs/req | Peregrine µs/req | floor µs/req | ratio (target) | nginx req/s | Peregrine req/s |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for wl in workloads:
+        med = {}
+        for name in ("nginx", "peregrine", "floor"):
+            rows = results.get((wl[0], name))
+            if rows:
+                med[name] = (statistics.median(r[0] for r in rows), statistics.median(r[1] for r in rows))
+        ratio = med["peregrine"][0] / med["nginx"][0]
+        verdict = "meets" if ratio <= wl[4] else "MISSES"
+        floor = f"{med['floor'][0]:.2f}" if "floor" in med else "–"
+        print(f"| {wl[0]} | {med['nginx'][0]:.2f} | {med['peregrine'][0]:.2f} | {floor} | "
+              f"{ratio:.2f}× (≤ {wl[4]}, {verdict}) | {med['nginx'][1]:.0f} | {med['peregrine'][1]:.0f} |")
+
+    if args.idle_conns:
+        print()
+        print(f"| idle keep-alive memory ({args.idle_conns} connections) | bytes per connection |")
+        print("|---|---:|")
+        for name in ("nginx", "peregrine"):
+            argv, port = servers[name]
+            srv = Server(name, argv, port)
+            try:
+                per = idle_memory(srv, args.idle_conns)
+            finally:
+                srv.stop()
+            print(f"| {name} | {per:.0f} |")
+    shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

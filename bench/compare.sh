@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Peregrine vs nginx vs the floor probe, CPU time per request, in one run.
+# Installs wrk and nginx from Debian when missing, builds Peregrine (release)
+# and bench/floor.c, then runs bench/compare.py. Arguments pass through
+# (e.g. --rounds 5 --duration 10 --only keep-alive --idle-conns 0).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+need=()
+command -v wrk >/dev/null || need+=(wrk)
+command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || need+=(nginx)
+command -v taskset >/dev/null || need+=(util-linux)
+command -v gcc >/dev/null || need+=(gcc)
+if [ ${#need[@]} -gt 0 ]; then
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+export PATH="$PATH:/usr/sbin"
+cargo build --release -q
+mkdir -p target/bench
+gcc -O2 -o target/bench/floor bench/floor.c
+ulimit -n 65535 2>/dev/null || true
+exec python3 bench/compare.py --peregrine target/release/peregrine \
+  --floor target/bench/floor --mime "$PWD/conf/mime.types" "$@"

@@ -1,0 +1,91 @@
+//! `include`: glob patterns and relative paths, resolved like nginx
+//! (`ngx_conf_include`): relative to the directory of the main configuration
+//! file, patterns expanded in sorted order, a pattern matching nothing is not
+//! an error while a missing plain file is.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::Builder;
+use crate::error::{ConfError, Result};
+use crate::lexer::Source;
+use crate::model::SourceFile;
+use crate::syntax::{self, Directive, Parsed};
+
+/// Includes nested deeper than this are refused: an include of itself would
+/// otherwise recurse until memory runs out (nginx runs out of descriptors).
+pub const MAX_INCLUDE_DEPTH: usize = 32;
+
+/// `open() "PATH" failed (ERRNO: TEXT)`, nginx's wording of a failed open.
+pub fn open_failed(path: &std::path::Path, e: &std::io::Error) -> String {
+    let text = e.to_string();
+    let text = match text.find(" (os error") {
+        Some(i) => text[..i].to_string(),
+        None => text,
+    };
+    format!(
+        "open() \"{}\" failed ({}: {})",
+        path.display(),
+        e.raw_os_error().unwrap_or(0),
+        text
+    )
+}
+
+impl Builder {
+    /// The files an `include` names, in nginx's order.
+    pub(super) fn include_paths(&mut self, d: &Directive) -> Result<Vec<PathBuf>> {
+        if !self.read_includes {
+            return Ok(Vec::new());
+        }
+        if self.include_depth >= MAX_INCLUDE_DEPTH {
+            return Err(ConfError::at(
+                &d.span,
+                format!(
+                    "includes are nested deeper than {MAX_INCLUDE_DEPTH} levels (an include of itself?)"
+                ),
+            ));
+        }
+        let arg = d.args.first().map(String::as_str).unwrap_or_default();
+        let path = if arg.starts_with('/') {
+            PathBuf::from(arg)
+        } else {
+            self.conf_dir.join(arg)
+        };
+        let pattern = path.to_string_lossy().into_owned();
+        if !pattern.contains(['*', '?', '[']) {
+            return Ok(vec![path]);
+        }
+        // POSIX glob(3), which nginx uses, does not match a leading dot with `*`.
+        let options = glob::MatchOptions {
+            require_literal_leading_dot: true,
+            ..Default::default()
+        };
+        let paths = glob::glob_with(&pattern, options)
+            .map_err(|e| ConfError::at(&d.span, format!("glob() \"{pattern}\" failed ({e})")))?;
+        let mut out = Vec::new();
+        for entry in paths {
+            let p = entry.map_err(|e| {
+                ConfError::at(&d.span, format!("glob() \"{pattern}\" failed ({e})"))
+            })?;
+            out.push(p);
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// Reads and parses one included file, recording it for `-T`.
+    pub(super) fn load_file(&mut self, path: &std::path::Path, d: &Directive) -> Result<Parsed> {
+        let bytes =
+            std::fs::read(path).map_err(|e| ConfError::at(&d.span, open_failed(path, &e)))?;
+        Ok(self.parse_file(path, &bytes))
+    }
+
+    /// Parses file bytes and records the file.
+    pub fn parse_file(&mut self, path: &std::path::Path, bytes: &[u8]) -> Parsed {
+        self.files.push(SourceFile {
+            path: path.to_path_buf(),
+            text: String::from_utf8_lossy(bytes).into_owned(),
+        });
+        syntax::parse(bytes, Arc::new(path.to_path_buf()), Source::File)
+    }
+}

@@ -1,0 +1,252 @@
+//! `listen`: addresses as nginx's `ngx_parse_url` reads them for `listen`
+//! (`addr:port`, `port`, `addr`, `[v6]:port`, `*:port`, `localhost:port`),
+//! its parameters, and the http-wide checks nginx makes on them.
+
+use std::collections::HashMap;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+
+use crate::error::{ConfError, Result};
+use crate::model::{ListenConf, Span};
+use crate::syntax::Directive;
+use crate::values::parse_number;
+
+/// nginx's default listen backlog on Linux (`NGX_LISTEN_BACKLOG`).
+pub const DEFAULT_BACKLOG: i32 = 511;
+
+/// Port used when a `listen` gives only an address.
+pub const DEFAULT_PORT: u16 = 80;
+
+/// Port of a server without `listen` when not running as root (nginx).
+pub const DEFAULT_UNPRIVILEGED_PORT: u16 = 8000;
+
+/// What the servers listening on one address have said so far.
+#[derive(Debug, Clone, Copy)]
+struct AddrState {
+    /// The last server that listens here (servers are read in order, so a
+    /// second `listen` of one server finds itself here).
+    last_server: usize,
+    /// Whether socket options were given for the address.
+    options: bool,
+    /// Whether a server is the address's `default_server`.
+    default_server: bool,
+}
+
+/// Every `listen` of the http block, for nginx's duplicate checks.
+#[derive(Debug, Default)]
+pub struct Listens {
+    /// Index of the server being read.
+    pub current_server: usize,
+    addrs: HashMap<SocketAddr, AddrState>,
+}
+
+fn port(s: &str) -> Option<u16> {
+    parse_number(s)
+        .and_then(|n| u16::try_from(n).ok())
+        .filter(|&p| p != 0)
+}
+
+/// Parses the address argument; errors are nginx's messages.
+fn parse_addr(arg: &str) -> std::result::Result<SocketAddr, String> {
+    let invalid_port = || format!("invalid port in \"{arg}\" of the \"listen\" directive");
+    let host_not_found = || format!("host not found in \"{arg}\" of the \"listen\" directive");
+    if arg.starts_with("unix:") {
+        return Err(format!(
+            "unix domain sockets are not supported by Peregrine yet in \"{arg}\" of the \"listen\" directive"
+        ));
+    }
+    if let Some(rest) = arg.strip_prefix('[') {
+        let Some((host, after)) = rest.split_once(']') else {
+            return Err(format!(
+                "invalid IPv6 address in \"{arg}\" of the \"listen\" directive"
+            ));
+        };
+        let ip: Ipv6Addr = host.parse().map_err(|_| {
+            format!("invalid IPv6 address in \"{arg}\" of the \"listen\" directive")
+        })?;
+        let p = match after {
+            "" => DEFAULT_PORT,
+            _ => after
+                .strip_prefix(':')
+                .and_then(port)
+                .ok_or_else(invalid_port)?,
+        };
+        return Ok(SocketAddr::new(IpAddr::V6(ip), p));
+    }
+    let (host, p) = match arg.rsplit_once(':') {
+        Some((h, p)) => (h, port(p).ok_or_else(invalid_port)?),
+        None if arg.bytes().all(|b| b.is_ascii_digit()) => {
+            return port(arg)
+                .map(|p| SocketAddr::new(Ipv4Addr::UNSPECIFIED.into(), p))
+                .ok_or_else(invalid_port);
+        }
+        None => (arg, DEFAULT_PORT),
+    };
+    let ip: IpAddr = match host {
+        "*" | "" => Ipv4Addr::UNSPECIFIED.into(),
+        "localhost" => Ipv4Addr::LOCALHOST.into(),
+        _ => host
+            .parse::<Ipv4Addr>()
+            .map_err(|_| host_not_found())?
+            .into(),
+    };
+    Ok(SocketAddr::new(ip, p))
+}
+
+/// Parameters nginx has that change nothing observable here; accepted.
+const IGNORED_PARAMS: &[&str] = &["bind", "deferred", "proxy_protocol"];
+const IGNORED_PREFIXES: &[&str] = &[
+    "rcvbuf=",
+    "sndbuf=",
+    "ipv6only=",
+    "so_keepalive=",
+    "fastopen=",
+    "accept_filter=",
+    "setfib=",
+];
+
+/// `listen addr [params]`.
+pub fn parse(d: &Directive) -> Result<ListenConf> {
+    let err = |m: String| ConfError::at(&d.span, m);
+    let arg = d.args.first().map(String::as_str).unwrap_or_default();
+    let addr = parse_addr(arg).map_err(err)?;
+    let mut conf = ListenConf {
+        addr,
+        default_server: false,
+        reuseport: false,
+        backlog: DEFAULT_BACKLOG,
+        ssl: false,
+        http2: false,
+        span: d.span.clone(),
+    };
+    for p in d.args.iter().skip(1) {
+        match p.as_str() {
+            "default_server" | "default" => conf.default_server = true,
+            "reuseport" => conf.reuseport = true,
+            "ssl" => conf.ssl = true,
+            "http2" => conf.http2 = true,
+            _ if p.starts_with("backlog=") => {
+                let n = parse_number(&p["backlog=".len()..])
+                    .and_then(|n| i32::try_from(n).ok())
+                    .filter(|&n| n != 0)
+                    .ok_or_else(|| err(format!("invalid backlog \"{p}\"")))?;
+                conf.backlog = n;
+            }
+            _ if IGNORED_PARAMS.contains(&p.as_str())
+                || IGNORED_PREFIXES.iter().any(|x| p.starts_with(x)) => {}
+            _ => return Err(err(format!("invalid parameter \"{p}\""))),
+        }
+    }
+    Ok(conf)
+}
+
+/// Whether a listen sets socket options (nginx allows them once per address).
+fn has_options(d: &Directive) -> bool {
+    d.args
+        .iter()
+        .skip(1)
+        .any(|p| p != "default_server" && p != "default" && p != "ssl" && p != "http2")
+}
+
+impl Listens {
+    /// nginx's `ngx_http_add_addresses` checks, at the `listen` line.
+    pub fn register(&mut self, conf: &ListenConf, d: &Directive) -> Result<()> {
+        let opts = has_options(d);
+        let addr = conf.addr;
+        let new = AddrState {
+            last_server: self.current_server,
+            options: opts,
+            default_server: conf.default_server,
+        };
+        let Some(state) = self.addrs.get_mut(&addr) else {
+            self.addrs.insert(addr, new);
+            return Ok(());
+        };
+        let err = |m: String| Err(ConfError::at(&d.span, m));
+        if state.last_server == self.current_server {
+            return err(format!("a duplicate listen {addr}"));
+        }
+        if state.options && opts {
+            return err(format!("duplicate listen options for {addr}"));
+        }
+        if state.default_server && conf.default_server {
+            return err(format!("a duplicate default server for {addr}"));
+        }
+        state.last_server = self.current_server;
+        state.options |= opts;
+        state.default_server |= conf.default_server;
+        Ok(())
+    }
+}
+
+/// Whether the process runs as root, read from /proc (the only crate allowed
+/// system calls is `sys`; /proc needs none).
+pub fn running_as_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .and_then(|l| l.split_whitespace().nth(2).map(|euid| euid == "0"))
+        })
+        .unwrap_or(false)
+}
+
+/// nginx's listen for a server without one: `*:80` as root, `*:8000` otherwise.
+pub fn default_listen(span: &Span) -> ListenConf {
+    let p = if running_as_root() {
+        DEFAULT_PORT
+    } else {
+        DEFAULT_UNPRIVILEGED_PORT
+    };
+    ListenConf {
+        addr: SocketAddr::new(Ipv4Addr::UNSPECIFIED.into(), p),
+        default_server: false,
+        reuseport: false,
+        backlog: DEFAULT_BACKLOG,
+        ssl: false,
+        http2: false,
+        span: span.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn a(s: &str) -> std::result::Result<SocketAddr, String> {
+        parse_addr(s)
+    }
+
+    #[test]
+    fn address_forms() {
+        assert_eq!(a("8080").unwrap(), "0.0.0.0:8080".parse().unwrap());
+        assert_eq!(
+            a("127.0.0.1:8080").unwrap(),
+            "127.0.0.1:8080".parse().unwrap()
+        );
+        assert_eq!(a("127.0.0.1").unwrap(), "127.0.0.1:80".parse().unwrap());
+        assert_eq!(a("*:81").unwrap(), "0.0.0.0:81".parse().unwrap());
+        assert_eq!(a("[::]:8080").unwrap(), "[::]:8080".parse().unwrap());
+        assert_eq!(a("[::1]").unwrap(), "[::1]:80".parse().unwrap());
+        assert_eq!(a("localhost:9").unwrap(), "127.0.0.1:9".parse().unwrap());
+        assert_eq!(
+            a("x:abc").unwrap_err(),
+            "invalid port in \"x:abc\" of the \"listen\" directive"
+        );
+        assert_eq!(
+            a("0").unwrap_err(),
+            "invalid port in \"0\" of the \"listen\" directive"
+        );
+        assert_eq!(
+            a("[::1]:99999").unwrap_err(),
+            "invalid port in \"[::1]:99999\" of the \"listen\" directive"
+        );
+        assert_eq!(
+            a("abc").unwrap_err(),
+            "host not found in \"abc\" of the \"listen\" directive"
+        );
+        assert!(a("[zz]:80").is_err());
+        assert!(a("[::1").is_err());
+        assert!(a("unix:/tmp/s").is_err());
+    }
+}

@@ -1,0 +1,505 @@
+//! The interpreter: walks syntax trees in file order, checks each directive
+//! against the table (context, block, arity), gives it meaning, follows
+//! `include`s, and merges the levels into the typed [`Config`].
+//!
+//! Order of errors follows nginx: a directive's own errors as it is reached,
+//! a syntax error when reading reached it, the http-wide checks (duplicate
+//! locations) at the end of `http { }`, and `no "events" section` last.
+
+pub mod handlers;
+mod include;
+mod listen;
+mod location;
+mod logs;
+pub mod raw;
+
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::error::{ConfError, Result};
+use crate::model::*;
+use crate::syntax::{Block, Directive};
+use crate::table::{self, ctx};
+
+pub use include::open_failed as include_open_failed;
+pub use listen::Listens;
+use raw::*;
+
+/// Blocks and included files nested deeper than this, counted together, are
+/// refused: the walk recurses once per level, and a block limit per file
+/// alone would let includes multiply it.
+pub const MAX_WALK_DEPTH: usize = 100;
+
+/// What a directive's handler gets besides its own arguments.
+pub struct Env<'a> {
+    pub prefix: &'a Path,
+    pub log_formats: &'a [LogFormatConf],
+    /// Inside a named location (`@x`), where `alias` is refused.
+    pub named_location: bool,
+    /// `$hostname` for `server_name`.
+    pub hostname: &'a str,
+    /// nginx's `[warn]`s (the configuration is accepted), reported as notices.
+    pub warnings: &'a RefCell<Vec<String>>,
+}
+
+impl Env<'_> {
+    /// Records an nginx `[warn]` at a directive.
+    pub fn warn(&self, d: &Directive, message: impl std::fmt::Display) {
+        self.warnings
+            .borrow_mut()
+            .push(format!("{message} in {}", d.span));
+    }
+}
+
+type H<T> = fn(&mut T, &Directive, &Env<'_>) -> Result<()>;
+
+/// What a table row does.
+pub enum Handler {
+    Block(BlockKind),
+    Include,
+    Main(H<RawMain>),
+    Events(H<RawEvents>),
+    Srv(H<RawSrv>),
+    Loc(H<RawLoc>),
+    Server(fn(&mut RawServer, &Directive, &mut Listens, &Env<'_>) -> Result<()>),
+    LogFormat,
+    ErrorLog,
+    /// A tuning hint: the function checks the value; a notice is recorded.
+    Hint(fn(&Directive) -> Result<()>),
+}
+
+/// The block directives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockKind {
+    Events,
+    Http,
+    Server,
+    Location,
+    Types,
+}
+
+/// The context being filled.
+pub enum Frame<'a> {
+    Main(&'a mut RawMain),
+    Events(&'a mut RawEvents),
+    Http(&'a mut RawHttp),
+    Server(&'a mut RawServer),
+    Location(&'a mut RawLocation),
+}
+
+impl Frame<'_> {
+    fn ctx(&self) -> u8 {
+        match self {
+            Frame::Main(_) => ctx::MAIN,
+            Frame::Events(_) => ctx::EVENTS,
+            Frame::Http(_) => ctx::HTTP,
+            Frame::Server(_) => ctx::SERVER,
+            Frame::Location(_) => ctx::LOCATION,
+        }
+    }
+}
+
+/// Interpreter state shared by every level.
+pub struct Builder {
+    pub prefix: PathBuf,
+    /// The directory of the main configuration file: `include` is relative to it.
+    pub conf_dir: PathBuf,
+    /// `false` for [`crate::parse_str`]: `include` reads nothing.
+    pub read_includes: bool,
+    pub files: Vec<SourceFile>,
+    pub notices: Vec<String>,
+    warnings: RefCell<Vec<String>>,
+    include_depth: usize,
+    /// Nesting of blocks and includes being walked, bounded by [`MAX_WALK_DEPTH`].
+    walk_depth: usize,
+    log_formats: Vec<LogFormatConf>,
+    listens: Listens,
+    hostname: String,
+}
+
+impl Builder {
+    pub fn new(prefix: PathBuf, conf_dir: PathBuf, read_includes: bool) -> Self {
+        let hostname = std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .map(|h| h.trim().to_ascii_lowercase())
+            .unwrap_or_else(|_| "localhost".into());
+        Builder {
+            prefix,
+            conf_dir,
+            read_includes,
+            files: Vec::new(),
+            notices: Vec::new(),
+            warnings: RefCell::new(Vec::new()),
+            include_depth: 0,
+            walk_depth: 0,
+            log_formats: vec![logs::combined()],
+            listens: Listens::default(),
+            hostname,
+        }
+    }
+
+    /// Walks directives of one file or block, then raises the syntax error
+    /// that stopped reading there, if any.
+    pub fn walk(
+        &mut self,
+        items: &[Directive],
+        error: Option<&ConfError>,
+        frame: &mut Frame<'_>,
+    ) -> Result<()> {
+        if self.walk_depth >= MAX_WALK_DEPTH {
+            let span = items.first().map(|d| d.span.clone()).unwrap_or_default();
+            return Err(ConfError::at(
+                &span,
+                format!("blocks and includes are nested deeper than {MAX_WALK_DEPTH} levels"),
+            ));
+        }
+        self.walk_depth += 1;
+        let result = items.iter().try_for_each(|d| self.directive(d, frame));
+        self.walk_depth -= 1;
+        result?;
+        match error {
+            Some(e) => Err(e.clone()),
+            None => Ok(()),
+        }
+    }
+
+    fn directive(&mut self, d: &Directive, frame: &mut Frame<'_>) -> Result<()> {
+        let spec = check(d, frame.ctx())?;
+        self.dispatch(spec, d, frame)
+    }
+
+    /// Gives a checked directive its meaning. One arm per kind of handler:
+    /// the match pairs the handler with the level it writes to.
+    fn dispatch(&mut self, spec: &table::Spec, d: &Directive, frame: &mut Frame<'_>) -> Result<()> {
+        let named_location =
+            matches!(frame, Frame::Location(l) if matches!(l.matcher, LocationMatch::Named(_)));
+        let env = Env {
+            prefix: &self.prefix,
+            log_formats: &self.log_formats,
+            named_location,
+            hostname: &self.hostname,
+            warnings: &self.warnings,
+        };
+        match (&spec.handler, frame) {
+            (Handler::Block(kind), frame) => {
+                let block = d
+                    .block
+                    .as_ref()
+                    .ok_or_else(|| ConfError::at(&d.span, "internal: block expected"))?;
+                self.block(*kind, d, block, frame)
+            }
+            (Handler::Include, frame) => self.include(d, frame),
+            (Handler::Main(f), Frame::Main(m)) => f(m, d, &env),
+            (Handler::Events(f), Frame::Events(e)) => {
+                f(e, d, &env)?;
+                if table::NOTICE_TOO.contains(&spec.name) {
+                    env.warn(
+                        d,
+                        format_args!(
+                            "\"{}\" is an nginx tuning hint with no effect in Peregrine",
+                            d.name
+                        ),
+                    );
+                }
+                Ok(())
+            }
+            (Handler::Srv(f), Frame::Http(h)) => f(&mut h.srv, d, &env),
+            (Handler::Srv(f), Frame::Server(s)) => f(&mut s.srv, d, &env),
+            (Handler::Loc(f), Frame::Http(h)) => f(&mut h.loc, d, &env),
+            (Handler::Loc(f), Frame::Server(s)) => f(&mut s.loc, d, &env),
+            (Handler::Loc(f), Frame::Location(l)) => f(&mut l.loc, d, &env),
+            (Handler::Server(f), Frame::Server(s)) => f(s, d, &mut self.listens, &env),
+            (Handler::LogFormat, _) => {
+                let lf = logs::log_format(d, &self.log_formats)?;
+                self.log_formats.push(lf);
+                Ok(())
+            }
+            (Handler::ErrorLog, frame) => {
+                let conf = logs::error_log(d, &env)?;
+                // nginx allows error_log at every level; Peregrine has one
+                // error log, the main one (the others are checked and unused).
+                if let Frame::Main(m) = frame {
+                    m.error_log.push(conf);
+                } else {
+                    self.notices.push(format!(
+                        "\"error_log\" below the main level is not used by Peregrine (in {})",
+                        d.span
+                    ));
+                }
+                Ok(())
+            }
+            (Handler::Hint(check), _) => {
+                check(d)?;
+                self.notices.push(format!(
+                    "\"{}\" is an nginx tuning hint with no effect in Peregrine (in {})",
+                    d.name, d.span
+                ));
+                Ok(())
+            }
+            _ => Err(ConfError::at(
+                &d.span,
+                format!("\"{}\" directive is not allowed here", d.name),
+            )),
+        }
+    }
+
+    fn block(
+        &mut self,
+        kind: BlockKind,
+        d: &Directive,
+        block: &Block,
+        frame: &mut Frame<'_>,
+    ) -> Result<()> {
+        let dup = || ConfError::at(&d.span, format!("\"{}\" directive is duplicate", d.name));
+        match (kind, frame) {
+            (BlockKind::Events, Frame::Main(m)) => {
+                if m.events.is_some() {
+                    return Err(dup());
+                }
+                let mut ev = RawEvents::default();
+                self.walk(
+                    &block.items,
+                    block.error.as_ref(),
+                    &mut Frame::Events(&mut ev),
+                )?;
+                m.events = Some(ev);
+                Ok(())
+            }
+            (BlockKind::Http, Frame::Main(m)) => {
+                if m.http.is_some() {
+                    return Err(dup());
+                }
+                let mut http = RawHttp::default();
+                self.walk(
+                    &block.items,
+                    block.error.as_ref(),
+                    &mut Frame::Http(&mut http),
+                )?;
+                m.http = Some(self.finish_http(&http)?);
+                Ok(())
+            }
+            (BlockKind::Server, Frame::Http(http)) => {
+                let mut server = RawServer {
+                    span: d.span.clone(),
+                    ..Default::default()
+                };
+                self.listens.current_server = http.servers.len();
+                self.walk(
+                    &block.items,
+                    block.error.as_ref(),
+                    &mut Frame::Server(&mut server),
+                )?;
+                http.servers.push(server);
+                Ok(())
+            }
+            (BlockKind::Location, Frame::Server(s)) => {
+                let mut loc = location::new(d, None)?;
+                self.walk(
+                    &block.items,
+                    block.error.as_ref(),
+                    &mut Frame::Location(&mut loc),
+                )?;
+                s.locations.push(loc);
+                Ok(())
+            }
+            (BlockKind::Location, Frame::Location(parent)) => {
+                let mut loc = location::new(d, Some(parent))?;
+                self.walk(
+                    &block.items,
+                    block.error.as_ref(),
+                    &mut Frame::Location(&mut loc),
+                )?;
+                parent.locations.push(loc);
+                Ok(())
+            }
+            (BlockKind::Types, frame) => {
+                let raw = match frame {
+                    Frame::Http(h) => &mut h.loc,
+                    Frame::Server(s) => &mut s.loc,
+                    Frame::Location(l) => &mut l.loc,
+                    _ => {
+                        return Err(ConfError::at(
+                            &d.span,
+                            "\"types\" directive is not allowed here",
+                        ));
+                    }
+                };
+                let types = raw.types.get_or_insert_with(MimeTypes::default);
+                self.types(&block.items, block.error.as_ref(), types)
+            }
+            _ => Err(ConfError::at(
+                &d.span,
+                format!("\"{}\" directive is not allowed here", d.name),
+            )),
+        }
+    }
+
+    /// The inside of `types { }`: `type ext...;` lines and `include`.
+    fn types(
+        &mut self,
+        items: &[Directive],
+        error: Option<&ConfError>,
+        types: &mut MimeTypes,
+    ) -> Result<()> {
+        for d in items {
+            if d.block.is_some() {
+                return Err(ConfError::at(&d.span, "unexpected \"{\""));
+            }
+            if d.name == "include" {
+                if d.args.len() != 1 {
+                    return Err(ConfError::at(
+                        &d.span,
+                        "invalid number of arguments in \"include\" directive",
+                    ));
+                }
+                for path in self.include_paths(d)? {
+                    let parsed = self.load_file(&path, d)?;
+                    self.include_depth += 1;
+                    let r = self.types(&parsed.items, parsed.error.as_ref(), types);
+                    self.include_depth -= 1;
+                    r?;
+                }
+                continue;
+            }
+            for ext in &d.args {
+                // Later entries win, as in nginx (which warns about duplicates).
+                types
+                    .by_ext
+                    .insert(ext.to_ascii_lowercase(), d.name.clone());
+            }
+        }
+        match error {
+            Some(e) => Err(e.clone()),
+            None => Ok(()),
+        }
+    }
+
+    fn include(&mut self, d: &Directive, frame: &mut Frame<'_>) -> Result<()> {
+        for path in self.include_paths(d)? {
+            let parsed = self.load_file(&path, d)?;
+            self.include_depth += 1;
+            let r = self.walk(&parsed.items, parsed.error.as_ref(), frame);
+            self.include_depth -= 1;
+            r?;
+        }
+        Ok(())
+    }
+
+    /// The end of `http { }`: merging, and the checks nginx makes then.
+    fn finish_http(&mut self, http: &RawHttp) -> Result<HttpConf> {
+        let base = default_loc(&self.prefix);
+        let http_loc = http.loc.merge(&base);
+        let mut servers = Vec::with_capacity(http.servers.len());
+        for s in &http.servers {
+            location::check_duplicates(&s.locations)?;
+            let conf = s.loc.merge(&http_loc);
+            let srv = s.srv.merge(&http.srv);
+            let locations = s
+                .locations
+                .iter()
+                .map(|l| Arc::new(l.merge(&conf)))
+                .collect();
+            let listen = if s.listen.is_empty() {
+                vec![listen::default_listen(&s.span)]
+            } else {
+                s.listen.clone()
+            };
+            let server_names = if s.server_names.is_empty() {
+                vec![ServerName::Exact(String::new())]
+            } else {
+                s.server_names.clone()
+            };
+            servers.push(Arc::new(ServerConf {
+                listen,
+                server_names,
+                client_header_timeout: srv
+                    .client_header_timeout
+                    .unwrap_or(DEFAULT_CLIENT_HEADER_TIMEOUT),
+                client_header_buffer_size: srv
+                    .client_header_buffer_size
+                    .unwrap_or(DEFAULT_CLIENT_HEADER_BUFFER_SIZE),
+                large_client_header_buffers: srv
+                    .large_client_header_buffers
+                    .unwrap_or(DEFAULT_LARGE_CLIENT_HEADER_BUFFERS),
+                locations,
+                conf: Arc::new(conf),
+                span: s.span.clone(),
+            }));
+        }
+        self.warn_conflicting_names(&servers);
+        Ok(HttpConf {
+            servers,
+            log_formats: self.log_formats.clone(),
+        })
+    }
+
+    /// nginx warns when two servers on one address have the same exact name
+    /// (the first one wins).
+    fn warn_conflicting_names(&self, servers: &[Arc<ServerConf>]) {
+        let mut seen: std::collections::HashSet<(std::net::SocketAddr, &str)> =
+            std::collections::HashSet::new();
+        for s in servers {
+            for l in &s.listen {
+                for n in &s.server_names {
+                    let ServerName::Exact(name) = n else { continue };
+                    if !seen.insert((l.addr, name.as_str())) {
+                        self.warnings.borrow_mut().push(format!(
+                            "conflicting server name \"{name}\" on {}, ignored",
+                            l.addr
+                        ));
+                    }
+                }
+            }
+        }
+    }
+
+    /// The notices: hint notices, then nginx's warnings.
+    pub fn take_notices(&mut self) -> Vec<String> {
+        let mut out = std::mem::take(&mut self.notices);
+        out.append(self.warnings.get_mut());
+        out
+    }
+}
+
+/// nginx's `ngx_conf_handler` checks, in its order: known name, context,
+/// block or not, number of arguments.
+fn check(d: &Directive, ctx: u8) -> Result<&'static table::Spec> {
+    let Some(spec) = table::lookup(&d.name) else {
+        if table::is_unsupported(&d.name) {
+            return Err(ConfError::at(
+                &d.span,
+                format!("\"{}\" directive is not supported by Peregrine yet", d.name),
+            ));
+        }
+        let e = ConfError::at(&d.span, format!("unknown directive \"{}\"", d.name));
+        return Err(match table::suggest(&d.name) {
+            Some(s) => e.with_hint(format!("did you mean \"{s}\"?")),
+            None => e,
+        });
+    };
+    if spec.contexts & ctx == 0 {
+        return Err(ConfError::at(
+            &d.span,
+            format!("\"{}\" directive is not allowed here", d.name),
+        ));
+    }
+    if !spec.block && d.block.is_some() {
+        return Err(ConfError::at(
+            &d.span,
+            format!("directive \"{}\" is not terminated by \";\"", d.name),
+        ));
+    }
+    if spec.block && d.block.is_none() {
+        return Err(ConfError::at(
+            &d.span,
+            format!("directive \"{}\" has no opening \"{{\"", d.name),
+        ));
+    }
+    if !spec.args.accepts(d.args.len()) {
+        return Err(ConfError::at(
+            &d.span,
+            format!("invalid number of arguments in \"{}\" directive", d.name),
+        ));
+    }
+    Ok(spec)
+}

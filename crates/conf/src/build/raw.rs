@@ -1,0 +1,462 @@
+//! Settings as written at one level (`None` = not set there), and their
+//! merging with the enclosing level's merged settings, as nginx's
+//! `merge_loc_conf` callbacks do: a value set at a level wins, otherwise the
+//! enclosing one is inherited, and at the top nginx's default applies.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use regex::Regex;
+
+use crate::model::*;
+
+/// nginx's built-in types when no `types` block is given anywhere
+/// (`ngx_http_core_default_types`).
+const NGINX_DEFAULT_TYPES: &[(&str, &str)] = &[
+    ("html", "text/html"),
+    ("gif", "image/gif"),
+    ("jpg", "image/jpeg"),
+];
+
+/// nginx's default `charset_types`.
+const DEFAULT_CHARSET_TYPES: &[&str] = &[
+    "text/html",
+    "text/xml",
+    "text/plain",
+    "text/vnd.wap.wml",
+    "application/javascript",
+    "application/rss+xml",
+];
+
+/// Peregrine's default small-file memory cache (`memory_cache`), per worker.
+pub const DEFAULT_MEMORY_CACHE: MemoryCacheConf = MemoryCacheConf {
+    size: 64 * 1024 * 1024,
+    max_file: 256 * 1024,
+};
+
+/// `brotli`/`zstd` settings at one level.
+#[derive(Debug, Clone, Default)]
+pub struct RawCompress {
+    pub on: Option<bool>,
+    pub types: Option<Vec<String>>,
+    pub comp_level: Option<u32>,
+    pub min_length: Option<u64>,
+    pub static_: Option<StaticMode>,
+}
+
+impl RawCompress {
+    fn merge(&self, parent: &CompressConf) -> CompressConf {
+        CompressConf {
+            on: self.on.unwrap_or(parent.on),
+            types: self.types.clone().unwrap_or_else(|| parent.types.clone()),
+            comp_level: self.comp_level.unwrap_or(parent.comp_level),
+            min_length: self.min_length.unwrap_or(parent.min_length),
+            static_: self.static_.unwrap_or(parent.static_),
+        }
+    }
+}
+
+/// Location-level settings (also written at http and server level).
+#[derive(Debug, Clone, Default)]
+pub struct RawLoc {
+    pub root: Option<DocRoot>,
+    pub index: Option<Vec<String>>,
+    pub autoindex: Option<bool>,
+    pub try_files: Option<Vec<String>>,
+    pub return_: Option<ReturnConf>,
+    pub error_pages: Option<Vec<ErrorPageConf>>,
+    pub stub_status: Option<bool>,
+    pub metrics: Option<bool>,
+    pub types: Option<MimeTypes>,
+    pub default_type: Option<String>,
+    pub charset: Option<Option<String>>,
+    pub charset_types: Option<Vec<String>>,
+    pub sendfile: Option<bool>,
+    pub tcp_nopush: Option<bool>,
+    pub tcp_nodelay: Option<bool>,
+    pub keepalive: Option<(Duration, Option<Duration>)>,
+    pub keepalive_requests: Option<u64>,
+    pub reset_timedout_connection: Option<bool>,
+    pub client_body_timeout: Option<Duration>,
+    pub send_timeout: Option<Duration>,
+    pub client_max_body_size: Option<u64>,
+    pub client_body_buffer_size: Option<usize>,
+    pub open_file_cache: Option<Option<OpenFileCacheConf>>,
+    pub open_file_cache_valid: Option<Duration>,
+    pub open_file_cache_min_uses: Option<u32>,
+    pub open_file_cache_errors: Option<bool>,
+    pub memory_cache: Option<Option<MemoryCacheConf>>,
+    /// The logs written at this level; `access_log_off` wins over them.
+    pub access_log: Option<Vec<AccessLogConf>>,
+    pub access_log_off: bool,
+    pub gzip: Option<bool>,
+    pub gzip_types: Option<Vec<String>>,
+    pub gzip_min_length: Option<u64>,
+    pub gzip_comp_level: Option<u32>,
+    pub gzip_proxied: Option<GzipProxied>,
+    /// `gzip_disable`: (regexes, msie6).
+    pub gzip_disable: Option<(Vec<Regex>, bool)>,
+    pub gzip_vary: Option<bool>,
+    pub gzip_http_version: Option<(u8, u8)>,
+    pub gzip_buffers: Option<(usize, usize)>,
+    pub gzip_static: Option<StaticMode>,
+    pub brotli: RawCompress,
+    pub zstd: RawCompress,
+    pub proxy_buffers: Option<(usize, usize)>,
+    pub proxy_busy_buffers_size: Option<usize>,
+}
+
+/// Resolves a path as `ngx_conf_full_name(cycle, name, 0)`: relative paths are
+/// relative to the prefix.
+pub fn full_name(prefix: &Path, name: &str) -> String {
+    if name.starts_with('/') {
+        name.to_string()
+    } else {
+        prefix.join(name).to_string_lossy().into_owned()
+    }
+}
+
+/// nginx's defaults for every location-level setting.
+pub fn default_loc(prefix: &Path) -> LocConf {
+    let types = NGINX_DEFAULT_TYPES
+        .iter()
+        .map(|(e, t)| (e.to_string(), t.to_string()))
+        .collect();
+    let compress = |comp_level| CompressConf {
+        on: false,
+        types: vec!["text/html".into()],
+        comp_level,
+        min_length: 20,
+        static_: StaticMode::Off,
+    };
+    LocConf {
+        root: DocRoot::Root(full_name(prefix, "html")),
+        index: vec!["index.html".into()],
+        autoindex: false,
+        try_files: Vec::new(),
+        return_: None,
+        error_pages: Vec::new(),
+        stub_status: false,
+        metrics: false,
+        types: Arc::new(MimeTypes { by_ext: types }),
+        default_type: "text/plain".into(),
+        charset: None,
+        charset_types: DEFAULT_CHARSET_TYPES
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+        sendfile: false,
+        tcp_nopush: false,
+        tcp_nodelay: true,
+        keepalive_timeout: Duration::from_secs(75),
+        keepalive_header: None,
+        keepalive_requests: 1000,
+        reset_timedout_connection: false,
+        client_body_timeout: Duration::from_secs(60),
+        send_timeout: Duration::from_secs(60),
+        client_max_body_size: 1024 * 1024,
+        // nginx: 2 pages (16k on x86-64).
+        client_body_buffer_size: 16 * 1024,
+        open_file_cache: None,
+        open_file_cache_valid: Duration::from_secs(60),
+        open_file_cache_min_uses: 1,
+        open_file_cache_errors: false,
+        memory_cache: Some(DEFAULT_MEMORY_CACHE),
+        access_log: vec![AccessLogConf {
+            target: LogTarget::File(prefix.join("logs/access.log")),
+            format: "combined".into(),
+            buffer: None,
+            flush: None,
+            gzip: None,
+            condition: None,
+            span: Span::default(),
+        }],
+        gzip: GzipConf {
+            on: false,
+            types: vec!["text/html".into()],
+            min_length: 20,
+            comp_level: 1,
+            proxied: GzipProxied::default(),
+            disable: Vec::new(),
+            disable_msie6: false,
+            vary: false,
+            http_version: (1, 1),
+            buffers: (32, 4096),
+            static_: StaticMode::Off,
+        },
+        brotli: compress(6),
+        zstd: compress(1),
+        proxy_buffers: None,
+        proxy_busy_buffers_size: None,
+    }
+}
+
+macro_rules! inherit {
+    ($own:expr, $parent:expr) => {
+        match &$own {
+            Some(v) => v.clone(),
+            None => $parent.clone(),
+        }
+    };
+}
+
+impl RawLoc {
+    /// Merges with the enclosing level. `try_files`, `return`, `stub_status`
+    /// and `metrics` are not inherited: in nginx they belong to the block
+    /// they are written in (a server-level `return` runs before location
+    /// selection; a handler is not copied into locations).
+    pub fn merge(&self, p: &LocConf) -> LocConf {
+        let mut gzip_types = inherit!(self.gzip_types, p.gzip.types);
+        // nginx: "text/html" is always compressed when gzip is on.
+        if !gzip_types.iter().any(|t| t == "text/html") {
+            gzip_types.insert(0, "text/html".into());
+        }
+        let (disable, disable_msie6) = match &self.gzip_disable {
+            Some((re, msie6)) => (re.clone(), *msie6),
+            None => (p.gzip.disable.clone(), p.gzip.disable_msie6),
+        };
+        let (keepalive_timeout, keepalive_header) = match self.keepalive {
+            Some(k) => k,
+            None => (p.keepalive_timeout, p.keepalive_header),
+        };
+        let access_log = if self.access_log_off {
+            Vec::new()
+        } else {
+            inherit!(self.access_log, p.access_log)
+        };
+        LocConf {
+            root: inherit!(self.root, p.root),
+            index: inherit!(self.index, p.index),
+            autoindex: self.autoindex.unwrap_or(p.autoindex),
+            try_files: self.try_files.clone().unwrap_or_default(),
+            return_: self.return_.clone(),
+            error_pages: inherit!(self.error_pages, p.error_pages),
+            stub_status: self.stub_status.unwrap_or(false),
+            metrics: self.metrics.unwrap_or(false),
+            types: match &self.types {
+                Some(t) => Arc::new(t.clone()),
+                None => Arc::clone(&p.types),
+            },
+            default_type: inherit!(self.default_type, p.default_type),
+            charset: inherit!(self.charset, p.charset),
+            charset_types: inherit!(self.charset_types, p.charset_types),
+            sendfile: self.sendfile.unwrap_or(p.sendfile),
+            tcp_nopush: self.tcp_nopush.unwrap_or(p.tcp_nopush),
+            tcp_nodelay: self.tcp_nodelay.unwrap_or(p.tcp_nodelay),
+            keepalive_timeout,
+            keepalive_header,
+            keepalive_requests: self.keepalive_requests.unwrap_or(p.keepalive_requests),
+            reset_timedout_connection: self
+                .reset_timedout_connection
+                .unwrap_or(p.reset_timedout_connection),
+            client_body_timeout: self.client_body_timeout.unwrap_or(p.client_body_timeout),
+            send_timeout: self.send_timeout.unwrap_or(p.send_timeout),
+            client_max_body_size: self.client_max_body_size.unwrap_or(p.client_max_body_size),
+            client_body_buffer_size: self
+                .client_body_buffer_size
+                .unwrap_or(p.client_body_buffer_size),
+            open_file_cache: self.open_file_cache.unwrap_or(p.open_file_cache),
+            open_file_cache_valid: self
+                .open_file_cache_valid
+                .unwrap_or(p.open_file_cache_valid),
+            open_file_cache_min_uses: self
+                .open_file_cache_min_uses
+                .unwrap_or(p.open_file_cache_min_uses),
+            open_file_cache_errors: self
+                .open_file_cache_errors
+                .unwrap_or(p.open_file_cache_errors),
+            memory_cache: self.memory_cache.unwrap_or(p.memory_cache),
+            access_log,
+            gzip: GzipConf {
+                on: self.gzip.unwrap_or(p.gzip.on),
+                types: gzip_types,
+                min_length: self.gzip_min_length.unwrap_or(p.gzip.min_length),
+                comp_level: self.gzip_comp_level.unwrap_or(p.gzip.comp_level),
+                proxied: self.gzip_proxied.unwrap_or(p.gzip.proxied),
+                disable,
+                disable_msie6,
+                vary: self.gzip_vary.unwrap_or(p.gzip.vary),
+                http_version: self.gzip_http_version.unwrap_or(p.gzip.http_version),
+                buffers: self.gzip_buffers.unwrap_or(p.gzip.buffers),
+                static_: self.gzip_static.unwrap_or(p.gzip.static_),
+            },
+            brotli: self.brotli.merge(&p.brotli),
+            zstd: self.zstd.merge(&p.zstd),
+            proxy_buffers: self.proxy_buffers.or(p.proxy_buffers),
+            proxy_busy_buffers_size: self.proxy_busy_buffers_size.or(p.proxy_busy_buffers_size),
+        }
+    }
+}
+
+/// Server-level settings (also written at http level).
+#[derive(Debug, Clone, Default)]
+pub struct RawSrv {
+    pub client_header_timeout: Option<Duration>,
+    pub client_header_buffer_size: Option<usize>,
+    pub large_client_header_buffers: Option<(usize, usize)>,
+}
+
+/// nginx's defaults for the server-level settings.
+pub const DEFAULT_CLIENT_HEADER_TIMEOUT: Duration = Duration::from_secs(60);
+pub const DEFAULT_CLIENT_HEADER_BUFFER_SIZE: usize = 1024;
+pub const DEFAULT_LARGE_CLIENT_HEADER_BUFFERS: (usize, usize) = (4, 8 * 1024);
+
+impl RawSrv {
+    /// Merges with the http level (`None` fields there fall to nginx's defaults).
+    pub fn merge(&self, http: &RawSrv) -> RawSrv {
+        RawSrv {
+            client_header_timeout: self
+                .client_header_timeout
+                .or(http.client_header_timeout)
+                .or(Some(DEFAULT_CLIENT_HEADER_TIMEOUT)),
+            client_header_buffer_size: self
+                .client_header_buffer_size
+                .or(http.client_header_buffer_size)
+                .or(Some(DEFAULT_CLIENT_HEADER_BUFFER_SIZE)),
+            large_client_header_buffers: self
+                .large_client_header_buffers
+                .or(http.large_client_header_buffers)
+                .or(Some(DEFAULT_LARGE_CLIENT_HEADER_BUFFERS)),
+        }
+    }
+}
+
+/// The main context as written.
+#[derive(Debug, Clone, Default)]
+pub struct RawMain {
+    pub worker_processes: Option<WorkerProcesses>,
+    pub worker_cpu_affinity: Option<CpuAffinity>,
+    pub worker_rlimit_nofile: Option<u64>,
+    pub error_log: Vec<ErrorLogConf>,
+    pub pid: Option<PathBuf>,
+    pub daemon: Option<bool>,
+    pub user: Option<UserConf>,
+    pub worker_shutdown_timeout: Option<Duration>,
+    pub events: Option<RawEvents>,
+    pub http: Option<HttpConf>,
+}
+
+use std::path::PathBuf;
+
+/// The events context as written.
+#[derive(Debug, Clone, Default)]
+pub struct RawEvents {
+    pub worker_connections: Option<usize>,
+    pub multi_accept: Option<bool>,
+    pub use_method: Option<String>,
+}
+
+/// The http context as written.
+#[derive(Debug, Clone, Default)]
+pub struct RawHttp {
+    pub srv: RawSrv,
+    pub loc: RawLoc,
+    pub servers: Vec<RawServer>,
+}
+
+/// One `server { }` as written.
+#[derive(Debug, Clone, Default)]
+pub struct RawServer {
+    pub listen: Vec<ListenConf>,
+    pub server_names: Vec<ServerName>,
+    pub srv: RawSrv,
+    pub loc: RawLoc,
+    pub locations: Vec<RawLocation>,
+    pub span: Span,
+}
+
+/// One `location { }` as written.
+#[derive(Debug, Clone)]
+pub struct RawLocation {
+    pub matcher: LocationMatch,
+    /// The name as nginx prints it in messages (`/x`, `@n`, the regex).
+    pub name: String,
+    pub loc: RawLoc,
+    pub locations: Vec<RawLocation>,
+    pub span: Span,
+}
+
+impl RawLocation {
+    /// Merges with the enclosing level, recursively.
+    pub fn merge(&self, parent: &LocConf) -> LocationConf {
+        let conf = self.loc.merge(parent);
+        let locations = self
+            .locations
+            .iter()
+            .map(|l| Arc::new(l.merge(&conf)))
+            .collect();
+        LocationConf {
+            matcher: self.matcher.clone(),
+            conf: Arc::new(conf),
+            locations,
+            span: self.span.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn own_values_win_and_others_are_inherited() {
+        let prefix = Path::new("/p");
+        let base = default_loc(prefix);
+        let http = RawLoc {
+            sendfile: Some(true),
+            keepalive: Some((Duration::from_secs(30), None)),
+            gzip: Some(true),
+            ..Default::default()
+        }
+        .merge(&base);
+        let srv = RawLoc {
+            keepalive: Some((Duration::from_secs(5), Some(Duration::from_secs(4)))),
+            gzip_types: Some(vec!["text/css".into()]),
+            return_: Some(ReturnConf {
+                code: 404,
+                text: None,
+            }),
+            ..Default::default()
+        }
+        .merge(&http);
+        let loc = RawLoc {
+            sendfile: Some(false),
+            ..Default::default()
+        }
+        .merge(&srv);
+        assert!(http.sendfile && srv.sendfile && !loc.sendfile);
+        assert_eq!(loc.keepalive_timeout, Duration::from_secs(5));
+        assert_eq!(loc.keepalive_header, Some(Duration::from_secs(4)));
+        assert!(loc.gzip.on);
+        assert_eq!(loc.gzip.types, vec!["text/html", "text/css"]);
+        assert!(srv.return_.is_some() && loc.return_.is_none());
+        assert_eq!(loc.root, DocRoot::Root("/p/html".into()));
+        assert!(!base.sendfile && base.tcp_nodelay);
+    }
+
+    #[test]
+    fn access_log_off_and_replacement() {
+        let base = default_loc(Path::new("/p"));
+        assert_eq!(base.access_log.len(), 1);
+        let off = RawLoc {
+            access_log_off: true,
+            ..Default::default()
+        }
+        .merge(&base);
+        assert!(off.access_log.is_empty());
+        let inner = RawLoc::default().merge(&off);
+        assert!(inner.access_log.is_empty());
+    }
+
+    #[test]
+    fn srv_defaults() {
+        let m = RawSrv::default().merge(&RawSrv {
+            client_header_buffer_size: Some(4096),
+            ..Default::default()
+        });
+        assert_eq!(m.client_header_buffer_size, Some(4096));
+        assert_eq!(m.client_header_timeout, Some(DEFAULT_CLIENT_HEADER_TIMEOUT));
+        assert_eq!(m.large_client_header_buffers, Some((4, 8192)));
+    }
+}

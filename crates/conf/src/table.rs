@@ -1,0 +1,524 @@
+//! The directive table: for each directive Peregrine knows, the contexts nginx
+//! allows it in, its number of arguments, and the function that gives it
+//! meaning. Also the names refused as "not supported yet", the accepted
+//! tuning hints, and the "did you mean" suggestion.
+
+use crate::build::Handler;
+use crate::build::handlers as h;
+
+/// Context bits (nginx's `NGX_MAIN_CONF`, `NGX_EVENT_CONF`, `NGX_HTTP_*_CONF`).
+pub mod ctx {
+    pub const MAIN: u8 = 1;
+    pub const EVENTS: u8 = 2;
+    pub const HTTP: u8 = 4;
+    pub const SERVER: u8 = 8;
+    pub const LOCATION: u8 = 16;
+    pub const HSL: u8 = HTTP | SERVER | LOCATION;
+    pub const HS: u8 = HTTP | SERVER;
+    pub const SL: u8 = SERVER | LOCATION;
+    pub const ANY: u8 = MAIN | EVENTS | HSL;
+}
+
+/// How many arguments a directive takes (nginx's `NGX_CONF_TAKE*`, `1MORE`...).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Args {
+    /// Between `min` and `max` inclusive.
+    Range(usize, usize),
+    /// At least this many.
+    AtLeast(usize),
+}
+
+impl Args {
+    pub fn accepts(self, n: usize) -> bool {
+        match self {
+            Args::Range(min, max) => (min..=max).contains(&n),
+            Args::AtLeast(min) => n >= min,
+        }
+    }
+}
+
+const NONE: Args = Args::Range(0, 0);
+const ONE: Args = Args::Range(1, 1);
+const TWO: Args = Args::Range(2, 2);
+const ONE_TWO: Args = Args::Range(1, 2);
+const MORE: Args = Args::AtLeast(1);
+const MORE2: Args = Args::AtLeast(2);
+
+/// One row of the table.
+pub struct Spec {
+    pub name: &'static str,
+    pub contexts: u8,
+    pub args: Args,
+    /// Whether the directive takes a `{ }` block.
+    pub block: bool,
+    pub handler: Handler,
+}
+
+const fn row(name: &'static str, contexts: u8, args: Args, handler: Handler) -> Spec {
+    let block = matches!(handler, Handler::Block(_));
+    Spec {
+        name,
+        contexts,
+        args,
+        block,
+        handler,
+    }
+}
+
+use crate::build::BlockKind as B;
+use ctx::*;
+
+/// Every directive Peregrine implements or accepts as a hint.
+pub static TABLE: &[Spec] = &[
+    // main
+    row(
+        "worker_processes",
+        MAIN,
+        ONE,
+        Handler::Main(h::worker_processes),
+    ),
+    row(
+        "worker_cpu_affinity",
+        MAIN,
+        MORE,
+        Handler::Main(h::worker_cpu_affinity),
+    ),
+    row(
+        "worker_rlimit_nofile",
+        MAIN,
+        ONE,
+        Handler::Main(h::worker_rlimit_nofile),
+    ),
+    row(
+        "worker_shutdown_timeout",
+        MAIN,
+        ONE,
+        Handler::Main(h::worker_shutdown_timeout),
+    ),
+    row("pid", MAIN, ONE, Handler::Main(h::pid)),
+    row("daemon", MAIN, ONE, Handler::Main(h::daemon)),
+    row("user", MAIN, ONE_TWO, Handler::Main(h::user)),
+    row("error_log", MAIN | HSL, MORE, Handler::ErrorLog),
+    row("include", ANY, ONE, Handler::Include),
+    row("events", MAIN, NONE, Handler::Block(B::Events)),
+    row("http", MAIN, NONE, Handler::Block(B::Http)),
+    // events
+    row(
+        "worker_connections",
+        EVENTS,
+        ONE,
+        Handler::Events(h::worker_connections),
+    ),
+    row("use", EVENTS, ONE, Handler::Events(h::use_method)),
+    row(
+        "multi_accept",
+        EVENTS,
+        ONE,
+        Handler::Events(h::multi_accept),
+    ),
+    // http / server
+    row("server", HTTP, NONE, Handler::Block(B::Server)),
+    row("location", SL, ONE_TWO, Handler::Block(B::Location)),
+    row("types", HSL, NONE, Handler::Block(B::Types)),
+    row("listen", SERVER, MORE, Handler::Server(h::listen)),
+    row("server_name", SERVER, MORE, Handler::Server(h::server_name)),
+    row("log_format", HTTP, MORE2, Handler::LogFormat),
+    row(
+        "client_header_timeout",
+        HS,
+        ONE,
+        Handler::Srv(h::client_header_timeout),
+    ),
+    row(
+        "client_header_buffer_size",
+        HS,
+        ONE,
+        Handler::Srv(h::client_header_buffer_size),
+    ),
+    row(
+        "large_client_header_buffers",
+        HS,
+        TWO,
+        Handler::Srv(h::large_client_header_buffers),
+    ),
+    // location level
+    row("root", HSL, ONE, Handler::Loc(h::root)),
+    row("alias", LOCATION, ONE, Handler::Loc(h::alias)),
+    row("index", HSL, MORE, Handler::Loc(h::index)),
+    row("autoindex", HSL, ONE, Handler::Loc(h::autoindex)),
+    row("try_files", SL, MORE2, Handler::Loc(h::try_files)),
+    row("return", SL, ONE_TWO, Handler::Loc(h::return_)),
+    row("error_page", HSL, MORE2, Handler::Loc(h::error_page)),
+    row(
+        "stub_status",
+        SL,
+        Args::Range(0, 1),
+        Handler::Loc(h::stub_status),
+    ),
+    row("metrics", LOCATION, ONE, Handler::Loc(h::metrics)),
+    row("default_type", HSL, ONE, Handler::Loc(h::default_type)),
+    row("charset", HSL, ONE, Handler::Loc(h::charset)),
+    row("charset_types", HSL, MORE, Handler::Loc(h::charset_types)),
+    row("sendfile", HSL, ONE, Handler::Loc(h::sendfile)),
+    row("tcp_nopush", HSL, ONE, Handler::Loc(h::tcp_nopush)),
+    row("tcp_nodelay", HSL, ONE, Handler::Loc(h::tcp_nodelay)),
+    row(
+        "keepalive_timeout",
+        HSL,
+        ONE_TWO,
+        Handler::Loc(h::keepalive_timeout),
+    ),
+    row(
+        "keepalive_requests",
+        HSL,
+        ONE,
+        Handler::Loc(h::keepalive_requests),
+    ),
+    row(
+        "reset_timedout_connection",
+        HSL,
+        ONE,
+        Handler::Loc(h::reset_timedout_connection),
+    ),
+    row(
+        "client_body_timeout",
+        HSL,
+        ONE,
+        Handler::Loc(h::client_body_timeout),
+    ),
+    row("send_timeout", HSL, ONE, Handler::Loc(h::send_timeout)),
+    row(
+        "client_max_body_size",
+        HSL,
+        ONE,
+        Handler::Loc(h::client_max_body_size),
+    ),
+    row(
+        "client_body_buffer_size",
+        HSL,
+        ONE,
+        Handler::Loc(h::client_body_buffer_size),
+    ),
+    row(
+        "open_file_cache",
+        HSL,
+        ONE_TWO,
+        Handler::Loc(h::open_file_cache),
+    ),
+    row(
+        "open_file_cache_valid",
+        HSL,
+        ONE,
+        Handler::Loc(h::open_file_cache_valid),
+    ),
+    row(
+        "open_file_cache_min_uses",
+        HSL,
+        ONE,
+        Handler::Loc(h::open_file_cache_min_uses),
+    ),
+    row(
+        "open_file_cache_errors",
+        HSL,
+        ONE,
+        Handler::Loc(h::open_file_cache_errors),
+    ),
+    row("memory_cache", HSL, ONE_TWO, Handler::Loc(h::memory_cache)),
+    row("access_log", HSL, MORE, Handler::Loc(h::access_log)),
+    row("gzip", HSL, ONE, Handler::Loc(h::gzip)),
+    row("gzip_types", HSL, MORE, Handler::Loc(h::gzip_types)),
+    row(
+        "gzip_min_length",
+        HSL,
+        ONE,
+        Handler::Loc(h::gzip_min_length),
+    ),
+    row(
+        "gzip_comp_level",
+        HSL,
+        ONE,
+        Handler::Loc(h::gzip_comp_level),
+    ),
+    row("gzip_proxied", HSL, MORE, Handler::Loc(h::gzip_proxied)),
+    row("gzip_disable", HSL, MORE, Handler::Loc(h::gzip_disable)),
+    row("gzip_vary", HSL, ONE, Handler::Loc(h::gzip_vary)),
+    row(
+        "gzip_http_version",
+        HSL,
+        ONE,
+        Handler::Loc(h::gzip_http_version),
+    ),
+    row("gzip_buffers", HSL, TWO, Handler::Loc(h::gzip_buffers)),
+    row("gzip_static", HSL, ONE, Handler::Loc(h::gzip_static)),
+    row("brotli", HSL, ONE, Handler::Loc(h::brotli)),
+    row("brotli_types", HSL, MORE, Handler::Loc(h::brotli_types)),
+    row(
+        "brotli_comp_level",
+        HSL,
+        ONE,
+        Handler::Loc(h::brotli_comp_level),
+    ),
+    row(
+        "brotli_min_length",
+        HSL,
+        ONE,
+        Handler::Loc(h::brotli_min_length),
+    ),
+    row("brotli_static", HSL, ONE, Handler::Loc(h::brotli_static)),
+    row("zstd", HSL, ONE, Handler::Loc(h::zstd)),
+    row("zstd_types", HSL, MORE, Handler::Loc(h::zstd_types)),
+    row(
+        "zstd_comp_level",
+        HSL,
+        ONE,
+        Handler::Loc(h::zstd_comp_level),
+    ),
+    row(
+        "zstd_min_length",
+        HSL,
+        ONE,
+        Handler::Loc(h::zstd_min_length),
+    ),
+    row("zstd_static", HSL, ONE, Handler::Loc(h::zstd_static)),
+    row("proxy_buffers", HSL, TWO, Handler::Loc(h::proxy_buffers)),
+    row(
+        "proxy_busy_buffers_size",
+        HSL,
+        ONE,
+        Handler::Loc(h::proxy_busy_buffers_size),
+    ),
+    // Tuning hints: nginx settings with no effect in Peregrine's design,
+    // accepted (their values checked) with a notice.
+    row("accept_mutex", EVENTS, ONE, Handler::Hint(h::hint_flag)),
+    row(
+        "accept_mutex_delay",
+        EVENTS,
+        ONE,
+        Handler::Hint(h::hint_time),
+    ),
+    row("worker_priority", MAIN, ONE, Handler::Hint(h::hint_any)),
+    row("timer_resolution", MAIN, ONE, Handler::Hint(h::hint_time)),
+    row(
+        "server_names_hash_bucket_size",
+        HTTP,
+        ONE,
+        Handler::Hint(h::hint_size),
+    ),
+    row(
+        "server_names_hash_max_size",
+        HTTP,
+        ONE,
+        Handler::Hint(h::hint_size),
+    ),
+    row(
+        "types_hash_bucket_size",
+        HSL,
+        ONE,
+        Handler::Hint(h::hint_size),
+    ),
+    row("types_hash_max_size", HSL, ONE, Handler::Hint(h::hint_size)),
+    row(
+        "variables_hash_bucket_size",
+        HTTP,
+        ONE,
+        Handler::Hint(h::hint_size),
+    ),
+    row(
+        "variables_hash_max_size",
+        HTTP,
+        ONE,
+        Handler::Hint(h::hint_size),
+    ),
+];
+
+/// Directives that are stored but are tuning hints nonetheless: accepted
+/// with a notice too (`use epoll` is what Peregrine does anyway).
+pub static NOTICE_TOO: &[&str] = &["use"];
+
+/// nginx directives Peregrine does not implement: refused by name with
+/// "not supported by Peregrine yet" rather than "unknown", so that the user
+/// knows the configuration is valid nginx.
+pub static UNSUPPORTED: &[&str] = &[
+    "absolute_redirect",
+    "add_header",
+    "add_trailer",
+    "aio",
+    "allow",
+    "auth_basic",
+    "auth_basic_user_file",
+    "auth_request",
+    "break",
+    "chunked_transfer_encoding",
+    "debug_connection",
+    "deny",
+    "directio",
+    "empty_gif",
+    "env",
+    "etag",
+    "expires",
+    "fastcgi_buffers",
+    "fastcgi_cache",
+    "fastcgi_index",
+    "fastcgi_param",
+    "fastcgi_pass",
+    "geo",
+    "grpc_pass",
+    "http2",
+    "if",
+    "if_modified_since",
+    "ignore_invalid_headers",
+    "internal",
+    "limit_conn",
+    "limit_conn_zone",
+    "limit_except",
+    "limit_rate",
+    "limit_rate_after",
+    "limit_req",
+    "limit_req_zone",
+    "lingering_close",
+    "lingering_time",
+    "lingering_timeout",
+    "load_module",
+    "lock_file",
+    "log_not_found",
+    "log_subrequest",
+    "map",
+    "master_process",
+    "memcached_pass",
+    "merge_slashes",
+    "mp4",
+    "open_log_file_cache",
+    "output_buffers",
+    "pcre_jit",
+    "port_in_redirect",
+    "postpone_output",
+    "proxy_buffer_size",
+    "proxy_buffering",
+    "proxy_cache",
+    "proxy_cache_path",
+    "proxy_cache_valid",
+    "proxy_connect_timeout",
+    "proxy_hide_header",
+    "proxy_http_version",
+    "proxy_pass",
+    "proxy_read_timeout",
+    "proxy_redirect",
+    "proxy_send_timeout",
+    "proxy_set_header",
+    "proxy_temp_path",
+    "real_ip_header",
+    "recursive_error_pages",
+    "resolver",
+    "rewrite",
+    "rewrite_log",
+    "satisfy",
+    "scgi_pass",
+    "secure_link",
+    "send_lowat",
+    "sendfile_max_chunk",
+    "server_name_in_redirect",
+    "server_tokens",
+    "set",
+    "set_real_ip_from",
+    "split_clients",
+    "ssi",
+    "ssl",
+    "ssl_certificate",
+    "ssl_certificate_key",
+    "ssl_ciphers",
+    "ssl_dhparam",
+    "ssl_prefer_server_ciphers",
+    "ssl_protocols",
+    "ssl_session_cache",
+    "ssl_session_timeout",
+    "ssl_stapling",
+    "stream",
+    "sub_filter",
+    "thread_pool",
+    "underscores_in_headers",
+    "upstream",
+    "uwsgi_pass",
+    "worker_rlimit_core",
+    "working_directory",
+];
+
+/// The table row of a directive name (nginx compares names case-sensitively).
+pub fn lookup(name: &str) -> Option<&'static Spec> {
+    TABLE.iter().find(|s| s.name == name)
+}
+
+/// Whether `name` is an nginx directive Peregrine refuses.
+pub fn is_unsupported(name: &str) -> bool {
+    UNSUPPORTED.contains(&name)
+}
+
+/// Largest edit distance for a "did you mean" suggestion.
+pub const SUGGEST_MAX_DISTANCE: usize = 2;
+
+/// Levenshtein distance over bytes.
+fn distance(a: &[u8], b: &[u8]) -> usize {
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, &ca) in a.iter().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, &cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != cb);
+            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// The known directive closest to an unknown name: equal ignoring case, or
+/// within [`SUGGEST_MAX_DISTANCE`] edits (names of 3 bytes or fewer need a
+/// case-insensitive match, since any short word is 2 edits from another).
+pub fn suggest(name: &str) -> Option<&'static str> {
+    if let Some(s) = TABLE.iter().find(|s| s.name.eq_ignore_ascii_case(name)) {
+        return Some(s.name);
+    }
+    if name.len() <= 3 {
+        return None;
+    }
+    let lower = name.to_ascii_lowercase();
+    TABLE
+        .iter()
+        .map(|s| (distance(lower.as_bytes(), s.name.as_bytes()), s.name))
+        .filter(|&(d, _)| d <= SUGGEST_MAX_DISTANCE)
+        .min_by_key(|&(d, _)| d)
+        .map(|(_, n)| n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_not_refused() {
+        for (i, s) in TABLE.iter().enumerate() {
+            assert!(
+                lookup(s.name).is_some_and(|f| std::ptr::eq(f, &TABLE[i])),
+                "{}",
+                s.name
+            );
+            assert!(!is_unsupported(s.name), "{}", s.name);
+        }
+    }
+
+    #[test]
+    fn suggestions() {
+        assert_eq!(suggest("Location"), Some("location"));
+        assert_eq!(suggest("Worker_processes"), Some("worker_processes"));
+        assert_eq!(suggest("worker_proceses"), Some("worker_processes"));
+        assert_eq!(suggest("gzip_typs"), Some("gzip_types"));
+        assert_eq!(suggest("frobnicate"), None);
+        assert_eq!(suggest("foo"), None);
+        assert_eq!(suggest("USE"), Some("use"));
+    }
+
+    #[test]
+    fn arity() {
+        assert!(ONE_TWO.accepts(1) && ONE_TWO.accepts(2) && !ONE_TWO.accepts(3));
+        assert!(!MORE.accepts(0) && MORE.accepts(9));
+        assert!(NONE.accepts(0) && !NONE.accepts(1));
+    }
+}

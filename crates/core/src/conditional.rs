@@ -1,0 +1,149 @@
+//! Conditional requests (RFC 9110 §13) as nginx's not-modified filter
+//! evaluates them, for 200 responses only: If-Unmodified-Since and If-Match
+//! first (412), then If-Modified-Since / If-None-Match (304). nginx's
+//! defaults: `if_modified_since exact` (the date must equal the mtime) and
+//! strong ETags.
+
+use crate::date::parse_http_date;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    Send,
+    NotModified,
+    PreconditionFailed,
+}
+
+/// The conditional headers of a request.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Conditions<'a> {
+    pub if_unmodified_since: Option<&'a str>,
+    pub if_match: Option<&'a str>,
+    pub if_modified_since: Option<&'a str>,
+    pub if_none_match: Option<&'a str>,
+}
+
+impl Conditions<'_> {
+    pub(crate) fn is_empty(&self) -> bool {
+        self.if_unmodified_since.is_none()
+            && self.if_match.is_none()
+            && self.if_modified_since.is_none()
+            && self.if_none_match.is_none()
+    }
+
+    pub(crate) fn evaluate(&self, etag: &str, mtime: i64) -> Verdict {
+        if let Some(v) = self.if_unmodified_since {
+            // ngx_http_test_if_unmodified: an unparsable date fails.
+            match parse_http_date(v) {
+                Some(t) if t >= mtime => {}
+                _ => return Verdict::PreconditionFailed,
+            }
+        }
+        if let Some(v) = self.if_match {
+            if !etag_list_matches(v, etag, false) {
+                return Verdict::PreconditionFailed;
+            }
+        }
+        if self.if_modified_since.is_none() && self.if_none_match.is_none() {
+            return Verdict::Send;
+        }
+        if let Some(v) = self.if_modified_since {
+            // ngx_http_test_if_modified with `if_modified_since exact`.
+            if parse_http_date(v) != Some(mtime) {
+                return Verdict::Send;
+            }
+        }
+        if let Some(v) = self.if_none_match {
+            if !etag_list_matches(v, etag, true) {
+                return Verdict::Send;
+            }
+        }
+        Verdict::NotModified
+    }
+}
+
+/// `ngx_http_test_if_match`: `*`, or a comma-separated list containing the
+/// ETag (with `W/` accepted before an entry when `weak`).
+pub(crate) fn etag_list_matches(list: &str, etag: &str, weak: bool) -> bool {
+    let l = list.as_bytes();
+    let e = etag.as_bytes();
+    if l == b"*" {
+        return true;
+    }
+    let mut p = 0;
+    while p < l.len() {
+        if weak && l.len() - p > 2 && l[p] == b'W' && l[p + 1] == b'/' {
+            p += 2;
+        }
+        if e.len() > l.len() - p {
+            return false;
+        }
+        if &l[p..p + e.len()] == e {
+            let mut q = p + e.len();
+            while q < l.len() && (l[q] == b' ' || l[q] == b'\t') {
+                q += 1;
+            }
+            if q == l.len() || l[q] == b',' {
+                return true;
+            }
+        }
+        while p < l.len() && l[p] != b',' {
+            p += 1;
+        }
+        while p < l.len() && matches!(l[p], b' ' | b'\t' | b',') {
+            p += 1;
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ET: &str = "\"6b0d5a02-14\"";
+    const LM: &str = "Mon, 30 Nov 2026 11:12:02 GMT";
+
+    fn mtime() -> i64 {
+        parse_http_date(LM).unwrap()
+    }
+
+    #[test]
+    fn if_none_match_lists_weak_and_star() {
+        assert!(etag_list_matches(ET, ET, true));
+        assert!(etag_list_matches("\"x\", W/\"6b0d5a02-14\"", ET, true));
+        assert!(!etag_list_matches("\"x\", W/\"6b0d5a02-14\"", ET, false));
+        assert!(etag_list_matches("*", ET, false));
+        assert!(etag_list_matches("\"a\",\"6b0d5a02-14\" ", ET, false));
+        assert!(!etag_list_matches("\"6b0d5a02-14x\"", ET, false));
+        assert!(!etag_list_matches("", ET, true));
+        assert!(!etag_list_matches("W/", ET, true));
+    }
+
+    #[test]
+    fn verdicts() {
+        let c = |ius, im, ims, inm| Conditions {
+            if_unmodified_since: ius,
+            if_match: im,
+            if_modified_since: ims,
+            if_none_match: inm,
+        };
+        let m = mtime();
+        assert_eq!(c(None, None, Some(LM), None).evaluate(ET, m), Verdict::NotModified);
+        assert_eq!(
+            c(None, None, Some("Mon, 30 Nov 2026 11:12:03 GMT"), None).evaluate(ET, m),
+            Verdict::Send,
+            "exact: a later date is not a match"
+        );
+        assert_eq!(c(None, None, None, Some(ET)).evaluate(ET, m), Verdict::NotModified);
+        assert_eq!(c(None, None, Some(LM), Some("\"x\"")).evaluate(ET, m), Verdict::Send);
+        assert_eq!(c(None, Some("\"zz\""), None, None).evaluate(ET, m), Verdict::PreconditionFailed);
+        assert_eq!(c(None, Some(ET), None, None).evaluate(ET, m), Verdict::Send);
+        assert_eq!(
+            c(Some("Mon, 30 Nov 2026 11:12:01 GMT"), None, None, None).evaluate(ET, m),
+            Verdict::PreconditionFailed
+        );
+        assert_eq!(c(Some(LM), None, None, None).evaluate(ET, m), Verdict::Send);
+        assert_eq!(c(Some("bad"), None, None, None).evaluate(ET, m), Verdict::PreconditionFailed);
+        assert!(c(None, None, None, None).is_empty());
+    }
+}

@@ -1,0 +1,173 @@
+//! Serializing the response header lines in nginx's order.
+//!
+//! `ngx_http_header_filter` writes, after the status line, `Server` and
+//! `Date`: Content-Type, Content-Length, Last-Modified, Location (when it is
+//! made absolute), Transfer-Encoding, then `Connection`/`Keep-Alive`, then
+//! the remaining headers in the order the modules added them (ETag,
+//! Content-Range, Accept-Ranges, a Location that was not made absolute).
+//! The engine writes Server, Date, Connection and Keep-Alive, so the lines
+//! here are split where Connection goes ([`Head::split`]).
+
+use std::io::Write;
+
+use peregrine_conf::model::LocConf;
+
+use crate::date::push_http_date;
+
+/// The header fields core sets; `None`/`false` fields are not written.
+#[derive(Debug, Default)]
+pub(crate) struct HeadSpec<'a> {
+    pub content_type: Option<&'a str>,
+    /// Appended as `; charset=X` (already filtered by `charset_types`).
+    pub charset: Option<&'a str>,
+    pub content_length: Option<u64>,
+    pub last_modified: Option<i64>,
+    /// A Location already made absolute: written before Connection.
+    pub location_abs: Option<&'a str>,
+    pub chunked: bool,
+    /// A Location left as given (not starting with `/`): after Connection.
+    pub location_rel: Option<&'a str>,
+    /// (mtime, size) → `ETag: "<mtime hex>-<size hex>"`.
+    pub etag: Option<(i64, u64)>,
+    pub content_range: Option<&'a str>,
+    pub accept_ranges: bool,
+}
+
+/// Serialized lines and the offset where Connection/Keep-Alive go.
+#[derive(Debug, Default)]
+pub(crate) struct Head {
+    pub bytes: Vec<u8>,
+    pub split: usize,
+}
+
+impl HeadSpec<'_> {
+    pub(crate) fn write(&self) -> Head {
+        let mut b = Vec::with_capacity(256);
+        if let Some(ct) = self.content_type {
+            b.extend_from_slice(b"Content-Type: ");
+            b.extend_from_slice(ct.as_bytes());
+            if let Some(cs) = self.charset {
+                b.extend_from_slice(b"; charset=");
+                b.extend_from_slice(cs.as_bytes());
+            }
+            b.extend_from_slice(b"\r\n");
+        }
+        if let Some(len) = self.content_length {
+            let _ = write!(b, "Content-Length: {len}\r\n");
+        }
+        if let Some(t) = self.last_modified {
+            b.extend_from_slice(b"Last-Modified: ");
+            push_http_date(&mut b, t);
+            b.extend_from_slice(b"\r\n");
+        }
+        if let Some(l) = self.location_abs {
+            let _ = write!(b, "Location: {l}\r\n");
+        }
+        if self.chunked {
+            b.extend_from_slice(b"Transfer-Encoding: chunked\r\n");
+        }
+        let split = b.len();
+        if let Some(l) = self.location_rel {
+            let _ = write!(b, "Location: {l}\r\n");
+        }
+        if let Some((mtime, size)) = self.etag {
+            let _ = write!(b, "ETag: \"{mtime:x}-{size:x}\"\r\n");
+        }
+        if let Some(cr) = self.content_range {
+            let _ = write!(b, "Content-Range: {cr}\r\n");
+        }
+        if self.accept_ranges {
+            b.extend_from_slice(b"Accept-Ranges: bytes\r\n");
+        }
+        Head { bytes: b, split }
+    }
+}
+
+/// The ETag value of a static file, as `ngx_http_set_etag`.
+pub(crate) fn etag_value(mtime: i64, size: u64) -> String {
+    format!("\"{mtime:x}-{size:x}\"")
+}
+
+/// The Content-Type of `uri` (by its extension, as `ngx_http_set_exten`:
+/// the text after the last `.` of the last path segment, lowercased) and
+/// the charset to append.
+pub(crate) fn content_type<'c>(conf: &'c LocConf, uri: &str) -> (&'c str, Option<&'c str>) {
+    let ty = exten(uri)
+        .and_then(|ext| lookup_type(conf, ext))
+        .unwrap_or(conf.default_type.as_str());
+    (ty, charset_for(conf, ty))
+}
+
+/// Extension lookup without allocating for the common lowercase case.
+fn lookup_type<'c>(conf: &'c LocConf, ext: &str) -> Option<&'c str> {
+    if ext.bytes().any(|c| c.is_ascii_uppercase()) {
+        conf.types
+            .by_ext
+            .get(&ext.to_ascii_lowercase())
+            .map(String::as_str)
+    } else {
+        conf.types.by_ext.get(ext).map(String::as_str)
+    }
+}
+
+fn exten(uri: &str) -> Option<&str> {
+    let last = uri.rfind('/').map_or(uri, |i| &uri[i + 1..]);
+    last.rfind('.').map(|i| &last[i + 1..])
+}
+
+/// `charset X` applies to the types in `charset_types` (`*`: all).
+pub(crate) fn charset_for<'c>(conf: &'c LocConf, ty: &str) -> Option<&'c str> {
+    let cs = conf.charset.as_deref()?;
+    if cs.eq_ignore_ascii_case("off") {
+        return None;
+    }
+    conf.charset_types
+        .iter()
+        .any(|t| t == "*" || t.eq_ignore_ascii_case(ty))
+        .then_some(cs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures::loc_conf;
+
+    #[test]
+    fn order_matches_nginx() {
+        let h = HeadSpec {
+            content_type: Some("text/plain"),
+            charset: Some("utf-8"),
+            content_length: Some(20),
+            last_modified: Some(784_111_777),
+            etag: Some((0x6b0d5a02, 20)),
+            accept_ranges: true,
+            ..HeadSpec::default()
+        }
+        .write();
+        let s = String::from_utf8(h.bytes.clone()).unwrap();
+        assert_eq!(
+            s,
+            "Content-Type: text/plain; charset=utf-8\r\nContent-Length: 20\r\n\
+             Last-Modified: Sun, 06 Nov 1994 08:49:37 GMT\r\n\
+             ETag: \"6b0d5a02-14\"\r\nAccept-Ranges: bytes\r\n"
+        );
+        assert_eq!(&s[h.split..], "ETag: \"6b0d5a02-14\"\r\nAccept-Ranges: bytes\r\n");
+    }
+
+    #[test]
+    fn types_by_extension_and_charset_types() {
+        let mut c = loc_conf("/");
+        assert_eq!(content_type(&c, "/a/b.HTML"), ("text/html", None));
+        assert_eq!(content_type(&c, "/a.b/c"), ("text/plain", None));
+        assert_eq!(content_type(&c, "/x.png"), ("image/png", None));
+        c.default_type = "application/octet-stream".into();
+        assert_eq!(content_type(&c, "/x.unknown"), ("application/octet-stream", None));
+        c.charset = Some("utf-8".into());
+        assert_eq!(content_type(&c, "/x.txt"), ("text/plain", Some("utf-8")));
+        assert_eq!(content_type(&c, "/x.png"), ("image/png", None));
+        c.charset_types = vec!["*".into()];
+        assert_eq!(content_type(&c, "/x.png"), ("image/png", Some("utf-8")));
+        c.charset = Some("off".into());
+        assert_eq!(content_type(&c, "/x.txt"), ("text/plain", None));
+    }
+}

@@ -1,0 +1,420 @@
+//! [`HttpCore`]: one per worker. Selects the server and location and runs
+//! nginx's phases in order — server rewrite (`return`), find config
+//! (location, `client_max_body_size`), rewrite (`return`), try_files,
+//! content (stub_status, index, autoindex, static) — following internal
+//! redirects (index, try_files, error_page) and named locations, at most
+//! [`MAX_URI_CHANGES`] times as nginx.
+
+use std::borrow::Cow;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use peregrine_conf::model::{Config, LocConf, ServerConf, ServerName};
+
+use crate::fcache::OpenFileCache;
+use crate::locations::Locations;
+use crate::mcache::MemCache;
+use crate::request::{Method, RequestView};
+use crate::response::{ConnInfo, Response, StatusSource, StubStatus};
+use crate::servers::ServerIndex;
+use crate::special::{self, find_error_page, PageCtx, Special};
+use crate::vars::VarCtx;
+
+/// nginx's `NGX_HTTP_MAX_URI_CHANGES`: internal redirects allowed per
+/// request before "rewrite or internal redirection cycle" (500).
+pub const MAX_URI_CHANGES: u8 = 10;
+
+/// A server block with its locations indexed.
+#[derive(Debug)]
+pub(crate) struct ServerRt {
+    pub conf: Arc<ServerConf>,
+    pub locs: Locations,
+    /// The first name (`$server_name`).
+    pub name: String,
+}
+
+/// One per worker thread (owns the worker's open-file cache and memory
+/// cache; not `Send`, nothing in it is locked).
+pub struct HttpCore {
+    pub(crate) servers: Rc<Vec<ServerRt>>,
+    index: ServerIndex,
+    pub(crate) fcache: OpenFileCache,
+    pub(crate) mcache: MemCache,
+    status: Option<Box<dyn StatusSource>>,
+    /// The multipart/byteranges boundary counter (nginx's temp number).
+    pub(crate) boundary: u64,
+    /// Scratch for file paths, reused across requests.
+    pub(crate) path_buf: String,
+    last_server: Option<usize>,
+    /// Settings for responses to unparsable requests.
+    fallback: Arc<LocConf>,
+}
+
+/// The state of one request across internal redirects.
+pub(crate) struct Ctx<'a> {
+    pub req: &'a RequestView<'a>,
+    pub conn: &'a ConnInfo,
+    pub now: SystemTime,
+    pub server: usize,
+    pub uri: Cow<'a, str>,
+    pub args: Option<Cow<'a, str>>,
+    pub method: Method,
+    uri_changes: u8,
+    /// The status `error_page` imposes (nginx's `r->err_status`).
+    pub err_status: Option<u16>,
+    error_page_done: bool,
+    /// The location settings in effect and what `alias` replaces.
+    pub conf: Arc<LocConf>,
+    pub name_len: Option<usize>,
+}
+
+impl Ctx<'_> {
+    /// The status a normal response gets: `error_page`'s, else `own`.
+    pub(crate) fn status(&self, own: u16) -> u16 {
+        self.err_status.unwrap_or(own)
+    }
+
+    pub(crate) fn header_only(&self) -> bool {
+        self.method == Method::Head
+    }
+
+    pub(crate) fn vars<'v>(&'v self, server_name: &'v str, root: &'v str) -> VarCtx<'v> {
+        VarCtx {
+            req: self.req,
+            uri: &self.uri,
+            args: self.args.as_deref(),
+            local: self.conn.local,
+            peer: self.conn.peer,
+            server_name,
+            document_root: root,
+        }
+    }
+
+    /// `http://host[:port]` as nginx prefixes a Location starting with `/`
+    /// (`absolute_redirect on`, `port_in_redirect on`,
+    /// `server_name_in_redirect off`): the Host, else the local address.
+    pub(crate) fn origin(&self) -> String {
+        let host: Cow<'_, str> = match self.req.host {
+            Some(h) if !h.is_empty() => Cow::Borrowed(h),
+            _ => Cow::Owned(self.conn.local.ip().to_string()),
+        };
+        match self.conn.local.port() {
+            80 => format!("http://{host}"),
+            port => format!("http://{host}:{port}"),
+        }
+    }
+}
+
+/// What a phase decided.
+pub(crate) enum Step {
+    Done(Response),
+    Special(Special),
+    /// Internal redirect to (uri, args).
+    Redirect(String, Option<String>),
+    Named(String),
+}
+
+impl HttpCore {
+    pub fn new(conf: Arc<Config>) -> Self {
+        let servers: Vec<ServerRt> = conf
+            .http
+            .as_ref()
+            .map(|h| {
+                h.servers
+                    .iter()
+                    .map(|s| ServerRt {
+                        conf: s.clone(),
+                        locs: Locations::new(&s.locations),
+                        name: primary_name(s),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let index = conf
+            .http
+            .as_ref()
+            .map(|h| ServerIndex::new(&h.servers))
+            .unwrap_or_default();
+        let fallback = servers
+            .first()
+            .map(|s| s.conf.conf.clone())
+            .unwrap_or_else(|| Arc::new(crate::fixtures::loc_conf("html")));
+        HttpCore {
+            servers: Rc::new(servers),
+            index,
+            fcache: OpenFileCache::default(),
+            mcache: MemCache::default(),
+            status: None,
+            boundary: 0,
+            path_buf: String::with_capacity(256),
+            last_server: None,
+            fallback,
+        }
+    }
+
+    /// Installs the engine's counters for stub_status. Without a source
+    /// stub_status renders zeros.
+    pub fn set_status_source(&mut self, src: Box<dyn StatusSource>) {
+        self.status = Some(src);
+    }
+
+    pub(crate) fn stub_numbers(&self) -> StubStatus {
+        self.status
+            .as_ref()
+            .map(|s| s.stub_status())
+            .unwrap_or_default()
+    }
+
+    /// The server block selected for the last handled request.
+    pub fn last_server(&self) -> Option<&Arc<ServerConf>> {
+        self.last_server
+            .and_then(|i| self.servers.get(i))
+            .map(|s| &s.conf)
+    }
+
+    /// Selects the server by local addr + Host (nginx order), then the
+    /// location, runs the phases and produces the response.
+    pub fn handle(
+        &mut self,
+        conn: &ConnInfo,
+        req: &peregrine_codec::Request,
+        now: SystemTime,
+    ) -> Response {
+        let view = RequestView {
+            method: match req.method() {
+                peregrine_codec::Method::Get => Method::Get,
+                peregrine_codec::Method::Head => Method::Head,
+                peregrine_codec::Method::Post => Method::Post,
+                _ => Method::Other,
+            },
+            method_name: req.method_str(),
+            version: match req.version() {
+                peregrine_codec::Version::Http10 => (1, 0),
+                peregrine_codec::Version::Http11 => (1, 1),
+            },
+            path: req.path(),
+            args: req.query(),
+            target: req.target(),
+            host: req.host(),
+            content_length: match req.body_kind() {
+                peregrine_codec::BodyKind::Length(n) => Some(n),
+                _ => None,
+            },
+            headers: req,
+        };
+        self.handle_view(conn, &view, now)
+    }
+
+    /// [`HttpCore::handle`] on a request view (tests, benches, and callers
+    /// that parse requests themselves).
+    pub fn handle_view(
+        &mut self,
+        conn: &ConnInfo,
+        req: &RequestView<'_>,
+        now: SystemTime,
+    ) -> Response {
+        let Some(server) = self.index.find(conn.local, req.host) else {
+            self.last_server = None;
+            return self.error_response(500);
+        };
+        self.last_server = Some(server);
+        let servers = self.servers.clone();
+        let srv = &servers[server];
+        let mut ctx = Ctx {
+            req,
+            conn,
+            now,
+            server,
+            uri: Cow::Borrowed(req.path),
+            args: req.args.map(Cow::Borrowed),
+            method: req.method,
+            uri_changes: MAX_URI_CHANGES + 1,
+            err_status: None,
+            error_page_done: false,
+            conf: srv.conf.conf.clone(),
+            name_len: Some(0),
+        };
+        let mut resp = self.run(&mut ctx, &servers);
+        if resp.server.is_none() {
+            resp.server = Some(srv.conf.clone());
+        }
+        resp
+    }
+
+    fn run(&mut self, ctx: &mut Ctx<'_>, servers: &[ServerRt]) -> Response {
+        let mut step = self.from_server_rewrite(ctx, servers);
+        loop {
+            step = match step {
+                Step::Done(r) => return r,
+                Step::Special(sp) => self.special(ctx, sp, servers),
+                Step::Redirect(uri, args) => {
+                    if !count_change(ctx) {
+                        return self.cycle(ctx);
+                    }
+                    ctx.uri = Cow::Owned(uri);
+                    ctx.args = args.map(Cow::Owned);
+                    self.from_server_rewrite(ctx, servers)
+                }
+                Step::Named(name) => {
+                    if !count_change(ctx) {
+                        return self.cycle(ctx);
+                    }
+                    let srv = &servers[ctx.server];
+                    match srv.locs.named(&name) {
+                        Some(id) => {
+                            let node = srv.locs.node(id);
+                            ctx.conf = node.loc.conf.clone();
+                            ctx.name_len = node.name_len;
+                            self.location_phases(ctx, servers)
+                        }
+                        // nginx: "could not find named location" → 500.
+                        None => Step::Special(Special::status(500)),
+                    }
+                }
+            };
+        }
+    }
+
+    /// The 500 of an internal redirection cycle: no error_page any more
+    /// (nginx skips them once `uri_changes` is 0).
+    fn cycle(&mut self, ctx: &mut Ctx<'_>) -> Response {
+        ctx.error_page_done = true;
+        self.builtin(ctx, &Special::status(500))
+    }
+
+    fn from_server_rewrite(&mut self, ctx: &mut Ctx<'_>, servers: &[ServerRt]) -> Step {
+        let srv = &servers[ctx.server];
+        ctx.conf = srv.conf.conf.clone();
+        ctx.name_len = Some(0);
+        if let Some(ret) = &srv.conf.conf.return_ {
+            return self.do_return(ctx, ret, servers);
+        }
+        if let Some(id) = srv.locs.find(&ctx.uri) {
+            let node = srv.locs.node(id);
+            ctx.conf = node.loc.conf.clone();
+            ctx.name_len = node.name_len;
+        }
+        let limit = ctx.conf.client_max_body_size;
+        if limit > 0 && ctx.req.content_length.is_some_and(|n| n > limit) {
+            return Step::Special(Special::status(413));
+        }
+        self.location_phases(ctx, servers)
+    }
+
+    fn location_phases(&mut self, ctx: &mut Ctx<'_>, servers: &[ServerRt]) -> Step {
+        let conf = ctx.conf.clone();
+        if let Some(ret) = &conf.return_ {
+            return self.do_return(ctx, ret, servers);
+        }
+        if !conf.try_files.is_empty() {
+            if let Some(step) = self.try_files(ctx, servers) {
+                return step;
+            }
+        }
+        if conf.stub_status {
+            return self.stub_status(ctx);
+        }
+        self.content(ctx)
+    }
+
+    /// `ngx_http_special_response_handler`: error_page, else the built-in page.
+    fn special(&mut self, ctx: &mut Ctx<'_>, sp: Special, servers: &[ServerRt]) -> Step {
+        if !ctx.error_page_done && ctx.uri_changes != 0 {
+            if let Some(ep) = find_error_page(&ctx.conf, sp.status).cloned() {
+                ctx.error_page_done = true;
+                ctx.err_status = match ep.overwrite {
+                    None => Some(sp.status),
+                    Some(None) => None,
+                    Some(Some(code)) => Some(code),
+                };
+                let srv = &servers[ctx.server];
+                let root = root_of(&ctx.conf);
+                let target = ctx.vars(&srv.name, root).expand(&ep.target);
+                if target.starts_with('/') {
+                    if ctx.method != Method::Head {
+                        ctx.method = Method::Get;
+                    }
+                    let (uri, args) = split_args(&target);
+                    return Step::Redirect(uri, args);
+                }
+                if target.starts_with('@') {
+                    return Step::Named(target);
+                }
+                let status = match ep.overwrite {
+                    Some(Some(c @ (301 | 302 | 303 | 307 | 308))) => c,
+                    _ => 302,
+                };
+                let redirect = Special {
+                    status,
+                    location: Some(target),
+                    content_range: None,
+                };
+                return Step::Done(self.builtin(ctx, &redirect));
+            }
+        }
+        Step::Done(self.builtin(ctx, &sp))
+    }
+
+    pub(crate) fn builtin(&mut self, ctx: &Ctx<'_>, sp: &Special) -> Response {
+        let origin = ctx.origin();
+        let page = PageCtx {
+            conf: &ctx.conf,
+            header_only: ctx.header_only(),
+            padding: ctx.req.version >= (1, 0) && special::wants_padding(ctx.req.header("User-Agent")),
+            origin: &origin,
+        };
+        special::builtin(sp, &page)
+    }
+
+    /// The response for a request that failed to parse: nginx's error page,
+    /// `keepalive: false`.
+    pub fn error_response(&mut self, status: u16) -> Response {
+        let page = PageCtx {
+            conf: &self.fallback,
+            header_only: false,
+            padding: false,
+            origin: "",
+        };
+        let mut r = special::builtin(&Special::status(status), &page);
+        r.status = peregrine_codec::response::wire_status(status);
+        r.keepalive = false;
+        r
+    }
+}
+
+/// nginx's internal-redirect budget; `false` when exhausted.
+fn count_change(ctx: &mut Ctx<'_>) -> bool {
+    ctx.uri_changes = ctx.uri_changes.saturating_sub(1);
+    ctx.uri_changes != 0
+}
+
+/// Splits `uri?args` (`ngx_http_split_args`).
+pub(crate) fn split_args(target: &str) -> (String, Option<String>) {
+    match target.split_once('?') {
+        Some((u, a)) => (u.to_string(), Some(a.to_string())),
+        None => (target.to_string(), None),
+    }
+}
+
+pub(crate) fn root_of(conf: &LocConf) -> &str {
+    match &conf.root {
+        peregrine_conf::model::DocRoot::Root(r) | peregrine_conf::model::DocRoot::Alias(r) => r,
+    }
+}
+
+fn primary_name(s: &ServerConf) -> String {
+    match s.server_names.first() {
+        Some(ServerName::Exact(n)) => n.clone(),
+        Some(ServerName::WildcardStart { suffix, also_bare }) => {
+            if *also_bare {
+                suffix.clone()
+            } else {
+                format!("*{suffix}")
+            }
+        }
+        Some(ServerName::WildcardEnd(p)) => format!("{p}*"),
+        Some(ServerName::Regex(r)) => format!("~{}", r.as_str()),
+        None => String::new(),
+    }
+}

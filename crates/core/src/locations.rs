@@ -1,0 +1,219 @@
+//! Location selection, as `ngx_http_core_find_location`: `=` exact names,
+//! then the longest prefix (searching its nested locations), then — unless
+//! that prefix was `^~` — the regex locations in configuration order (first
+//! match wins, then its nested locations), else the longest prefix.
+//! Named (`@`) locations are only reachable by name.
+//!
+//! Built once per configuration: lookups allocate nothing (a hash probe for
+//! exact names, a scan of prefixes sorted longest first, `Regex::is_match`).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use peregrine_conf::model::{LocationConf, LocationMatch};
+
+/// One location with its nested locations indexed.
+#[derive(Debug)]
+pub(crate) struct LocNode {
+    pub(crate) loc: Arc<LocationConf>,
+    /// The length of the prefix/exact name (what `alias` replaces); for a
+    /// regex location `alias` replaces the whole URI (`None`).
+    pub(crate) name_len: Option<usize>,
+    noregex: bool,
+    children: LocTree,
+}
+
+/// The locations of one level (server or enclosing location).
+#[derive(Debug, Default)]
+pub(crate) struct LocTree {
+    exact: HashMap<String, usize>,
+    /// (prefix, node), longest first; equal lengths keep configuration order.
+    prefixes: Vec<(String, usize)>,
+    regexes: Vec<usize>,
+}
+
+/// All locations of a server, in an arena.
+#[derive(Debug, Default)]
+pub(crate) struct Locations {
+    nodes: Vec<LocNode>,
+    top: LocTree,
+    named: HashMap<String, usize>,
+}
+
+enum Found {
+    /// An exact or regex match: stop looking.
+    Done(usize),
+    /// A prefix match: regexes may still override it.
+    Prefix(usize),
+    None,
+}
+
+impl Locations {
+    pub(crate) fn new(locations: &[Arc<LocationConf>]) -> Locations {
+        let mut l = Locations::default();
+        l.top = l.build_level(locations, true);
+        l
+    }
+
+    fn build_level(&mut self, locations: &[Arc<LocationConf>], top: bool) -> LocTree {
+        let mut tree = LocTree::default();
+        for loc in locations {
+            let (name_len, noregex) = match &loc.matcher {
+                LocationMatch::Exact(p) => (Some(p.len()), false),
+                LocationMatch::Prefix { path, no_regex } => (Some(path.len()), *no_regex),
+                LocationMatch::Regex { .. } => (None, false),
+                LocationMatch::Named(_) => (Some(0), false),
+            };
+            let children = self.build_level(&loc.locations, false);
+            let id = self.nodes.len();
+            self.nodes.push(LocNode {
+                loc: loc.clone(),
+                name_len,
+                noregex,
+                children,
+            });
+            match &loc.matcher {
+                LocationMatch::Exact(p) => {
+                    tree.exact.entry(p.clone()).or_insert(id);
+                }
+                LocationMatch::Prefix { path, .. } => tree.prefixes.push((path.clone(), id)),
+                LocationMatch::Regex { .. } => tree.regexes.push(id),
+                LocationMatch::Named(n) if top => {
+                    self.named.entry(n.clone()).or_insert(id);
+                }
+                LocationMatch::Named(_) => {}
+            }
+        }
+        // Stable: among equal prefixes (a configuration error in nginx) the
+        // first stays first.
+        tree.prefixes.sort_by_key(|p| std::cmp::Reverse(p.0.len()));
+        tree
+    }
+
+    pub(crate) fn node(&self, id: usize) -> &LocNode {
+        &self.nodes[id]
+    }
+
+    /// The location for `uri`, `None` when nothing matches (the server's
+    /// own settings apply then).
+    pub(crate) fn find(&self, uri: &str) -> Option<usize> {
+        match self.find_in(&self.top, uri) {
+            Found::Done(id) | Found::Prefix(id) => Some(id),
+            Found::None => None,
+        }
+    }
+
+    /// A named location (`@name`, given with or without the `@`).
+    pub(crate) fn named(&self, name: &str) -> Option<usize> {
+        self.named.get(name.trim_start_matches('@')).copied()
+    }
+
+    fn find_in(&self, tree: &LocTree, uri: &str) -> Found {
+        if let Some(&id) = tree.exact.get(uri) {
+            return Found::Done(id);
+        }
+        let mut found = Found::None;
+        let mut noregex = false;
+        if let Some(&(_, id)) = tree.prefixes.iter().find(|(p, _)| uri.starts_with(p.as_str())) {
+            found = Found::Prefix(id);
+            noregex = self.nodes[id].noregex;
+            match self.find_in(&self.nodes[id].children, uri) {
+                Found::Done(n) => return Found::Done(n),
+                Found::Prefix(n) => found = Found::Prefix(n),
+                Found::None => {}
+            }
+        }
+        if !noregex {
+            for &id in &tree.regexes {
+                let LocationMatch::Regex { regex, .. } = &self.nodes[id].loc.matcher else {
+                    continue;
+                };
+                if regex.is_match(uri) {
+                    return match self.find_in(&self.nodes[id].children, uri) {
+                        Found::Done(n) | Found::Prefix(n) => Found::Done(n),
+                        Found::None => Found::Done(id),
+                    };
+                }
+            }
+        }
+        found
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures::{loc, loc_conf, nested};
+
+    fn name(l: &Locations, uri: &str) -> String {
+        match l.find(uri) {
+            Some(id) => match &l.node(id).loc.matcher {
+                LocationMatch::Exact(p) => format!("={p}"),
+                LocationMatch::Prefix { path, no_regex } => {
+                    format!("{}{path}", if *no_regex { "^~" } else { "" })
+                }
+                LocationMatch::Regex { regex, .. } => format!("~{}", regex.as_str()),
+                LocationMatch::Named(n) => format!("@{n}"),
+            },
+            None => "none".into(),
+        }
+    }
+
+    #[test]
+    fn nginx_documented_example() {
+        // The example of the `location` directive documentation:
+        // A = /, B /, C /documents/, D ^~ /images/, E ~* \.(gif|jpg|jpeg)$.
+        let c = loc_conf("/tmp");
+        let l = Locations::new(&[
+            loc("= /", &c),
+            loc("/", &c),
+            loc("/documents/", &c),
+            loc("^~ /images/", &c),
+            loc("~* \\.(gif|jpg|jpeg)$", &c),
+        ]);
+        assert_eq!(name(&l, "/"), "=/");
+        assert_eq!(name(&l, "/index.html"), "/");
+        assert_eq!(name(&l, "/documents/document.html"), "/documents/");
+        assert_eq!(name(&l, "/images/1.gif"), "^~/images/");
+        assert_eq!(name(&l, "/documents/1.jpg"), "~(?i)\\.(gif|jpg|jpeg)$");
+        assert_eq!(name(&l, "/documents/1.JPG"), "~(?i)\\.(gif|jpg|jpeg)$");
+    }
+
+    #[test]
+    fn regex_order_and_longest_prefix_fallback() {
+        let c = loc_conf("/tmp");
+        let l = Locations::new(&[
+            loc("/a", &c),
+            loc("/a/b", &c),
+            loc("~ \\.php$", &c),
+            loc("~ b\\.php$", &c),
+            loc("@named", &c),
+        ]);
+        assert_eq!(name(&l, "/a/b/c"), "/a/b");
+        assert_eq!(name(&l, "/a/x"), "/a");
+        assert_eq!(name(&l, "/a/b.php"), "~\\.php$");
+        assert_eq!(name(&l, "/zzz"), "none");
+        assert_eq!(name(&l, "@named"), "none");
+        assert!(l.named("@named").is_some());
+        assert!(l.named("named").is_some());
+        assert!(l.named("@other").is_none());
+    }
+
+    #[test]
+    fn nested_locations() {
+        let c = loc_conf("/tmp");
+        let l = Locations::new(&[
+            nested("/a/", &c, vec![loc("~ \\.x$", &c), loc("/a/b/", &c)]),
+            loc("~ \\.(x|y)$", &c),
+            nested("^~ /n/", &c, vec![loc("~ \\.x$", &c)]),
+        ]);
+        // A nested regex is tried before the enclosing level's regexes.
+        assert_eq!(name(&l, "/a/f.x"), "~\\.x$");
+        // Nested prefix, then the top-level regex still applies.
+        assert_eq!(name(&l, "/a/b/f.y"), "~\\.(x|y)$");
+        assert_eq!(name(&l, "/a/b/f"), "/a/b/");
+        // `^~` stops the top-level regexes, but not its own nested ones.
+        assert_eq!(name(&l, "/n/f.y"), "^~/n/");
+        assert_eq!(name(&l, "/n/f.x"), "~\\.x$");
+    }
+}

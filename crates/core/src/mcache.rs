@@ -1,0 +1,194 @@
+//! Peregrine's per-worker memory cache for small static files
+//! (`memory_cache size=... max_file=...`): the body as `Arc<[u8]>` and the
+//! pre-serialized 200 head, so a hit costs neither a system call nor an
+//! allocation. An entry is trusted for `open_file_cache_valid`, then
+//! re-checked with one `stat`: a different inode, size or mtime drops it and
+//! the new content is served (and cached again).
+//!
+//! Eviction is least-recently-used by a scan when an insert overflows
+//! `size`: inserts happen only on misses of files no larger than
+//! `max_file`, so the scan stays off the hit path.
+
+use std::collections::HashMap;
+use std::os::unix::fs::MetadataExt;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+/// A cached 200 response for one file under one location's settings.
+#[derive(Debug, Clone)]
+pub(crate) struct MemEntry {
+    pub body: Arc<[u8]>,
+    /// Head lines for a GET/HEAD 200 and where Connection goes.
+    pub head: Arc<[u8]>,
+    pub split: usize,
+    /// The location settings the head was built with (by address).
+    pub conf_id: usize,
+    pub size: u64,
+    pub mtime: i64,
+    pub ino: u64,
+    pub dev: u64,
+    checked: SystemTime,
+    used: SystemTime,
+}
+
+impl MemEntry {
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        body: Arc<[u8]>,
+        head: Arc<[u8]>,
+        split: usize,
+        conf_id: usize,
+        mtime: i64,
+        ino: u64,
+        dev: u64,
+        now: SystemTime,
+    ) -> MemEntry {
+        MemEntry {
+            size: body.len() as u64,
+            body,
+            head,
+            split,
+            conf_id,
+            mtime,
+            ino,
+            dev,
+            checked: now,
+            used: now,
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct MemCache {
+    map: HashMap<Box<str>, MemEntry>,
+    total: usize,
+    /// `stat` calls made to revalidate (tests: a fresh hit makes none).
+    pub(crate) syscalls: u64,
+}
+
+impl MemCache {
+    /// A usable entry for `path` built for `conf_id`, revalidating it with a
+    /// `stat` when older than `valid`.
+    pub(crate) fn get(
+        &mut self,
+        path: &str,
+        conf_id: usize,
+        valid: Duration,
+        now: SystemTime,
+    ) -> Option<&MemEntry> {
+        let e = self.map.get(path)?;
+        if e.conf_id != conf_id {
+            return None;
+        }
+        let fresh = now.duration_since(e.checked).is_ok_and(|age| age < valid);
+        if !fresh {
+            self.syscalls += 1;
+            let same = std::fs::metadata(path).is_ok_and(|m| {
+                m.is_file()
+                    && m.ino() == e.ino
+                    && m.dev() == e.dev
+                    && m.len() == e.size
+                    && m.mtime() == e.mtime
+            });
+            if !same {
+                self.remove(path);
+                return None;
+            }
+        }
+        let e = self.map.get_mut(path)?;
+        if !fresh {
+            e.checked = now;
+        }
+        e.used = now;
+        Some(e)
+    }
+
+    fn remove(&mut self, path: &str) {
+        if let Some(old) = self.map.remove(path) {
+            self.total -= old.body.len();
+        }
+    }
+
+    /// Inserts, evicting least recently used entries to stay within `limit`.
+    pub(crate) fn insert(&mut self, path: &str, entry: MemEntry, limit: usize) {
+        let len = entry.body.len();
+        self.remove(path);
+        if len > limit {
+            return;
+        }
+        while self.total + len > limit {
+            let Some(oldest) = self
+                .map
+                .iter()
+                .min_by_key(|(_, e)| e.used)
+                .map(|(k, _)| k.clone())
+            else {
+                break;
+            };
+            self.remove(&oldest);
+        }
+        self.total += len;
+        self.map.insert(path.into(), entry);
+    }
+
+    #[cfg(test)]
+    pub(crate) fn total(&self) -> usize {
+        self.total
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testdir::TestDir;
+
+    fn entry(path: &str, body: &[u8], now: SystemTime) -> MemEntry {
+        let m = std::fs::metadata(path).unwrap();
+        MemEntry::new(
+            body.into(),
+            Arc::from(&b"H"[..]),
+            0,
+            7,
+            m.mtime(),
+            m.ino(),
+            m.dev(),
+            now,
+        )
+    }
+
+    #[test]
+    fn fresh_hit_no_syscall_then_revalidate_and_drop_on_change() {
+        let d = TestDir::new("mcache");
+        let p = d.file("a", b"abc");
+        let t0 = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000);
+        let mut c = MemCache::default();
+        c.insert(&p, entry(&p, b"abc", t0), 100);
+        let v = Duration::from_secs(60);
+        assert_eq!(&*c.get(&p, 7, v, t0).unwrap().body, b"abc");
+        assert!(c.get(&p, 8, v, t0).is_none(), "other location settings");
+        assert_eq!(c.syscalls, 0);
+        assert!(c.get(&p, 7, v, t0 + Duration::from_secs(61)).is_some());
+        assert_eq!(c.syscalls, 1);
+        std::fs::write(&p, b"abcd").unwrap();
+        assert!(c.get(&p, 7, v, t0 + Duration::from_secs(200)).is_none());
+        assert_eq!(c.total(), 0);
+    }
+
+    #[test]
+    fn size_limit_evicts_lru() {
+        let d = TestDir::new("mcache-lru");
+        let (a, b, x) = (d.file("a", b"11"), d.file("b", b"22"), d.file("c", b"33"));
+        let t0 = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000);
+        let v = Duration::from_secs(60);
+        let mut c = MemCache::default();
+        c.insert(&a, entry(&a, b"11", t0), 4);
+        c.insert(&b, entry(&b, b"22", t0 + Duration::from_secs(1)), 4);
+        assert!(c.get(&a, 7, v, t0 + Duration::from_secs(2)).is_some());
+        c.insert(&x, entry(&x, b"33", t0 + Duration::from_secs(3)), 4);
+        assert_eq!(c.total(), 4);
+        assert!(c.get(&b, 7, v, t0 + Duration::from_secs(3)).is_none());
+        assert!(c.get(&a, 7, v, t0 + Duration::from_secs(3)).is_some());
+        c.insert(&a, entry(&a, b"11111", t0), 4);
+        assert!(c.get(&a, 7, v, t0 + Duration::from_secs(3)).is_none(), "too big");
+    }
+}

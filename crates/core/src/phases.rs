@@ -1,0 +1,337 @@
+//! The rewrite (`return`), precontent (`try_files`) and content phases
+//! other than the static file itself: stub_status, index, autoindex.
+
+use std::sync::Arc;
+
+use peregrine_conf::model::{DocRoot, ReturnConf};
+
+use crate::fcache::{self, Errno, FileInfo, Policy};
+use crate::head::{content_type, charset_for, HeadSpec};
+use crate::http::{root_of, split_args, Ctx, HttpCore, ServerRt, Step};
+use crate::request::Method;
+use crate::response::{Body, HeadLines, Response, StubStatus};
+use crate::special::Special;
+
+/// Whether `path` (built from configuration and URI) could leave its root:
+/// a `..` or `.` segment or a NUL. The codec normalizes the request path;
+/// this also covers `alias` joins (`location /i { alias /d/; }` with
+/// `/i../x`) and values expanded from variables.
+pub(crate) fn escapes_root(path: &str) -> bool {
+    path.contains('\0') || path.split('/').any(|seg| seg == ".." || seg == ".")
+}
+
+/// `ngx_http_map_uri_to_path`: root + URI, or alias + the URI after the
+/// location name (a regex location's alias is the whole path).
+pub(crate) fn map_path(out: &mut String, root: &DocRoot, name_len: Option<usize>, uri: &str) {
+    out.clear();
+    match root {
+        DocRoot::Root(r) => {
+            out.push_str(r);
+            out.push_str(uri);
+        }
+        DocRoot::Alias(a) => {
+            out.push_str(a);
+            if let Some(n) = name_len {
+                out.push_str(uri.get(n..).unwrap_or(""));
+            }
+        }
+    }
+}
+
+/// An `errno` from opening a file → nginx's status.
+pub(crate) fn open_error_status(err: Errno) -> u16 {
+    match err {
+        libc::ENOENT | libc::ENOTDIR | libc::ENAMETOOLONG => 404,
+        libc::EACCES => 403,
+        _ => 500,
+    }
+}
+
+impl HttpCore {
+    /// Opens through the location's open_file_cache, or directly.
+    pub(crate) fn open_path(&mut self, ctx: &Ctx<'_>, test_only: bool) -> Result<FileInfo, Errno> {
+        if escapes_root(&self.path_buf) {
+            return Err(libc::ENOENT);
+        }
+        match ctx.conf.open_file_cache {
+            Some(conf) => {
+                let policy = Policy {
+                    conf,
+                    valid: ctx.conf.open_file_cache_valid,
+                    min_uses: ctx.conf.open_file_cache_min_uses,
+                    errors: ctx.conf.open_file_cache_errors,
+                };
+                self.fcache.open(&self.path_buf, test_only, &policy, ctx.now)
+            }
+            None => fcache::open_uncached(&self.path_buf, test_only),
+        }
+    }
+
+    /// `return code [text|URL]` (`ngx_http_rewrite_return`,
+    /// `ngx_http_send_response`).
+    pub(crate) fn do_return(&mut self, ctx: &mut Ctx<'_>, ret: &ReturnConf, servers: &[ServerRt]) -> Step {
+        let code = ret.code;
+        if code == 444 {
+            return Step::Done(close_silently(&ctx.conf));
+        }
+        let srv = &servers[ctx.server];
+        let text = ret
+            .text
+            .as_deref()
+            .map(|t| ctx.vars(&srv.name, root_of(&ctx.conf)).expand(t));
+        if code >= 400 && text.is_none() {
+            return Step::Special(Special::status(code));
+        }
+        let text = text.unwrap_or_default();
+        if (301..=308).contains(&code) {
+            return Step::Special(Special {
+                status: code,
+                location: Some(text),
+                content_range: None,
+            });
+        }
+        let status = ctx.status(code);
+        if status == 204 {
+            return Step::Done(simple(ctx, 204, HeadSpec::default(), Body::Empty, None));
+        }
+        let (ty, cs) = content_type(&ctx.conf, &ctx.uri);
+        let len = text.len() as u64;
+        let head = HeadSpec {
+            content_type: Some(ty),
+            charset: cs,
+            content_length: Some(len),
+            ..HeadSpec::default()
+        };
+        let body = if ctx.header_only() || text.is_empty() {
+            Body::Empty
+        } else {
+            Body::Shared(Arc::from(text.into_bytes()))
+        };
+        Step::Done(simple(ctx, status, head, body, Some(len)))
+    }
+
+    /// `try_files` (`ngx_http_try_files_handler`): `None` to go on to the
+    /// content phase with the URI of the file found.
+    pub(crate) fn try_files(&mut self, ctx: &mut Ctx<'_>, servers: &[ServerRt]) -> Option<Step> {
+        let conf = ctx.conf.clone();
+        let srv = &servers[ctx.server];
+        let (last, tests) = conf.try_files.split_last()?;
+        for t in tests {
+            let (template, test_dir) = match t.strip_suffix('/') {
+                Some(s) => (s, true),
+                None => (t.as_str(), false),
+            };
+            let name = ctx.vars(&srv.name, root_of(&conf)).expand(template);
+            let mut buf = std::mem::take(&mut self.path_buf);
+            map_path(&mut buf, &conf.root, ctx.name_len, &name);
+            self.path_buf = buf;
+            match self.open_path(ctx, true) {
+                Ok(info) if info.is_dir == test_dir => {
+                    // nginx sets the URI to the name tried; with alias, the
+                    // location name stands for the alias part again.
+                    ctx.uri = std::borrow::Cow::Owned(name);
+                    return None;
+                }
+                _ => continue,
+            }
+        }
+        if let Some(code) = last.strip_prefix('=') {
+            let code = code.parse().unwrap_or(500);
+            return Some(Step::Special(Special::status(code)));
+        }
+        let target = ctx.vars(&srv.name, root_of(&conf)).expand(last);
+        if target.starts_with('@') {
+            return Some(Step::Named(target));
+        }
+        let (uri, args) = split_args(&target);
+        Some(Step::Redirect(uri, args))
+    }
+
+    /// `stub_status` (`ngx_http_stub_status_handler`).
+    pub(crate) fn stub_status(&mut self, ctx: &mut Ctx<'_>) -> Step {
+        if !matches!(ctx.method, Method::Get | Method::Head) {
+            return Step::Special(Special::status(405));
+        }
+        let s: StubStatus = self.stub_numbers();
+        let text = format!(
+            "Active connections: {} \nserver accepts handled requests\n {} {} {} \nReading: {} Writing: {} Waiting: {} \n",
+            s.active, s.accepts, s.handled, s.requests, s.reading, s.writing, s.waiting
+        );
+        let len = text.len() as u64;
+        let head = HeadSpec {
+            content_type: Some("text/plain"),
+            charset: charset_for(&ctx.conf, "text/plain"),
+            content_length: Some(len),
+            ..HeadSpec::default()
+        };
+        let body = if ctx.header_only() {
+            Body::Empty
+        } else {
+            Body::Shared(Arc::from(text.into_bytes()))
+        };
+        let status = ctx.status(200);
+        Step::Done(simple(ctx, status, head, body, Some(len)))
+    }
+
+    /// The content phase: index, autoindex, static (in nginx's order).
+    pub(crate) fn content(&mut self, ctx: &mut Ctx<'_>) -> Step {
+        if !ctx.uri.ends_with('/') {
+            return self.static_file(ctx);
+        }
+        let conf = ctx.conf.clone();
+        if matches!(ctx.method, Method::Get | Method::Head | Method::Post) {
+            if let Some(step) = self.index(ctx) {
+                return step;
+            }
+        }
+        if conf.autoindex && matches!(ctx.method, Method::Get | Method::Head) {
+            return self.autoindex(ctx);
+        }
+        if !matches!(ctx.method, Method::Get | Method::Head | Method::Post) {
+            return Step::Special(Special::status(405));
+        }
+        // ngx_http_core_content_phase: "directory index of ... is forbidden".
+        Step::Special(Special::status(403))
+    }
+
+    /// `ngx_http_index_handler`: the first existing index file → internal
+    /// redirect; a missing directory → 404.
+    fn index(&mut self, ctx: &mut Ctx<'_>) -> Option<Step> {
+        let conf = ctx.conf.clone();
+        let mut dir_tested = false;
+        for name in &conf.index {
+            if name.starts_with('/') {
+                let args = ctx.args.as_deref().map(str::to_string);
+                return Some(Step::Redirect(name.clone(), args));
+            }
+            let mut buf = std::mem::take(&mut self.path_buf);
+            map_path(&mut buf, &conf.root, ctx.name_len, &ctx.uri);
+            buf.push_str(name);
+            self.path_buf = buf;
+            match self.open_path(ctx, false) {
+                Ok(_) => {
+                    let uri = format!("{}{name}", ctx.uri);
+                    let args = ctx.args.as_deref().map(str::to_string);
+                    return Some(Step::Redirect(uri, args));
+                }
+                Err(libc::ENOENT) if !dir_tested => {
+                    dir_tested = true;
+                    let mut buf = std::mem::take(&mut self.path_buf);
+                    map_path(&mut buf, &conf.root, ctx.name_len, &ctx.uri);
+                    self.path_buf = buf;
+                    match self.open_path(ctx, true) {
+                        Ok(info) if info.is_dir => {}
+                        Ok(_) => return Some(Step::Special(Special::status(500))),
+                        Err(libc::ENOENT) => return Some(Step::Special(Special::status(404))),
+                        // Searching the directory is allowed: go on.
+                        Err(libc::EACCES) => {}
+                        Err(_) => return Some(Step::Special(Special::status(500))),
+                    }
+                }
+                Err(libc::ENOENT) => {}
+                Err(libc::ENOTDIR | libc::ENAMETOOLONG) => {
+                    return Some(Step::Special(Special::status(404)));
+                }
+                Err(libc::EACCES) => return Some(Step::Special(Special::status(403))),
+                Err(_) => return Some(Step::Special(Special::status(500))),
+            }
+        }
+        None
+    }
+
+    /// `ngx_http_autoindex_handler`: the listing, chunked for HTTP/1.1 (nginx
+    /// sends it without Content-Length), closing for HTTP/1.0.
+    fn autoindex(&mut self, ctx: &mut Ctx<'_>) -> Step {
+        let conf = ctx.conf.clone();
+        let mut dir = String::new();
+        map_path(&mut dir, &conf.root, ctx.name_len, &ctx.uri);
+        if dir.len() > 1 {
+            dir.pop();
+        }
+        if escapes_root(&dir) {
+            return Step::Special(Special::status(404));
+        }
+        let cs = charset_for(&conf, "text/html");
+        let utf8 = cs.is_some_and(|c| c.eq_ignore_ascii_case("utf-8"));
+        let html = match crate::autoindex::render(&dir, &ctx.uri, utf8) {
+            Ok(h) => h,
+            Err(e) => return Step::Special(Special::status(open_error_status(e))),
+        };
+        let http11 = ctx.req.version >= (1, 1);
+        let chunked = http11 && !ctx.header_only();
+        let head = HeadSpec {
+            content_type: Some("text/html"),
+            charset: cs,
+            chunked,
+            ..HeadSpec::default()
+        };
+        let body = if ctx.header_only() {
+            Body::Empty
+        } else if chunked {
+            let mut b = format!("{:x}\r\n", html.len()).into_bytes();
+            b.extend_from_slice(&html);
+            b.extend_from_slice(b"\r\n0\r\n\r\n");
+            Body::Shared(Arc::from(b))
+        } else {
+            Body::Shared(Arc::from(html))
+        };
+        let status = ctx.status(200);
+        let mut r = simple(ctx, status, head, body, None);
+        r.keepalive = http11 || ctx.header_only();
+        Step::Done(r)
+    }
+}
+
+/// A response with the given head fields.
+pub(crate) fn simple(ctx: &Ctx<'_>, status: u16, head: HeadSpec<'_>, body: Body, len: Option<u64>) -> Response {
+    let h = head.write();
+    Response {
+        status,
+        head: HeadLines::Owned(h.bytes),
+        head_split: h.split,
+        body,
+        content_length: len,
+        keepalive: true,
+        header_only: ctx.header_only() || status == 204,
+        conf: Some(ctx.conf.clone()),
+        server: None,
+        compressible: false,
+    }
+}
+
+/// `return 444`: close without a response.
+fn close_silently(conf: &Arc<peregrine_conf::model::LocConf>) -> Response {
+    Response {
+        status: 444,
+        head: HeadLines::default(),
+        head_split: 0,
+        body: Body::Empty,
+        content_length: None,
+        keepalive: false,
+        header_only: true,
+        conf: Some(conf.clone()),
+        server: None,
+        compressible: false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn path_mapping_and_escape_check() {
+        let mut s = String::new();
+        map_path(&mut s, &DocRoot::Root("/www".into()), Some(3), "/a/b");
+        assert_eq!(s, "/www/a/b");
+        map_path(&mut s, &DocRoot::Alias("/data/".into()), Some(5), "/img/x.png");
+        assert_eq!(s, "/data/x.png");
+        map_path(&mut s, &DocRoot::Alias("/data/f".into()), None, "/whatever");
+        assert_eq!(s, "/data/f");
+        map_path(&mut s, &DocRoot::Alias("/data/".into()), Some(4), "/img../etc/passwd");
+        assert_eq!(s, "/data/../etc/passwd");
+        assert!(escapes_root(&s));
+        assert!(escapes_root("/www/a\0b"));
+        assert!(!escapes_root("/www/a..b/c"));
+    }
+}

@@ -1,0 +1,148 @@
+//! The response description that core hands to the engine.
+//!
+//! Core never does I/O on sockets: it decides *what* to send (status, the
+//! serialized header lines, and where the body bytes live) and the engine
+//! writes it. The engine adds the headers that depend on the connection
+//! (`Server`, `Date`, `Connection`, `Keep-Alive`), exactly where nginx's
+//! header filter puts them: right after the status line.
+
+use std::net::SocketAddr;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use peregrine_conf::model::{LocConf, ServerConf};
+
+/// What the engine knows about the connection a request arrived on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConnInfo {
+    /// The local address the connection was accepted on (selects the server
+    /// block by `listen`, as nginx's `ngx_http_find_virtual_server` does).
+    pub local: SocketAddr,
+    pub peer: SocketAddr,
+    /// The connection number (`$connection`).
+    pub id: u64,
+    /// Requests served on this connection so far, this one included
+    /// (`$connection_requests`).
+    pub requests: u64,
+}
+
+/// Where the body bytes come from.
+#[derive(Debug, Clone)]
+pub enum Body {
+    Empty,
+    Static(&'static [u8]),
+    /// Memory-cache hits, error pages, autoindex HTML, multipart boundaries.
+    Shared(Arc<[u8]>),
+    /// A byte range of an open file, sent with sendfile (or read+write).
+    File {
+        file: Rc<std::fs::File>,
+        offset: u64,
+        len: u64,
+    },
+    /// multipart/byteranges: alternating `Shared` boundaries and `File` pieces.
+    Parts(Vec<Body>),
+}
+
+impl Body {
+    /// The number of body bytes this describes.
+    pub fn len(&self) -> u64 {
+        match self {
+            Body::Empty => 0,
+            Body::Static(b) => b.len() as u64,
+            Body::Shared(b) => b.len() as u64,
+            Body::File { len, .. } => *len,
+            Body::Parts(parts) => parts.iter().map(Body::len).sum(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Serialized header lines, each `Name: value\r\n`, without the final blank
+/// line.
+#[derive(Debug, Clone)]
+pub enum HeadLines {
+    /// Pre-serialized and cached (memory-cache hits): no allocation per request.
+    Shared(Arc<[u8]>),
+    Owned(Vec<u8>),
+}
+
+impl HeadLines {
+    pub fn as_bytes(&self) -> &[u8] {
+        match self {
+            HeadLines::Shared(b) => b,
+            HeadLines::Owned(b) => b,
+        }
+    }
+}
+
+impl Default for HeadLines {
+    fn default() -> Self {
+        HeadLines::Owned(Vec::new())
+    }
+}
+
+/// A complete response description.
+///
+/// Status 444 (nginx's `return 444`) means: close the connection without
+/// sending anything.
+#[derive(Debug, Clone)]
+pub struct Response {
+    pub status: u16,
+    /// Serialized header lines (`Name: value\r\n`...) EXCEPT `Server`,
+    /// `Date`, `Connection` and `Keep-Alive`, which the engine writes.
+    /// Includes Content-Type, Content-Length (when known), Last-Modified,
+    /// ETag, Accept-Ranges, Location, Content-Range, ...
+    pub head: HeadLines,
+    /// Where in `head` the engine writes `Connection` and `Keep-Alive`:
+    /// nginx puts them after Content-Type, Content-Length, Last-Modified,
+    /// an absolute Location and Transfer-Encoding, but before ETag,
+    /// Accept-Ranges, Content-Range and other headers. The engine writes
+    /// `head[..head_split]`, Connection/Keep-Alive, `head[head_split..]`.
+    pub head_split: usize,
+    pub body: Body,
+    /// The body length announced in `Content-Length` (also for HEAD, where
+    /// the body is not sent). `None` when the head has no Content-Length:
+    /// then either the body is already chunk-encoded by core (the head says
+    /// `Transfer-Encoding: chunked`, HTTP/1.1 autoindex as nginx) or
+    /// `keepalive` is false and the body ends with the connection
+    /// (HTTP/1.0). The bytes to send are always `body.len()`.
+    pub content_length: Option<u64>,
+    /// `false` when the response requires closing the connection (nginx
+    /// closes after 400, 413, 414, 500, 501 — `ngx_http_special_response_handler`).
+    pub keepalive: bool,
+    /// HEAD (or 304): the engine sends the head only.
+    pub header_only: bool,
+    /// The location settings that produced the response (keepalive_timeout,
+    /// sendfile, tcp_nopush, access_log, send_timeout, ... for the engine and
+    /// the log). `None` only when there is no `http` block at all.
+    pub conf: Option<Arc<LocConf>>,
+    /// The server block that was selected, for logs (`$server_name`).
+    pub server: Option<Arc<ServerConf>>,
+    /// The body should be passed to the compression filter (gzip/brotli/zstd)
+    /// if the request and `conf` allow it: core sets this for 200 responses
+    /// to GET/HEAD that are not ranges. The compression hook lives in the
+    /// engine/compress crates; core itself never compresses.
+    pub compressible: bool,
+}
+
+/// stub_status counters; the engine keeps them, core renders them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct StubStatus {
+    pub active: u64,
+    pub accepts: u64,
+    pub handled: u64,
+    pub requests: u64,
+    pub reading: u64,
+    pub writing: u64,
+    pub waiting: u64,
+}
+
+/// The engine's side of stub_status (and of `metrics`): the counters summed
+/// over all workers, as nginx keeps them in shared memory. Installed with
+/// `HttpCore::set_status_source`; without one, stub_status renders zeros.
+pub trait StatusSource {
+    fn stub_status(&self) -> StubStatus;
+}

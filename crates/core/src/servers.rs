@@ -1,0 +1,257 @@
+//! Virtual server selection, as `ngx_http_find_virtual_server`: first by the
+//! address the connection was accepted on (an exact `IP:port` listen wins
+//! over the `*:port` wildcard one), then by Host among the servers listening
+//! there: exact name, longest `*.`-wildcard, longest `.*`-wildcard, first
+//! matching regex in configuration order, else the address's default server
+//! (`default_server`, else the first server listening there).
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+
+use peregrine_conf::model::{ServerConf, ServerName};
+
+/// Longest Host kept in a stack buffer for lowercasing; longer ones (nginx
+/// allows up to the header buffer size) are lowercased on the heap.
+const HOST_STACK_LEN: usize = 256;
+
+/// The servers listening on one address, with their names indexed.
+#[derive(Debug)]
+struct AddrTable {
+    addr: SocketAddr,
+    default: usize,
+    /// Whether more than one server listens here; nginx skips the name
+    /// lookup otherwise (`ngx_http_optimize_servers`).
+    several: bool,
+    exact: HashMap<String, usize>,
+    /// (suffix like `.example.com`, also matches the bare name, server),
+    /// longest first.
+    wild_start: Vec<(String, bool, usize)>,
+    /// (prefix like `www.example.`, server), longest first.
+    wild_end: Vec<(String, usize)>,
+    regex: Vec<(regex::Regex, usize)>,
+}
+
+/// Server lookup tables for all listen addresses.
+#[derive(Debug, Default)]
+pub(crate) struct ServerIndex {
+    tables: Vec<AddrTable>,
+}
+
+impl ServerIndex {
+    /// Builds the tables; server `i` is `servers[i]`.
+    pub(crate) fn new(servers: &[std::sync::Arc<ServerConf>]) -> ServerIndex {
+        let mut tables: Vec<AddrTable> = Vec::new();
+        for (si, server) in servers.iter().enumerate() {
+            for listen in &server.listen {
+                let pos = match tables.iter().position(|t| t.addr == listen.addr) {
+                    Some(p) => p,
+                    None => {
+                        tables.push(AddrTable {
+                            addr: listen.addr,
+                            default: si,
+                            several: false,
+                            exact: HashMap::new(),
+                            wild_start: Vec::new(),
+                            wild_end: Vec::new(),
+                            regex: Vec::new(),
+                        });
+                        tables.len() - 1
+                    }
+                };
+                let t = &mut tables[pos];
+                if t.default != si {
+                    t.several = true;
+                }
+                if listen.default_server {
+                    t.default = si;
+                }
+                add_names(t, server, si);
+            }
+        }
+        for t in &mut tables {
+            t.wild_start.sort_by_key(|w| std::cmp::Reverse(w.0.len()));
+            t.wild_end.sort_by_key(|w| std::cmp::Reverse(w.0.len()));
+        }
+        ServerIndex { tables }
+    }
+
+    /// The index of the server for a connection accepted on `local` with
+    /// this Host (`None`: no Host, looked up as the empty name as nginx does).
+    pub(crate) fn find(&self, local: SocketAddr, host: Option<&str>) -> Option<usize> {
+        let table = self
+            .tables
+            .iter()
+            .find(|t| t.addr == local)
+            .or_else(|| {
+                self.tables.iter().find(|t| {
+                    t.addr.ip().is_unspecified()
+                        && t.addr.port() == local.port()
+                        && t.addr.is_ipv4() == local.is_ipv4()
+                })
+            })
+            .or_else(|| self.tables.iter().find(|t| t.addr.port() == local.port()))
+            .or(self.tables.first())?;
+        if !table.several {
+            return Some(table.default);
+        }
+        let raw = host.unwrap_or("");
+        let mut buf = [0u8; HOST_STACK_LEN];
+        let heap;
+        let name = if raw.len() <= HOST_STACK_LEN {
+            let b = &mut buf[..raw.len()];
+            b.copy_from_slice(raw.as_bytes());
+            b.make_ascii_lowercase();
+            std::str::from_utf8(b).unwrap_or("")
+        } else {
+            heap = raw.to_ascii_lowercase();
+            heap.as_str()
+        };
+        Some(lookup(table, normalize_host(name)).unwrap_or(table.default))
+    }
+}
+
+fn add_names(t: &mut AddrTable, server: &ServerConf, si: usize) {
+    for name in &server.server_names {
+        match name {
+            // nginx: the first server defining a name keeps it
+            // ("conflicting server name ... ignored").
+            ServerName::Exact(n) => {
+                t.exact.entry(n.to_ascii_lowercase()).or_insert(si);
+            }
+            ServerName::WildcardStart { suffix, also_bare } => {
+                let suffix = suffix.to_ascii_lowercase();
+                if *also_bare {
+                    let bare = suffix.trim_start_matches('.').to_string();
+                    t.exact.entry(bare).or_insert(si);
+                }
+                if !t.wild_start.iter().any(|w| w.0 == suffix) {
+                    t.wild_start.push((suffix, *also_bare, si));
+                }
+            }
+            ServerName::WildcardEnd(prefix) => {
+                let prefix = prefix.to_ascii_lowercase();
+                if !t.wild_end.iter().any(|w| w.0 == prefix) {
+                    t.wild_end.push((prefix, si));
+                }
+            }
+            ServerName::Regex(re) => t.regex.push((re.clone(), si)),
+        }
+    }
+}
+
+/// Strips the port and one trailing dot, as `ngx_http_validate_host`.
+fn normalize_host(host: &str) -> &str {
+    let host = if host.starts_with('[') {
+        match host.find(']') {
+            Some(end) => &host[..=end],
+            None => host,
+        }
+    } else {
+        match host.rfind(':') {
+            Some(colon) => &host[..colon],
+            None => host,
+        }
+    };
+    host.strip_suffix('.').unwrap_or(host)
+}
+
+fn lookup(t: &AddrTable, name: &str) -> Option<usize> {
+    if let Some(&si) = t.exact.get(name) {
+        return Some(si);
+    }
+    for (suffix, _, si) in &t.wild_start {
+        // `*.example.com` needs at least one label before the suffix.
+        if name.len() > suffix.len() && name.ends_with(suffix.as_str()) {
+            return Some(*si);
+        }
+    }
+    for (prefix, si) in &t.wild_end {
+        if name.len() > prefix.len() && name.starts_with(prefix.as_str()) {
+            return Some(*si);
+        }
+    }
+    t.regex
+        .iter()
+        .find(|(re, _)| re.is_match(name))
+        .map(|(_, si)| *si)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures::{server, ListenSpec};
+
+    fn idx(specs: &[(&[ListenSpec], &[&str])]) -> ServerIndex {
+        let servers: Vec<_> = specs
+            .iter()
+            .map(|(l, n)| std::sync::Arc::new(server(l, n, Vec::new())))
+            .collect();
+        ServerIndex::new(&servers)
+    }
+
+    fn a(s: &str) -> SocketAddr {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn name_order_exact_then_wildcards_then_regex() {
+        let l: &[ListenSpec] = &[("0.0.0.0:80", false)];
+        let i = idx(&[
+            (l, &["default.test"]),
+            (l, &["~^www\\d+\\.example\\.com$"]),
+            (l, &["*.example.com"]),
+            (l, &["*.a.example.com"]),
+            (l, &["www.example.*"]),
+            (l, &["www.example.com"]),
+            (l, &[".bare.org"]),
+        ]);
+        let f = |h| i.find(a("127.0.0.1:80"), Some(h));
+        assert_eq!(f("www.example.com"), Some(5));
+        assert_eq!(f("WWW.Example.COM."), Some(5));
+        assert_eq!(f("www.example.com:80"), Some(5));
+        assert_eq!(f("x.a.example.com"), Some(3));
+        assert_eq!(f("www1.example.com"), Some(2), "wildcard beats regex");
+        assert_eq!(f("www.example.org"), Some(4));
+        assert_eq!(f("example.com"), Some(0));
+        assert_eq!(f("bare.org"), Some(6));
+        assert_eq!(f("x.bare.org"), Some(6));
+        assert_eq!(f("nothing"), Some(0));
+        assert_eq!(i.find(a("127.0.0.1:80"), None), Some(0));
+    }
+
+    #[test]
+    fn regex_in_config_order_and_default_server_flag() {
+        let l: &[ListenSpec] = &[("0.0.0.0:80", false)];
+        let d: &[ListenSpec] = &[("0.0.0.0:80", true)];
+        let i = idx(&[(l, &["a.test"]), (l, &["~^b"]), (l, &["~^bc"]), (d, &["z.test"])]);
+        let f = |h| i.find(a("10.0.0.1:80"), Some(h));
+        assert_eq!(f("bcd"), Some(1));
+        assert_eq!(f("unknown"), Some(3));
+        assert_eq!(f("a.test"), Some(0));
+    }
+
+    #[test]
+    fn address_specific_listen_wins_over_wildcard() {
+        let w: &[ListenSpec] = &[("0.0.0.0:80", false)];
+        let s: &[ListenSpec] = &[("127.0.0.1:80", false)];
+        let o: &[ListenSpec] = &[("0.0.0.0:81", false)];
+        let i = idx(&[(w, &["a.test"]), (s, &["b.test"]), (o, &["a.test"])]);
+        assert_eq!(i.find(a("127.0.0.1:80"), Some("a.test")), Some(1));
+        assert_eq!(i.find(a("10.1.1.1:80"), Some("b.test")), Some(0));
+        assert_eq!(i.find(a("10.1.1.1:81"), Some("b.test")), Some(2));
+    }
+
+    #[test]
+    fn first_server_keeps_a_duplicate_name() {
+        let l: &[ListenSpec] = &[("0.0.0.0:80", false)];
+        let i = idx(&[(l, &["x"]), (l, &["dup"]), (l, &["dup"])]);
+        assert_eq!(i.find(a("1.1.1.1:80"), Some("dup")), Some(1));
+    }
+
+    #[test]
+    fn empty_name_serves_requests_without_host() {
+        let l: &[ListenSpec] = &[("0.0.0.0:80", false)];
+        let i = idx(&[(l, &["a.test"]), (l, &[""])]);
+        assert_eq!(i.find(a("1.1.1.1:80"), None), Some(1));
+    }
+}

@@ -1,0 +1,144 @@
+//! The nginx variables usable in `return`, `try_files` and `error_page`
+//! arguments (`$name` and `${name}`). Unknown names expand to nothing
+//! (nginx refuses them when loading the configuration).
+
+use std::net::SocketAddr;
+
+use crate::request::RequestView;
+
+/// What the expansion can see.
+pub(crate) struct VarCtx<'a> {
+    pub req: &'a RequestView<'a>,
+    pub uri: &'a str,
+    pub args: Option<&'a str>,
+    pub local: SocketAddr,
+    pub peer: SocketAddr,
+    pub server_name: &'a str,
+    pub document_root: &'a str,
+}
+
+impl VarCtx<'_> {
+    fn push(&self, out: &mut String, name: &str) {
+        use std::fmt::Write;
+        match name {
+            "uri" | "document_uri" => out.push_str(self.uri),
+            "request_uri" => out.push_str(self.req.target),
+            "args" | "query_string" => out.push_str(self.args.unwrap_or("")),
+            "is_args" => {
+                if self.args.is_some_and(|a| !a.is_empty()) {
+                    out.push('?');
+                }
+            }
+            "host" => match self.req.host {
+                Some(h) if !h.is_empty() => out.push_str(h),
+                _ => out.push_str(self.server_name),
+            },
+            "server_name" => out.push_str(self.server_name),
+            "scheme" => out.push_str("http"),
+            "request_method" => out.push_str(self.req.method_name),
+            "server_port" => {
+                let _ = write!(out, "{}", self.local.port());
+            }
+            "server_addr" => {
+                let _ = write!(out, "{}", self.local.ip());
+            }
+            "remote_addr" => {
+                let _ = write!(out, "{}", self.peer.ip());
+            }
+            "remote_port" => {
+                let _ = write!(out, "{}", self.peer.port());
+            }
+            "document_root" => out.push_str(self.document_root),
+            _ => {
+                if let Some(h) = name.strip_prefix("http_") {
+                    let header: String = h.chars().map(|c| if c == '_' { '-' } else { c }).collect();
+                    out.push_str(self.req.header(&header).unwrap_or(""));
+                } else if let Some(a) = name.strip_prefix("arg_") {
+                    out.push_str(arg(self.args.unwrap_or(""), a).unwrap_or(""));
+                }
+            }
+        }
+    }
+
+    /// Expands every `$name` / `${name}` in `template`.
+    pub(crate) fn expand(&self, template: &str) -> String {
+        let mut out = String::with_capacity(template.len() + 32);
+        let b = template.as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            if b[i] != b'$' {
+                let next = template[i..].find('$').map_or(b.len(), |n| i + n);
+                out.push_str(&template[i..next]);
+                i = next;
+                continue;
+            }
+            let (name, end) = if b.get(i + 1) == Some(&b'{') {
+                match template[i + 2..].find('}') {
+                    Some(n) => (&template[i + 2..i + 2 + n], i + 3 + n),
+                    None => (&template[i + 2..], b.len()),
+                }
+            } else {
+                let n = template[i + 1..]
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .unwrap_or(b.len() - i - 1);
+                (&template[i + 1..i + 1 + n], i + 1 + n)
+            };
+            if name.is_empty() {
+                out.push('$');
+            } else {
+                self.push(&mut out, name);
+            }
+            i = end;
+        }
+        out
+    }
+}
+
+/// `$arg_NAME`: the first `NAME=value` of the query (case-insensitive name).
+fn arg<'a>(args: &'a str, name: &str) -> Option<&'a str> {
+    args.split('&').find_map(|kv| {
+        let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+        k.eq_ignore_ascii_case(name).then_some(v)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::request::Method;
+
+    #[test]
+    fn expands_common_variables() {
+        let hdr = [("User-Agent", "curl")];
+        let req = RequestView {
+            method: Method::Get,
+            method_name: "GET",
+            version: (1, 1),
+            path: "/a b",
+            args: Some("x=1&Y=2"),
+            target: "/a%20b?x=1&Y=2",
+            host: Some("example.com"),
+            content_length: None,
+            headers: &hdr[..],
+        };
+        let v = VarCtx {
+            req: &req,
+            uri: "/a b",
+            args: req.args,
+            local: "127.0.0.1:8080".parse().unwrap(),
+            peer: "10.0.0.1:5555".parse().unwrap(),
+            server_name: "srv",
+            document_root: "/www",
+        };
+        assert_eq!(
+            v.expand("https://$host$request_uri"),
+            "https://example.com/a%20b?x=1&Y=2"
+        );
+        assert_eq!(v.expand("$uri$is_args$args"), "/a b?x=1&Y=2");
+        assert_eq!(v.expand("${uri}.html"), "/a b.html");
+        assert_eq!(v.expand("$arg_y-$http_user_agent-$server_port"), "2-curl-8080");
+        assert_eq!(v.expand("$ $unknown end$"), "$  end$");
+        assert_eq!(v.expand("${unterminated"), "");
+        assert_eq!(v.expand("$remote_addr $scheme"), "10.0.0.1 http");
+    }
+}

@@ -1,0 +1,499 @@
+//! One client connection: the per-connection state machine.
+//!
+//! ```text
+//!  accept ─► Idle ─first byte─► Head ─parsed─► Send ─written─┬─► Idle (keep-alive)
+//!             ▲                  ▲                            ├─► Head (pipelined bytes left)
+//!             │                  └────────────────────────────┤
+//!             └──────────── Discard (body still arriving) ◄───┤
+//!                                                             └─► Linger ─► closed
+//! ```
+//!
+//! Readiness is edge-triggered (`mio`), so the connection remembers whether
+//! the socket may still have bytes (`readable`) or room (`writable`) and
+//! only goes back to the event loop after `WouldBlock`. A request is parsed
+//! only after the previous response is completely written: pipelined
+//! requests are answered in order and a slow reader cannot make the worker
+//! buffer unbounded responses.
+
+use std::io::{self, Read};
+use std::net::Shutdown;
+use std::time::{Duration, Instant, SystemTime};
+
+use mio::net::TcpStream;
+use peregrine_codec::{BodyDecoder, Limits};
+use peregrine_conf::model::LogLevel;
+use peregrine_core::ConnInfo;
+
+use crate::errlog::{self, Context};
+use crate::exchange::Exchange;
+use crate::stats::Gauge;
+use crate::timer::{TimerState, Timers};
+use crate::worker::Ctx;
+
+/// nginx's `lingering_time` default: the longest a closing connection keeps
+/// reading (and discarding) what the client still sends.
+pub const LINGERING_TIME: Duration = Duration::from_secs(30);
+/// nginx's `lingering_timeout` default: the longest wait for more bytes
+/// while lingering or discarding a body after the response.
+pub const LINGERING_TIMEOUT: Duration = Duration::from_secs(5);
+/// Bytes read and thrown away in lingering close before giving up (nginx
+/// bounds only the time; a fast client could otherwise keep a worker busy
+/// for the whole `LINGERING_TIME`).
+pub const LINGERING_MAX_BYTES: u64 = 1 << 20;
+
+/// What the worker knows about one listening address, for its connections.
+pub struct ListenCtx {
+    pub limits: Limits,
+    /// `client_header_timeout` of the address's default server.
+    pub header_timeout: Duration,
+    /// `reset_timedout_connection` of the default server (header timeouts).
+    pub reset_timedout: bool,
+    /// The default server's first name (`server:` in error-log lines).
+    pub server_name: String,
+    /// Largest head buffer: the codec's limits plus one read's slack.
+    pub max_head: usize,
+}
+
+/// A connection's read buffer: `data[start..end]` is received, unconsumed.
+pub struct Buf {
+    pub data: Vec<u8>,
+    pub start: usize,
+    pub end: usize,
+}
+
+impl Buf {
+    pub fn pending(&self) -> &[u8] {
+        &self.data[self.start..self.end]
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Waiting for the first byte of a request: a fresh connection
+    /// (`keepalive == false`, under the header timeout since accept) or a
+    /// kept-alive one (under `keepalive_timeout`).
+    Idle { keepalive: bool },
+    /// Reading a request head.
+    Head,
+    /// Writing a response (and discarding any body that arrives meanwhile).
+    Send,
+    /// Response written; the request body is still arriving and must be
+    /// read and thrown away before the next request.
+    Discard { until: Instant },
+    /// Closing: write side shut, reading and discarding until EOF.
+    Linger { until: Instant, read: u64 },
+}
+
+/// How a connection is to be closed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Close {
+    /// Normal close (FIN).
+    Normal,
+    /// `SO_LINGER 0` then close: RST, nothing left in FIN_WAIT
+    /// (`reset_timedout_connection`).
+    Reset,
+}
+
+/// What one step of the state machine leads to.
+pub enum Step {
+    Continue,
+    Wait,
+    Close(Close),
+}
+
+pub struct Conn {
+    pub stream: TcpStream,
+    pub info: ConnInfo,
+    /// Index of the listening address in the worker's [`ListenCtx`] table.
+    pub lst: usize,
+    pub phase: Phase,
+    pub rbuf: Option<Buf>,
+    pub ex: Option<Box<Exchange>>,
+    pub timer: TimerState,
+    pub readable: bool,
+    pub writable: bool,
+    pub gauge: Gauge,
+    pub corked: bool,
+    pub nodelay: bool,
+    /// When the current request's first byte was read.
+    pub req_start: SystemTime,
+    /// The current request was buffered behind the previous one.
+    pub pipelined: bool,
+}
+
+impl Conn {
+    pub fn new(stream: TcpStream, info: ConnInfo, lst: usize, now: SystemTime) -> Conn {
+        Conn {
+            stream,
+            info,
+            lst,
+            phase: Phase::Idle { keepalive: false },
+            rbuf: None,
+            ex: None,
+            timer: TimerState::default(),
+            readable: false,
+            writable: true,
+            gauge: Gauge::None,
+            corked: false,
+            nodelay: false,
+            req_start: now,
+            pipelined: false,
+        }
+    }
+
+    pub fn set_gauge(&mut self, g: Gauge, cx: &Ctx) {
+        cx.stats.shift(self.gauge, g);
+        self.gauge = g;
+    }
+
+    pub fn buffered(&self) -> usize {
+        self.rbuf.as_ref().map_or(0, |b| b.end - b.start)
+    }
+
+    /// Gives the read buffer back when it holds nothing unconsumed, so an
+    /// idle connection holds no buffer.
+    pub fn release_empty_buf(&mut self, cx: &mut Ctx) {
+        if self.buffered() == 0
+            && let Some(b) = self.rbuf.take()
+        {
+            cx.pool.put_read_buf(b.data);
+        }
+    }
+
+    /// Runs the state machine until it must wait for the socket or close.
+    pub fn drive(&mut self, key: usize, cx: &mut Ctx) -> Option<Close> {
+        loop {
+            let step = match self.phase {
+                Phase::Idle { .. } | Phase::Head => self.step_head(key, cx),
+                Phase::Send => self.step_send(key, cx),
+                Phase::Discard { .. } => self.step_discard(key, cx),
+                Phase::Linger { .. } => self.step_linger(key, cx),
+            };
+            match step {
+                Step::Continue => {}
+                Step::Wait => return None,
+                Step::Close(c) => return Some(c),
+            }
+        }
+    }
+
+    /// Reads more bytes into the read buffer, growing it up to `max`.
+    pub fn fill(&mut self, cx: &mut Ctx, max: usize) -> io::Result<usize> {
+        let b = self.rbuf.get_or_insert_with(|| Buf {
+            data: cx.pool.read_buf(),
+            start: 0,
+            end: 0,
+        });
+        if b.start == b.end {
+            b.start = 0;
+            b.end = 0;
+        }
+        if b.end == b.data.len() {
+            if b.start > 0 {
+                b.data.copy_within(b.start..b.end, 0);
+                b.end -= b.start;
+                b.start = 0;
+            } else if b.data.len() < max {
+                let n = (b.data.len() * 2).clamp(crate::pool::READ_BUF_SIZE, max);
+                b.data.resize(n, 0);
+            } else {
+                return Err(io::Error::other("request head exceeds every buffer"));
+            }
+        }
+        let room = b.data.len() - b.end;
+        let n = self.stream.read(&mut b.data[b.end..])?;
+        b.end += n;
+        if n < room {
+            // A short read drained the socket; with edge-triggered epoll any
+            // later arrival raises a new event (nginx clears `rev->ready`
+            // the same way), so no extra read just to see EAGAIN.
+            self.readable = false;
+        }
+        Ok(n)
+    }
+
+    /// [`Conn::fill`] with the outcomes every reader handles alike: `None`
+    /// after `WouldBlock`/`EINTR` (flag updated), `Some(0)` at EOF.
+    fn read_some(&mut self, cx: &mut Ctx, max: usize, doing: &str) -> Result<Option<usize>, Close> {
+        match self.fill(cx, max) {
+            Ok(n) => Ok(Some(n)),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                self.readable = false;
+                Ok(None)
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(None),
+            Err(e) => {
+                self.log(
+                    cx,
+                    LogLevel::Info,
+                    &errlog::with_os_error("recv() failed", &e),
+                    doing,
+                );
+                Err(Close::Normal)
+            }
+        }
+    }
+
+    fn step_head(&mut self, key: usize, cx: &mut Ctx) -> Step {
+        if self.buffered() > 0 {
+            if let Phase::Idle { keepalive } = self.phase {
+                self.begin_request(key, cx, keepalive);
+            }
+            if let Some(step) = self.try_parse(cx) {
+                return step;
+            }
+        }
+        if !self.readable {
+            if matches!(self.phase, Phase::Idle { .. }) {
+                self.release_empty_buf(cx);
+            }
+            return Step::Wait;
+        }
+        let max = cx.lctx(self.lst).max_head;
+        let doing = if self.phase == Phase::Head {
+            "while reading client request headers"
+        } else {
+            "while waiting for request"
+        };
+        match self.read_some(cx, max, doing) {
+            Ok(Some(0)) => {
+                if self.phase == Phase::Head {
+                    self.log(
+                        cx,
+                        LogLevel::Info,
+                        "client prematurely closed connection",
+                        doing,
+                    );
+                }
+                Step::Close(Close::Normal)
+            }
+            Ok(_) => Step::Continue,
+            Err(c) => Step::Close(c),
+        }
+    }
+
+    /// The first byte of a request arrived (nginx creates the request here:
+    /// `requests` and `Reading` count from now).
+    pub fn begin_request(&mut self, key: usize, cx: &mut Ctx, rearm: bool) {
+        self.pipelined = matches!(self.phase, Phase::Send);
+        self.phase = Phase::Head;
+        self.req_start = cx.wall;
+        cx.stats.request();
+        self.set_gauge(Gauge::Reading, cx);
+        if rearm {
+            // A fresh connection's header timeout runs from accept (nginx's
+            // post-accept timer); a kept-alive one's from this first byte.
+            let d = cx.lctx(self.lst).header_timeout;
+            Timers::disarm(&mut self.timer);
+            cx.timers.arm(&mut self.timer, key, cx.now, d);
+        }
+    }
+
+    fn try_parse(&mut self, cx: &mut Ctx) -> Option<Step> {
+        let mut req = cx.pool.request();
+        let b = self.rbuf.as_mut()?;
+        let parsed =
+            peregrine_codec::parse_request(b.pending(), &cx.lctx(self.lst).limits, &mut req);
+        match parsed {
+            Ok(peregrine_codec::Parsed::Partial) => {
+                cx.pool.put_request(req);
+                None
+            }
+            Ok(peregrine_codec::Parsed::Complete(n)) => {
+                b.start += n;
+                Some(self.start_exchange(req, cx))
+            }
+            Err(e) => {
+                cx.pool.put_request(req);
+                Some(self.start_error(e, cx))
+            }
+        }
+    }
+
+    /// Discards body bytes already buffered; true when the body is complete.
+    pub fn discard_buffered(&mut self) -> Result<bool, peregrine_codec::HttpError> {
+        let Some(ex) = self.ex.as_mut() else {
+            return Ok(true);
+        };
+        let Some(dec) = ex.body.as_mut() else {
+            return Ok(true);
+        };
+        if let Some(b) = self.rbuf.as_mut() {
+            while b.start < b.end {
+                let p = dec.decode(b.pending())?;
+                b.start += p.consumed;
+                ex.request_length += p.consumed as u64;
+                if p.done {
+                    ex.body = None;
+                    return Ok(true);
+                }
+                if p.consumed == 0 {
+                    break;
+                }
+            }
+        }
+        Ok(dec_done(ex.body.as_ref()))
+    }
+
+    fn step_discard(&mut self, key: usize, cx: &mut Ctx) -> Step {
+        let Phase::Discard { until } = self.phase else {
+            return Step::Continue;
+        };
+        match self.discard_buffered() {
+            Ok(true) => return self.complete(key, cx),
+            Ok(false) => {}
+            Err(_) => return Step::Close(Close::Normal),
+        }
+        if cx.now >= until {
+            return Step::Close(Close::Normal);
+        }
+        if !self.readable {
+            let d = LINGERING_TIMEOUT.min(until - cx.now);
+            cx.timers.arm(&mut self.timer, key, cx.now, d);
+            return Step::Wait;
+        }
+        match self.read_some(
+            cx,
+            crate::pool::READ_BUF_SIZE,
+            "while discarding request body",
+        ) {
+            Ok(Some(0)) => Step::Close(Close::Normal),
+            Ok(_) => Step::Continue,
+            Err(c) => Step::Close(c),
+        }
+    }
+
+    /// Enters lingering close: nginx's `ngx_http_set_lingering_close`.
+    pub fn start_linger(&mut self, key: usize, cx: &mut Ctx) -> Step {
+        let _ = self.stream.shutdown(Shutdown::Write);
+        if let Some(b) = self.rbuf.as_mut() {
+            b.start = b.end;
+        }
+        self.phase = Phase::Linger {
+            until: cx.now + LINGERING_TIME,
+            read: 0,
+        };
+        Timers::disarm(&mut self.timer);
+        cx.timers
+            .arm(&mut self.timer, key, cx.now, LINGERING_TIMEOUT);
+        Step::Continue
+    }
+
+    fn step_linger(&mut self, key: usize, cx: &mut Ctx) -> Step {
+        let Phase::Linger { until, read } = self.phase else {
+            return Step::Continue;
+        };
+        if cx.now >= until || read >= LINGERING_MAX_BYTES {
+            return Step::Close(Close::Normal);
+        }
+        if !self.readable {
+            return Step::Wait;
+        }
+        match self.fill(cx, crate::pool::READ_BUF_SIZE) {
+            Ok(0) => Step::Close(Close::Normal),
+            Ok(n) => {
+                if let Some(b) = self.rbuf.as_mut() {
+                    b.start = b.end;
+                }
+                self.phase = Phase::Linger {
+                    until,
+                    read: read + n as u64,
+                };
+                // nginx re-arms lingering_timeout after every read.
+                let d = LINGERING_TIMEOUT.min(until.saturating_duration_since(cx.now));
+                cx.timers.arm(&mut self.timer, key, cx.now, d);
+                Step::Continue
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                self.readable = false;
+                Step::Wait
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => Step::Continue,
+            Err(_) => Step::Close(Close::Normal),
+        }
+    }
+
+    /// A timer of this connection fired.
+    pub fn on_timeout(&mut self, cx: &mut Ctx) -> Close {
+        let timedout = io::Error::from_raw_os_error(libc::ETIMEDOUT);
+        let text = errlog::with_os_error("client timed out", &timedout);
+        match self.phase {
+            Phase::Idle { keepalive: true } | Phase::Discard { .. } | Phase::Linger { .. } => {
+                Close::Normal
+            }
+            Phase::Idle { keepalive: false } if cx.draining => Close::Normal,
+            Phase::Idle { keepalive: false } | Phase::Head => {
+                let doing = if self.phase == Phase::Head {
+                    "while reading client request headers"
+                } else {
+                    "while waiting for request"
+                };
+                self.log(cx, LogLevel::Info, &text, doing);
+                if cx.lctx(self.lst).reset_timedout {
+                    Close::Reset
+                } else {
+                    Close::Normal
+                }
+            }
+            Phase::Send => {
+                self.log(
+                    cx,
+                    LogLevel::Info,
+                    &text,
+                    "while sending response to client",
+                );
+                let reset = self
+                    .ex
+                    .as_ref()
+                    .and_then(|e| e.conf())
+                    .is_some_and(|c| c.reset_timedout_connection);
+                if reset { Close::Reset } else { Close::Normal }
+            }
+        }
+    }
+
+    /// Logs `text doing` with nginx's connection context.
+    pub fn log(&self, cx: &Ctx, level: LogLevel, text: &str, doing: &str) {
+        if level < cx.log_level {
+            return;
+        }
+        let req = self.ex.as_ref().and_then(|e| e.req.as_deref());
+        let server = self
+            .ex
+            .as_ref()
+            .and_then(|e| e.resp.server.as_ref())
+            .and_then(|s| s.server_names.first())
+            .map(crate::exchange::server_name_text)
+            .unwrap_or_else(|| cx.lctx(self.lst).server_name.clone());
+        let ctx = Context {
+            id: self.info.id,
+            peer: self.info.peer,
+            server: &server,
+            request: req.map(|r| r.request_line()),
+            host: req.and_then(|r| r.host()),
+        };
+        let msg = if doing.is_empty() {
+            text.to_string()
+        } else {
+            format!("{text} {doing}")
+        };
+        (cx.errlog)(level, &errlog::conn_message(&ctx, &msg));
+    }
+}
+
+fn dec_done(d: Option<&BodyDecoder>) -> bool {
+    d.is_none_or(BodyDecoder::is_done)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An idle keep-alive connection is its slot in the worker's table and
+    /// nothing else (no buffer, no exchange): keep that slot small.
+    #[test]
+    fn idle_connection_footprint() {
+        let size = std::mem::size_of::<Option<Conn>>();
+        assert!(size <= 256, "Conn slot is {size} bytes");
+    }
+}

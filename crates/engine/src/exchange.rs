@@ -1,0 +1,367 @@
+//! One request/response exchange on a connection: from a parsed head (or a
+//! parse error) to the response written, the body discarded, the access
+//! log called, and the connection kept alive or closed.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::time::Duration;
+
+use peregrine_codec::{BodyDecoder, BodyKind, HttpError, Request};
+use peregrine_conf::model::{LocConf, LogLevel, ServerName};
+use peregrine_core::Response;
+
+use crate::AccessEntry;
+use crate::conn::{Close, Conn, LINGERING_TIME, Phase, Step};
+use crate::stats::Gauge;
+use crate::timer::Timers;
+use crate::worker::Ctx;
+use crate::write::{ConnHeader, Output, Progress, WriteError, serialize_head};
+
+pub struct Exchange {
+    /// `None` when the head failed to parse.
+    pub req: Option<Box<Request>>,
+    pub resp: Response,
+    pub out: Output,
+    /// Decoder of a request body still to discard.
+    pub body: Option<BodyDecoder>,
+    /// Head plus body bytes read (`$request_length`).
+    pub request_length: u64,
+    /// The head said `Connection: keep-alive` (may still close if draining).
+    pub keepalive: bool,
+    /// Close with lingering (errors: nginx lingers so the client reads the
+    /// error page before a RST could destroy it).
+    pub linger: bool,
+}
+
+impl Exchange {
+    pub fn conf(&self) -> Option<&Arc<LocConf>> {
+        self.resp.conf.as_ref()
+    }
+}
+
+/// nginx's text of a server name in log lines.
+pub fn server_name_text(n: &ServerName) -> String {
+    match n {
+        ServerName::Exact(s) => s.clone(),
+        ServerName::WildcardStart {
+            suffix,
+            also_bare: true,
+        } => suffix.clone(),
+        ServerName::WildcardStart {
+            suffix,
+            also_bare: false,
+        } => format!("*{suffix}"),
+        ServerName::WildcardEnd(p) => format!("{p}*"),
+        ServerName::Regex(r) => format!("~{}", r.as_str()),
+    }
+}
+
+fn body_pending(kind: BodyKind) -> bool {
+    match kind {
+        BodyKind::None | BodyKind::Length(0) => false,
+        BodyKind::Length(_) | BodyKind::Chunked => true,
+    }
+}
+
+impl Conn {
+    /// A head was parsed: ask core, then queue the response.
+    pub fn start_exchange(&mut self, req: Box<Request>, cx: &mut Ctx) -> Step {
+        self.info.requests += 1;
+        self.set_gauge(Gauge::Writing, cx);
+        Timers::disarm(&mut self.timer);
+        let resp = self.answer(&req, cx);
+        if resp.status == 444 {
+            // nginx's `return 444`: close without sending anything.
+            self.ex = Some(Box::new(Exchange {
+                out: Output::new(Vec::new(), &peregrine_core::Body::Empty, true, false),
+                req: Some(req),
+                resp,
+                body: None,
+                request_length: 0,
+                keepalive: false,
+                linger: false,
+            }));
+            self.log_access(cx);
+            return Step::Close(Close::Normal);
+        }
+        let kind = req.body_kind();
+        let pending = body_pending(kind);
+        let conf = resp.conf.clone();
+        let keepalive = resp.keepalive
+            && req.keep_alive()
+            && !cx.draining
+            && conf.as_ref().is_some_and(|c| {
+                !c.keepalive_timeout.is_zero() && self.info.requests < c.keepalive_requests
+            });
+        // nginx sends 100 Continue when it reads or discards the body for a
+        // normal response; error pages (special responses) set
+        // `expect_tested` first and never send it.
+        let expect = req.expect_continue() && pending && (resp.status < 300 || resp.status == 304);
+        let linger = !resp.keepalive;
+        self.queue(
+            Some(req),
+            resp,
+            keepalive,
+            expect,
+            linger,
+            pending.then(|| BodyDecoder::new(kind)),
+            cx,
+        )
+    }
+
+    /// Core's response, or 500 if it panicked, or 413 when the announced
+    /// body is over `client_max_body_size`.
+    fn answer(&mut self, req: &Request, cx: &mut Ctx) -> Response {
+        let mut resp = match catch_unwind(AssertUnwindSafe(|| {
+            cx.core.handle(&self.info, req, cx.wall)
+        })) {
+            Ok(r) => r,
+            Err(p) => {
+                // A bug in request processing costs this request (500, as
+                // nginx answers an internal error), not the worker's other
+                // connections.
+                let why = crate::master::panic_text(&*p);
+                self.log(
+                    cx,
+                    LogLevel::Alert,
+                    &format!("request processing panicked: {why}"),
+                    "",
+                );
+                let mut r = cx.core.error_response(500);
+                r.keepalive = false;
+                r
+            }
+        };
+        let kind = req.body_kind();
+        // nginx checks client_max_body_size once the location is known
+        // (ngx_http_core_find_config_handler) and answers 413 with close.
+        if let (Some(c), BodyKind::Length(n)) = (&resp.conf, kind)
+            && c.client_max_body_size > 0
+            && n > c.client_max_body_size
+            && resp.status != 413
+        {
+            let conf = resp.conf.clone();
+            let server = resp.server.clone();
+            resp = cx.core.error_response(413);
+            resp.keepalive = false;
+            resp.conf = resp.conf.or(conf);
+            resp.server = resp.server.or(server);
+        }
+        resp
+    }
+
+    /// The head could not be parsed: nginx's error page, then close.
+    pub fn start_error(&mut self, e: HttpError, cx: &mut Ctx) -> Step {
+        let doing = if matches!(e.status, 414) || self.buffered() == 0 {
+            "while reading client request line"
+        } else {
+            "while reading client request headers"
+        };
+        self.log(cx, LogLevel::Info, &e.kind.to_string(), doing);
+        self.set_gauge(Gauge::Writing, cx);
+        Timers::disarm(&mut self.timer);
+        // Nothing after a bad head can be trusted as the next request.
+        if let Some(b) = self.rbuf.as_mut() {
+            b.start = b.end;
+        }
+        let mut resp = cx.core.error_response(e.status);
+        resp.keepalive = false;
+        self.queue(None, resp, false, false, true, None, cx)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn queue(
+        &mut self,
+        req: Option<Box<Request>>,
+        mut resp: Response,
+        keepalive: bool,
+        expect: bool,
+        linger: bool,
+        body: Option<BodyDecoder>,
+        cx: &mut Ctx,
+    ) -> Step {
+        resp.status = peregrine_codec::response::wire_status(resp.status);
+        let conf = resp.conf.clone();
+        let mut head = cx.pool.head_buf();
+        let ch = ConnHeader {
+            keepalive,
+            keepalive_header: conf.as_ref().and_then(|c| c.keepalive_header),
+        };
+        serialize_head(&mut head, &resp, cx.date.get(cx.wall), &ch, expect);
+        let sendfile = conf.as_ref().is_some_and(|c| c.sendfile);
+        let out = Output::new(head, &resp.body, resp.header_only, sendfile);
+        if out.sends_file() && conf.as_ref().is_some_and(|c| c.tcp_nopush) && !self.corked {
+            // nginx's tcp_nopush: head and file start in full packets; the
+            // cork comes off when the connection goes idle or closes.
+            self.corked = peregrine_sys::set_tcp_cork(&self.stream, true).is_ok();
+        }
+        let request_length = req.as_ref().map_or(0, |r| r.head_len() as u64);
+        self.ex = Some(Box::new(Exchange {
+            req,
+            resp,
+            out,
+            body,
+            request_length,
+            keepalive,
+            linger,
+        }));
+        self.phase = Phase::Send;
+        Step::Continue
+    }
+
+    pub fn step_send(&mut self, key: usize, cx: &mut Ctx) -> Step {
+        if !self.writable {
+            // Keep the body flowing meanwhile: a client that sends its whole
+            // body before reading would otherwise deadlock with us.
+            return self.discard_while_blocked(cx);
+        }
+        let Some(ex) = self.ex.as_mut() else {
+            return self.complete(key, cx);
+        };
+        match ex.out.write(&mut self.stream, &mut cx.pool) {
+            Ok(Progress::Done) => self.finish_output(key, cx),
+            Ok(Progress::Blocked) => {
+                self.writable = false;
+                let d = ex
+                    .conf()
+                    .map_or(Duration::from_secs(60), |c| c.send_timeout);
+                cx.timers.arm(&mut self.timer, key, cx.now, d);
+                Step::Continue
+            }
+            Err(WriteError::Truncated) => {
+                let text = "file was truncated";
+                self.log(
+                    cx,
+                    LogLevel::Alert,
+                    text,
+                    "while sending response to client",
+                );
+                Step::Close(Close::Normal)
+            }
+            Err(WriteError::Io(e)) => {
+                let text = crate::errlog::with_os_error("writev() failed", &e);
+                self.log(
+                    cx,
+                    LogLevel::Info,
+                    &text,
+                    "while sending response to client",
+                );
+                Step::Close(Close::Normal)
+            }
+        }
+    }
+
+    fn discard_while_blocked(&mut self, cx: &mut Ctx) -> Step {
+        let pending = self.ex.as_ref().is_some_and(|e| e.body.is_some());
+        if !pending || !self.readable {
+            return Step::Wait;
+        }
+        if self.discard_buffered().is_err() {
+            return Step::Close(Close::Normal);
+        }
+        if self.ex.as_ref().is_some_and(|e| e.body.is_none()) {
+            return Step::Wait;
+        }
+        match self.fill(cx, crate::pool::READ_BUF_SIZE) {
+            Ok(0) => Step::Close(Close::Normal),
+            Ok(_) => Step::Continue,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                self.readable = false;
+                Step::Wait
+            }
+            Err(_) => Step::Close(Close::Normal),
+        }
+    }
+
+    /// The whole response is in the kernel.
+    fn finish_output(&mut self, key: usize, cx: &mut Ctx) -> Step {
+        Timers::disarm(&mut self.timer);
+        match self.discard_buffered() {
+            Ok(true) => self.complete(key, cx),
+            Ok(false) => {
+                // nginx keeps discarding (without shutting the write side)
+                // until the body is in, then keeps alive or closes.
+                self.phase = Phase::Discard {
+                    until: cx.now + LINGERING_TIME,
+                };
+                Step::Continue
+            }
+            Err(_) => {
+                self.log_access(cx);
+                self.start_linger(key, cx)
+            }
+        }
+    }
+
+    /// The exchange is over (body discarded too): log, then keep alive or close.
+    pub fn complete(&mut self, key: usize, cx: &mut Ctx) -> Step {
+        self.log_access(cx);
+        let Some(ex) = self.ex.take() else {
+            return Step::Close(Close::Normal);
+        };
+        let Exchange {
+            req,
+            resp,
+            out,
+            keepalive,
+            linger,
+            ..
+        } = *ex;
+        let (head, file_buf) = out.into_buffers();
+        cx.pool.put_head_buf(head);
+        if let Some(b) = file_buf {
+            cx.pool.put_file_buf(b);
+        }
+        if let Some(r) = req {
+            cx.pool.put_request(r);
+        }
+        Timers::disarm(&mut self.timer);
+        if !keepalive || cx.draining {
+            if linger || self.buffered() > 0 || self.readable {
+                return self.start_linger(key, cx);
+            }
+            return Step::Close(Close::Normal);
+        }
+        let Some(conf) = resp.conf else {
+            return Step::Close(Close::Normal);
+        };
+        if self.corked {
+            self.corked = false;
+            let _ = peregrine_sys::set_tcp_cork(&self.stream, false);
+        }
+        if conf.tcp_nodelay && !self.nodelay {
+            self.nodelay = peregrine_sys::set_tcp_nodelay(&self.stream, true).is_ok();
+        }
+        if self.buffered() > 0 {
+            // Pipelined: the next request is already here.
+            self.begin_request(key, cx, true);
+            return Step::Continue;
+        }
+        self.phase = Phase::Idle { keepalive: true };
+        self.set_gauge(Gauge::Waiting, cx);
+        self.release_empty_buf(cx);
+        cx.timers
+            .arm(&mut self.timer, key, cx.now, conf.keepalive_timeout);
+        Step::Continue
+    }
+
+    fn log_access(&mut self, cx: &mut Ctx) {
+        let Some(log) = cx.access.as_mut() else {
+            return;
+        };
+        let Some(ex) = self.ex.as_ref() else { return };
+        let entry = AccessEntry {
+            conn: &self.info,
+            request: ex.req.as_deref(),
+            response: &ex.resp,
+            status: ex.resp.status,
+            bytes_sent: ex.out.head_bytes + ex.out.body_bytes,
+            body_bytes_sent: ex.out.body_bytes,
+            request_length: ex.request_length,
+            start: self.req_start,
+            end: std::time::SystemTime::now(),
+            pipelined: self.pipelined,
+        };
+        log.log(&entry);
+    }
+}

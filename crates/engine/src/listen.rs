@@ -1,0 +1,163 @@
+//! Listening sockets: which addresses to bind, one `SO_REUSEPORT` socket per
+//! worker per address, kept by the master across reloads.
+//!
+//! nginx without `reuseport` shares one socket among workers; with threads
+//! that would mean every worker polls the same socket (thundering herd or
+//! `EPOLLEXCLUSIVE` imbalance). One socket per worker lets the kernel
+//! spread connections by hash and keeps accept queues per worker, which is
+//! what nginx's `listen ... reuseport` does; Peregrine always does it.
+//!
+//! The master owns the sockets; each worker gets `dup`s of its share. A
+//! reload keeps every socket whose address stays configured, so no
+//! connection is refused: the accept queue lives in the socket, not in the
+//! worker, and the new workers accept from the same queues.
+
+use std::net::{SocketAddr, TcpListener};
+
+use peregrine_conf::model::{Config, ListenConf};
+use socket2::{Domain, Protocol, Socket, Type};
+
+use crate::EngineError;
+
+/// One address to listen on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Spec {
+    /// As configured (port may be 0).
+    pub addr: SocketAddr,
+    pub backlog: i32,
+}
+
+/// The distinct addresses of every `listen`, dropping a specific address
+/// whose port a wildcard of the same family already covers (nginx binds
+/// only the wildcard then, and finds the server by `getsockname`).
+pub fn wanted(conf: &Config) -> Vec<Spec> {
+    let Some(http) = &conf.http else {
+        return Vec::new();
+    };
+    let all: Vec<&ListenConf> = http.servers.iter().flat_map(|s| s.listen.iter()).collect();
+    let mut out: Vec<Spec> = Vec::new();
+    for l in &all {
+        let covered = !l.addr.ip().is_unspecified()
+            && all.iter().any(|w| {
+                w.addr.ip().is_unspecified()
+                    && w.addr.port() == l.addr.port()
+                    && w.addr.is_ipv4() == l.addr.is_ipv4()
+            });
+        if covered || out.iter().any(|s| s.addr == l.addr) {
+            continue;
+        }
+        out.push(Spec {
+            addr: l.addr,
+            backlog: l.backlog,
+        });
+    }
+    out
+}
+
+fn bind_one(addr: SocketAddr, backlog: i32) -> std::io::Result<TcpListener> {
+    let sock = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+    if addr.is_ipv6() {
+        // nginx's default `ipv6only=on`: [::]:80 does not take IPv4.
+        sock.set_only_v6(true)?;
+    }
+    sock.set_reuse_address(true)?;
+    sock.set_reuse_port(true)?;
+    sock.set_nonblocking(true)?;
+    sock.bind(&addr.into())?;
+    sock.listen(backlog)?;
+    Ok(sock.into())
+}
+
+/// The sockets of one address.
+#[derive(Debug)]
+pub struct Bound {
+    pub spec: Spec,
+    /// The address actually bound (port resolved).
+    pub local: SocketAddr,
+    pub sockets: Vec<TcpListener>,
+}
+
+/// Every address's sockets, owned by the master.
+#[derive(Debug, Default)]
+pub struct Listeners {
+    pub bound: Vec<Bound>,
+}
+
+impl Listeners {
+    /// Makes the set match `specs` with at least `per_addr` sockets each:
+    /// keeps existing sockets of unchanged addresses, binds new ones, drops
+    /// removed ones. On error nothing already serving is closed.
+    pub fn reconcile(&mut self, specs: &[Spec], per_addr: usize) -> Result<(), EngineError> {
+        let mut next: Vec<(Bound, bool)> = Vec::with_capacity(specs.len());
+        let mut old = std::mem::take(&mut self.bound);
+        let mut failure = None;
+        for spec in specs {
+            let (mut b, existed) = match old.iter().position(|b| b.spec.addr == spec.addr) {
+                Some(i) => (old.swap_remove(i), true),
+                None => (
+                    Bound {
+                        spec: spec.clone(),
+                        local: spec.addr,
+                        sockets: Vec::new(),
+                    },
+                    false,
+                ),
+            };
+            while failure.is_none() && b.sockets.len() < per_addr.max(1) {
+                let addr = b.local;
+                match bind_one(addr, spec.backlog) {
+                    Ok(s) => {
+                        if b.sockets.is_empty() {
+                            b.local = s.local_addr().unwrap_or(addr);
+                        }
+                        b.sockets.push(s);
+                    }
+                    Err(source) => failure = Some(EngineError::Bind { addr, source }),
+                }
+            }
+            next.push((b, existed));
+        }
+        match failure {
+            None => {
+                self.bound = next.into_iter().map(|(b, _)| b).collect();
+                Ok(())
+            }
+            Some(e) => {
+                // Keep what was serving; sockets bound for new addresses drop.
+                old.extend(
+                    next.into_iter()
+                        .filter(|(_, existed)| *existed)
+                        .map(|(b, _)| b),
+                );
+                self.bound = old;
+                Err(e)
+            }
+        }
+    }
+
+    /// `dup`s of worker `w`'s share: socket `i` of each address goes to
+    /// worker `i % workers` (more sockets than workers after a reload that
+    /// lowered `worker_processes`: none is closed, so none drops its queue).
+    pub fn for_worker(
+        &self,
+        w: usize,
+        workers: usize,
+    ) -> std::io::Result<Vec<(usize, SocketAddr, TcpListener)>> {
+        let mut out = Vec::new();
+        for (ai, b) in self.bound.iter().enumerate() {
+            for (i, s) in b.sockets.iter().enumerate() {
+                if i % workers.max(1) == w {
+                    out.push((ai, b.local, s.try_clone()?));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    pub fn addrs(&self) -> Vec<SocketAddr> {
+        self.bound.iter().map(|b| b.local).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,84 @@
+//! Adapters from the engine's log hooks to peregrine-log, so the binary
+//! wires nginx-format error and access logs with two calls.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use peregrine_conf::model::{Config, LogLevel};
+use peregrine_log::{AccessLogs, ReopenSignal, RequestLog, SerializedHeaders};
+
+use crate::{AccessEntry, AccessLog, AccessLogFactory, ErrorLog};
+
+/// The engine's error hook writing to `elog` (which adds the time, level
+/// and `PID#TID` prefix).
+pub fn error_log_hook(elog: Arc<peregrine_log::ErrorLog>) -> ErrorLog {
+    Arc::new(move |level, msg| elog.log(level, None, format_args!("{msg}")))
+}
+
+/// Per-worker access logs from the configuration each worker serves; they
+/// reopen their files when `reopen` is triggered (`SIGUSR1`).
+pub fn access_log_factory(
+    elog: Arc<peregrine_log::ErrorLog>,
+    reopen: ReopenSignal,
+) -> AccessLogFactory {
+    Arc::new(move |conf: &Arc<Config>| -> Box<dyn AccessLog> {
+        let Some(http) = conf.http.as_ref() else {
+            return Box::new(Off);
+        };
+        match AccessLogs::new(http, elog.clone()) {
+            Ok(mut logs) => {
+                logs.watch(&reopen);
+                Box::new(Nginx { logs })
+            }
+            Err(e) => {
+                elog.log(LogLevel::Alert, None, format_args!("{e}"));
+                Box::new(Off)
+            }
+        }
+    })
+}
+
+struct Off;
+
+impl AccessLog for Off {
+    fn log(&mut self, _: &AccessEntry<'_>) {}
+}
+
+struct Nginx {
+    logs: AccessLogs,
+}
+
+impl AccessLog for Nginx {
+    fn log(&mut self, e: &AccessEntry<'_>) {
+        let Some(conf) = &e.response.conf else { return };
+        let sent = SerializedHeaders(e.response.head.as_bytes());
+        let server_name = e
+            .response
+            .server
+            .as_ref()
+            .and_then(|s| s.server_names.first())
+            .map(crate::exchange::server_name_text)
+            .unwrap_or_default();
+        let mut rec = RequestLog::new(e.conn.peer, e.conn.local, e.start, e.end);
+        if let Some(r) = e.request {
+            rec = rec.with_request(r);
+        }
+        let rec = RequestLog {
+            response_headers: &sent,
+            status: e.status,
+            bytes_sent: e.bytes_sent,
+            body_bytes_sent: e.body_bytes_sent,
+            request_length: e.request_length,
+            connection: e.conn.id,
+            connection_requests: e.conn.requests,
+            server_name: server_name.as_bytes(),
+            pipelined: e.pipelined,
+            ..rec
+        };
+        self.logs.log(conf, &rec);
+    }
+
+    fn flush(&mut self) {
+        self.logs.tick(Instant::now());
+    }
+}

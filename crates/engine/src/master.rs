@@ -1,0 +1,433 @@
+//! The master: binds, writes the pid file, drops privileges, starts the
+//! workers, then supervises them and turns signals (or [`Control`]
+//! commands) into stop, graceful quit, reload and log reopening.
+
+use std::collections::HashMap;
+use std::io::Write as _;
+use std::os::fd::AsRawFd;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use mio::unix::SourceFd;
+use mio::{Events, Interest, Poll, Token, Waker};
+use peregrine_conf::model::{Config, LogLevel, WorkerProcesses};
+
+use crate::listen::{Listeners, wanted};
+use crate::stats::Registry;
+use crate::worker::{self, DRAIN, RUN, STOP, Setup, Shared};
+use crate::{Command, Control, EngineError, ErrorLog, Ready, RunOptions};
+
+const WAKE: Token = Token(0);
+const SIGNALS: Token = Token(1);
+/// The signals the master reads (nginx's: TERM/INT stop, QUIT graceful, HUP
+/// reload, USR1 reopen).
+const HANDLED: [i32; 5] = [
+    libc::SIGTERM,
+    libc::SIGINT,
+    libc::SIGQUIT,
+    libc::SIGHUP,
+    libc::SIGUSR1,
+];
+/// A worker that panics again within this long after its restart is
+/// restarted only after this delay, so a crash on start does not spin.
+const RESTART_BACKOFF: Duration = Duration::from_secs(1);
+
+/// How a worker thread ended.
+struct Exit {
+    generation: u64,
+    index: usize,
+    panic: Option<String>,
+}
+
+struct WorkerRef {
+    generation: u64,
+    index: usize,
+    shared: Arc<Shared>,
+    thread: Option<JoinHandle<()>>,
+}
+
+struct Master {
+    conf: Arc<Config>,
+    generation: u64,
+    workers: Vec<WorkerRef>,
+    listeners: Listeners,
+    registry: Arc<Registry>,
+    ids: Arc<AtomicU64>,
+    exits: Arc<Mutex<Vec<Exit>>>,
+    waker: Arc<Waker>,
+    errlog: ErrorLog,
+    access: Option<crate::AccessLogFactory>,
+    last_restart: HashMap<usize, Instant>,
+    delayed: Vec<(usize, Instant)>,
+    /// Stop or quit was asked: no reload, no restart.
+    stopping: bool,
+}
+
+/// `worker_processes`, `auto` being the usable CPU count.
+pub fn worker_count(conf: &Config) -> usize {
+    match conf.main.worker_processes {
+        WorkerProcesses::Auto => peregrine_sys::num_cpus(),
+        WorkerProcesses::Count(n) => n.max(1),
+    }
+}
+
+/// Starts the server and returns when it has stopped (`SIGTERM`/`SIGINT`,
+/// `SIGQUIT` once drained, or the same [`Command`]s through [`Control`]).
+pub fn run(conf: Arc<Config>, mut opts: RunOptions) -> Result<(), EngineError> {
+    let errlog = opts.error_log.clone();
+    for n in &conf.notices {
+        errlog(LogLevel::Warn, n);
+    }
+    apply_rlimit(&conf, &errlog);
+    let mut listeners = Listeners::default();
+    listeners.reconcile(&wanted(&conf), worker_count(&conf))?;
+    if conf.main.daemon {
+        peregrine_sys::daemonize().map_err(EngineError::Spawn)?;
+    }
+    let mut poll = Poll::new().map_err(EngineError::Poll)?;
+    let waker = Arc::new(Waker::new(poll.registry(), WAKE).map_err(EngineError::Poll)?);
+    let signals = signal_source(&poll, opts.handle_signals)?;
+    let pid_path = if opts.write_pid {
+        conf.main.pid.clone()
+    } else {
+        None
+    };
+    if let Some(p) = &pid_path {
+        write_pid(p)?;
+    }
+    let result = (|| {
+        drop_privileges(&conf)?;
+        let queue = Arc::new(Mutex::new(Vec::new()));
+        let control = Control {
+            queue: queue.clone(),
+            waker: waker.clone(),
+        };
+        let mut m = Master {
+            conf: conf.clone(),
+            generation: 0,
+            workers: Vec::new(),
+            listeners,
+            registry: Arc::new(Registry::default()),
+            ids: Arc::new(AtomicU64::new(0)),
+            exits: Arc::new(Mutex::new(Vec::new())),
+            waker,
+            errlog: errlog.clone(),
+            access: opts.access_log.clone(),
+            last_restart: HashMap::new(),
+            delayed: Vec::new(),
+            stopping: false,
+        };
+        m.start_generation()?;
+        if let Some(ready) = opts.ready.take() {
+            ready(Ready {
+                addrs: m.listeners.addrs(),
+                control,
+            });
+        }
+        m.supervise(&mut poll, signals.as_ref(), &queue, &mut opts);
+        Ok(())
+    })();
+    if let Some(p) = &pid_path {
+        let _ = std::fs::remove_file(p);
+    }
+    result
+}
+
+/// `worker_rlimit_nofile` (for the whole process: the workers are threads).
+fn apply_rlimit(conf: &Config, errlog: &ErrorLog) {
+    if let Some(n) = conf.main.worker_rlimit_nofile
+        && let Err(e) = peregrine_sys::set_nofile(n, n)
+    {
+        errlog(
+            LogLevel::Alert,
+            &crate::errlog::with_os_error(&format!("setrlimit(RLIMIT_NOFILE, {n}) failed"), &e),
+        );
+    }
+}
+
+/// The signalfd the master reads, with the signals blocked in this thread
+/// and so in every worker started from it.
+fn signal_source(poll: &Poll, on: bool) -> Result<Option<peregrine_sys::SignalFd>, EngineError> {
+    if !on {
+        return Ok(None);
+    }
+    peregrine_sys::block_signals(&HANDLED).map_err(EngineError::Signals)?;
+    let sfd = peregrine_sys::SignalFd::new(&HANDLED).map_err(EngineError::Signals)?;
+    poll.registry()
+        .register(&mut SourceFd(&sfd.as_raw_fd()), SIGNALS, Interest::READABLE)
+        .map_err(EngineError::Signals)?;
+    Ok(Some(sfd))
+}
+
+fn write_pid(path: &PathBuf) -> Result<(), EngineError> {
+    let err = |source| EngineError::PidFile {
+        path: path.clone(),
+        source,
+    };
+    let mut f = std::fs::File::create(path).map_err(err)?;
+    writeln!(f, "{}", peregrine_sys::getpid()).map_err(err)
+}
+
+/// nginx applies `user` only when started as root.
+fn drop_privileges(conf: &Config) -> Result<(), EngineError> {
+    let Some(u) = &conf.main.user else {
+        return Ok(());
+    };
+    if !peregrine_sys::is_root() {
+        return Ok(());
+    }
+    let mut ids = peregrine_sys::lookup_user(&u.user)
+        .ok()
+        .flatten()
+        .ok_or_else(|| EngineError::NoUser(u.user.clone()))?;
+    if let Some(g) = &u.group {
+        ids.gid = peregrine_sys::lookup_group(g)
+            .ok()
+            .flatten()
+            .ok_or_else(|| EngineError::NoGroup(g.clone()))?;
+    }
+    peregrine_sys::drop_privileges(&u.user, ids).map_err(|source| EngineError::Privileges {
+        user: u.user.clone(),
+        source,
+    })
+}
+
+/// Commands queued through [`Control`] and signals pending on the signalfd.
+fn commands(
+    queue: &Mutex<Vec<Command>>,
+    signals: Option<&peregrine_sys::SignalFd>,
+) -> Vec<Command> {
+    let mut cmds: Vec<Command> = queue
+        .lock()
+        .map(|mut q| std::mem::take(&mut *q))
+        .unwrap_or_default();
+    while let Some(Ok(Some(sig))) = signals.map(|s| s.read()) {
+        cmds.push(match sig {
+            libc::SIGTERM | libc::SIGINT => Command::Stop,
+            libc::SIGQUIT => Command::Quit,
+            libc::SIGHUP => Command::Reload,
+            _ => Command::Reopen,
+        });
+    }
+    cmds
+}
+
+pub fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
+}
+
+impl Master {
+    fn start_generation(&mut self) -> Result<(), EngineError> {
+        self.generation += 1;
+        let n = worker_count(&self.conf);
+        for index in 0..n {
+            self.spawn(index, n)?;
+        }
+        Ok(())
+    }
+
+    fn spawn(&mut self, index: usize, count: usize) -> Result<(), EngineError> {
+        let poll = Poll::new().map_err(EngineError::Poll)?;
+        let waker = Waker::new(poll.registry(), Token(0)).map_err(EngineError::Poll)?;
+        let shared = Arc::new(Shared {
+            state: AtomicU8::new(RUN),
+            waker,
+        });
+        let listeners = self
+            .listeners
+            .for_worker(index, count)
+            .map_err(EngineError::Spawn)?;
+        let slot = self.registry.acquire();
+        let setup = Setup {
+            index,
+            conf: self.conf.clone(),
+            listeners,
+            poll,
+            shared: shared.clone(),
+            counters: slot.counters.clone(),
+            registry: self.registry.clone(),
+            errlog: self.errlog.clone(),
+            access: self.access.clone(),
+            ids: self.ids.clone(),
+        };
+        let generation = self.generation;
+        let exits = self.exits.clone();
+        let master_waker = self.waker.clone();
+        let registry = self.registry.clone();
+        let thread = std::thread::Builder::new()
+            .name(format!("worker-{index}"))
+            .spawn(move || {
+                let r =
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| worker::run(setup)));
+                registry.release(slot);
+                let panic = r.err().map(|p| panic_text(&*p));
+                if let Ok(mut e) = exits.lock() {
+                    e.push(Exit {
+                        generation,
+                        index,
+                        panic,
+                    });
+                }
+                let _ = master_waker.wake();
+            })
+            .map_err(EngineError::Spawn)?;
+        self.workers.push(WorkerRef {
+            generation,
+            index,
+            shared,
+            thread: Some(thread),
+        });
+        Ok(())
+    }
+
+    fn tell(&self, generation: Option<u64>, state: u8) {
+        for w in &self.workers {
+            if generation.is_none_or(|g| g == w.generation) {
+                w.shared.state.store(state, Ordering::Release);
+                let _ = w.shared.waker.wake();
+            }
+        }
+    }
+
+    fn supervise(
+        &mut self,
+        poll: &mut Poll,
+        signals: Option<&peregrine_sys::SignalFd>,
+        queue: &Mutex<Vec<Command>>,
+        opts: &mut RunOptions,
+    ) {
+        let mut events = Events::with_capacity(16);
+        loop {
+            let timeout = self
+                .delayed
+                .iter()
+                .map(|(_, at)| at.saturating_duration_since(Instant::now()))
+                .min();
+            if let Err(e) = poll.poll(&mut events, timeout)
+                && e.kind() != std::io::ErrorKind::Interrupted
+            {
+                let msg = crate::errlog::with_os_error("epoll_wait() failed", &e);
+                (self.errlog)(LogLevel::Alert, &msg);
+                self.apply(Command::Stop, opts);
+            }
+            for cmd in commands(queue, signals) {
+                self.apply(cmd, opts);
+            }
+            self.reap();
+            if self.stopping && self.workers.is_empty() {
+                (self.errlog)(LogLevel::Notice, "exit");
+                return;
+            }
+        }
+    }
+
+    fn apply(&mut self, cmd: Command, opts: &RunOptions) {
+        match cmd {
+            Command::Stop => {
+                (self.errlog)(LogLevel::Notice, "exiting");
+                self.tell(None, STOP);
+                self.listeners = Listeners::default();
+                self.stopping = true;
+            }
+            Command::Quit => {
+                (self.errlog)(LogLevel::Notice, "gracefully shutting down");
+                self.tell(None, DRAIN);
+                // nginx closes the listening sockets at once on quit.
+                self.listeners = Listeners::default();
+                self.stopping = true;
+            }
+            Command::Reload if !self.stopping => self.reload(opts),
+            Command::Reload => {}
+            Command::Reopen => {
+                (self.errlog)(LogLevel::Notice, "reopening logs");
+                (opts.reopen_logs)();
+            }
+        }
+    }
+
+    fn reload(&mut self, opts: &RunOptions) {
+        (self.errlog)(LogLevel::Notice, "reconfiguring");
+        let conf = match (opts.reload)() {
+            Ok(c) => c,
+            Err(msg) => {
+                (self.errlog)(LogLevel::Emerg, &msg);
+                return;
+            }
+        };
+        if let Err(e) = self
+            .listeners
+            .reconcile(&wanted(&conf), worker_count(&conf))
+        {
+            (self.errlog)(LogLevel::Emerg, &e.to_string());
+            return;
+        }
+        let old = self.generation;
+        self.conf = conf;
+        self.delayed.clear();
+        match self.start_generation() {
+            Ok(()) => self.tell(Some(old), DRAIN),
+            Err(e) => (self.errlog)(LogLevel::Alert, &e.to_string()),
+        }
+    }
+
+    /// Joins ended workers; restarts those of the current generation that
+    /// panicked (nginx respawns a worker that died abnormally).
+    fn reap(&mut self) {
+        let stopping = self.stopping;
+        let exits: Vec<Exit> = self
+            .exits
+            .lock()
+            .map(|mut e| std::mem::take(&mut *e))
+            .unwrap_or_default();
+        for exit in exits {
+            if let Some(pos) = self
+                .workers
+                .iter()
+                .position(|w| w.generation == exit.generation && w.index == exit.index)
+            {
+                let mut w = self.workers.swap_remove(pos);
+                if let Some(t) = w.thread.take() {
+                    let _ = t.join();
+                }
+            }
+            let Some(why) = exit.panic else { continue };
+            (self.errlog)(
+                LogLevel::Alert,
+                &format!("worker thread {} panicked: {why}", exit.index),
+            );
+            if stopping || exit.generation != self.generation {
+                continue;
+            }
+            let now = Instant::now();
+            let recent = self
+                .last_restart
+                .get(&exit.index)
+                .is_some_and(|t| now.duration_since(*t) < RESTART_BACKOFF);
+            let at = if recent { now + RESTART_BACKOFF } else { now };
+            self.delayed.push((exit.index, at));
+        }
+        let now = Instant::now();
+        let (due, later): (Vec<_>, Vec<_>) = self.delayed.drain(..).partition(|(_, at)| *at <= now);
+        self.delayed = later;
+        if stopping {
+            return;
+        }
+        let count = worker_count(&self.conf);
+        for (index, _) in due {
+            self.last_restart.insert(index, now);
+            (self.errlog)(
+                LogLevel::Notice,
+                &format!("restarting worker thread {index}"),
+            );
+            if let Err(e) = self.spawn(index, count) {
+                (self.errlog)(LogLevel::Alert, &e.to_string());
+            }
+        }
+    }
+}

@@ -1,0 +1,576 @@
+//! A worker thread: one `mio` event loop owning its listening sockets, its
+//! connections, its `HttpCore`, buffers, timers and counters.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::time::{Duration, Instant, SystemTime};
+
+use mio::net::{TcpListener, TcpStream};
+use mio::{Events, Interest, Poll, Token, Waker};
+use peregrine_codec::{DateCache, Limits};
+use peregrine_conf::model::{Config, CpuAffinity, LogLevel, ServerConf};
+use peregrine_core::{ConnInfo, HttpCore};
+
+use crate::conn::{Close, Conn, ListenCtx, Phase};
+use crate::pool::{Pool, READ_BUF_SIZE};
+use crate::stats::{Counters, Gauge, Registry};
+use crate::timer::Timers;
+use crate::{AccessLog, AccessLogFactory, ErrorLog};
+
+/// Token of the waker the master uses to signal state changes.
+const WAKER: Token = Token(0);
+/// Connection tokens start here; listener `i` is `Token(1 + i)`.
+const CONN_BASE: usize = 1 << 16;
+/// Events taken per `epoll_wait`.
+const EVENTS_CAPACITY: usize = 1024;
+/// Connection ids taken from the shared counter at once, so `$connection`
+/// stays unique across workers at one atomic add per this many accepts.
+const ID_BLOCK: u64 = 64;
+/// How often buffered access logs are flushed.
+const FLUSH_EVERY: Duration = Duration::from_secs(1);
+/// Idle connections closed at once when `worker_connections` runs out
+/// (nginx's `ngx_drain_connections` closes up to 32).
+const DRAIN_BATCH: usize = 32;
+
+/// How long a connection accepted but silent when draining starts may
+/// still send its request.
+const DRAIN_FRESH_GRACE: Duration = Duration::from_secs(1);
+
+pub const RUN: u8 = 0;
+pub const DRAIN: u8 = 1;
+pub const STOP: u8 = 2;
+
+/// What the master and a worker share: the requested state and the waker.
+pub struct Shared {
+    pub state: AtomicU8,
+    pub waker: Waker,
+}
+
+/// Everything a worker starts with.
+pub struct Setup {
+    pub index: usize,
+    pub conf: Arc<Config>,
+    pub listeners: Vec<(usize, SocketAddr, std::net::TcpListener)>,
+    pub poll: Poll,
+    pub shared: Arc<Shared>,
+    pub counters: Arc<Counters>,
+    pub registry: Arc<Registry>,
+    pub errlog: ErrorLog,
+    pub access: Option<AccessLogFactory>,
+    pub ids: Arc<AtomicU64>,
+}
+
+/// Per-worker context shared by every connection of the worker.
+pub struct Ctx {
+    pub core: HttpCore,
+    pub pool: Pool,
+    pub timers: Timers,
+    pub stats: Arc<Counters>,
+    pub date: DateCache,
+    pub now: Instant,
+    pub wall: SystemTime,
+    pub errlog: ErrorLog,
+    /// Messages below this level are not even formatted.
+    pub log_level: LogLevel,
+    pub access: Option<Box<dyn AccessLog>>,
+    pub listen: Vec<ListenCtx>,
+    /// Settings for an address index missing from `listen` (cannot happen:
+    /// both come from the same configuration; this keeps lookups total).
+    pub listen_fallback: ListenCtx,
+    pub draining: bool,
+}
+
+impl Ctx {
+    /// The settings of listening address `i`.
+    pub fn lctx(&self, i: usize) -> &ListenCtx {
+        self.listen.get(i).unwrap_or(&self.listen_fallback)
+    }
+}
+
+struct Listener {
+    sock: TcpListener,
+    addr_index: usize,
+    local: SocketAddr,
+    /// A wildcard address: the connection's own local address needs
+    /// `getsockname` (nginx does the same for server selection).
+    wildcard: bool,
+    ready: bool,
+}
+
+struct Worker {
+    cx: Ctx,
+    poll: Poll,
+    listeners: Vec<Listener>,
+    conns: Vec<Option<Conn>>,
+    free: Vec<usize>,
+    live: usize,
+    shared: Arc<Shared>,
+    conf: Arc<Config>,
+    ids: Arc<AtomicU64>,
+    id_next: u64,
+    id_end: u64,
+    drain_deadline: Option<Instant>,
+    expired: Vec<(usize, u32)>,
+    last_flush: Instant,
+}
+
+/// The default server of an address: the one marked `default_server`, else
+/// the first listing it (nginx's rule).
+fn default_server(conf: &Config, addr: SocketAddr) -> Option<&Arc<ServerConf>> {
+    let servers = &conf.http.as_ref()?.servers;
+    let on_addr = |s: &&Arc<ServerConf>| s.listen.iter().any(|l| l.addr == addr);
+    servers
+        .iter()
+        .filter(on_addr)
+        .find(|s| s.listen.iter().any(|l| l.addr == addr && l.default_server))
+        .or_else(|| servers.iter().find(on_addr))
+}
+
+fn listen_ctx(conf: &Config, spec_addr: SocketAddr) -> ListenCtx {
+    let srv = default_server(conf, spec_addr);
+    let limits = Limits {
+        header_buffer_size: srv.map_or(1024, |s| s.client_header_buffer_size),
+        large_header_buffers: srv.map_or((4, 8192), |s| s.large_client_header_buffers),
+        ..Limits::default()
+    };
+    let max_head = limits
+        .header_buffer_size
+        .saturating_add(
+            limits
+                .large_header_buffers
+                .0
+                .saturating_mul(limits.large_header_buffers.1),
+        )
+        .saturating_add(READ_BUF_SIZE);
+    ListenCtx {
+        limits,
+        header_timeout: srv.map_or(Duration::from_secs(60), |s| s.client_header_timeout),
+        reset_timedout: srv.is_some_and(|s| s.conf.reset_timedout_connection),
+        server_name: srv
+            .and_then(|s| s.server_names.first())
+            .map(crate::exchange::server_name_text)
+            .unwrap_or_default(),
+        max_head,
+    }
+}
+
+/// The CPU mask for worker `index`, as nginx's `worker_cpu_affinity`.
+pub fn affinity_mask(aff: &CpuAffinity, index: usize) -> Option<Vec<u64>> {
+    match aff {
+        CpuAffinity::Masks(masks) => masks.get(index).or(masks.last()).map(|m| m.0.clone()),
+        CpuAffinity::Auto(mask) => {
+            let cpus: Vec<usize> = match mask {
+                Some(m) => (0..m.0.len() * 64)
+                    .filter(|&c| m.0[c / 64] & (1 << (c % 64)) != 0)
+                    .collect(),
+                None => peregrine_sys::allowed_cpus().ok()?,
+            };
+            if cpus.is_empty() {
+                return None;
+            }
+            let cpu = cpus[index % cpus.len()];
+            let mut out = vec![0u64; cpu / 64 + 1];
+            out[cpu / 64] |= 1 << (cpu % 64);
+            Some(out)
+        }
+    }
+}
+
+/// Runs a worker until it is told to stop or has drained.
+pub fn run(setup: Setup) {
+    let errlog = setup.errlog.clone();
+    if let Some(aff) = &setup.conf.main.worker_cpu_affinity
+        && let Some(mask) = affinity_mask(aff, setup.index)
+        && let Err(e) = peregrine_sys::set_thread_affinity(&mask)
+    {
+        errlog(
+            LogLevel::Alert,
+            &crate::errlog::with_os_error("sched_setaffinity() failed", &e),
+        );
+    }
+    let mut w = match Worker::new(setup) {
+        Ok(w) => w,
+        Err(e) => {
+            errlog(LogLevel::Alert, &format!("worker start failed: {e}"));
+            return;
+        }
+    };
+    w.event_loop();
+    w.shutdown();
+}
+
+fn register_listeners(
+    poll: &Poll,
+    socks: Vec<(usize, SocketAddr, std::net::TcpListener)>,
+) -> std::io::Result<Vec<Listener>> {
+    let mut out = Vec::with_capacity(socks.len());
+    for (i, (addr_index, local, sock)) in socks.into_iter().enumerate() {
+        let mut sock = TcpListener::from_std(sock);
+        poll.registry()
+            .register(&mut sock, Token(1 + i), Interest::READABLE)?;
+        out.push(Listener {
+            sock,
+            addr_index,
+            local,
+            wildcard: local.ip().is_unspecified(),
+            ready: false,
+        });
+    }
+    Ok(out)
+}
+
+impl Worker {
+    fn new(s: Setup) -> std::io::Result<Worker> {
+        let mut core = HttpCore::new(s.conf.clone());
+        core.set_status_source(Box::new(crate::stats::View(s.registry.clone())));
+        let log_level = s
+            .conf
+            .main
+            .error_log
+            .iter()
+            .map(|l| l.level)
+            .min()
+            .unwrap_or(LogLevel::Error);
+        // Address indexes follow `wanted` order, as the master binds them.
+        let listen_table: Vec<ListenCtx> = crate::listen::wanted(&s.conf)
+            .iter()
+            .map(|sp| listen_ctx(&s.conf, sp.addr))
+            .collect();
+        let listeners = register_listeners(&s.poll, s.listeners)?;
+        let now = Instant::now();
+        let access = s.access.as_ref().map(|f| f(&s.conf));
+        Ok(Worker {
+            cx: Ctx {
+                core,
+                pool: Pool::default(),
+                timers: Timers::default(),
+                stats: s.counters,
+                date: DateCache::new(),
+                now,
+                wall: SystemTime::now(),
+                errlog: s.errlog,
+                log_level,
+                access,
+                listen: listen_table,
+                listen_fallback: listen_ctx(&s.conf, SocketAddr::from(([0, 0, 0, 0], 0))),
+                draining: false,
+            },
+            poll: s.poll,
+            listeners,
+            conns: Vec::new(),
+            free: Vec::new(),
+            live: 0,
+            shared: s.shared,
+            conf: s.conf,
+            ids: s.ids,
+            id_next: 0,
+            id_end: 0,
+            drain_deadline: None,
+            expired: Vec::new(),
+            last_flush: now,
+        })
+    }
+
+    fn event_loop(&mut self) {
+        let mut events = Events::with_capacity(EVENTS_CAPACITY);
+        loop {
+            match self.shared.state.load(Ordering::Acquire) {
+                STOP => return,
+                DRAIN if !self.cx.draining => self.start_drain(),
+                _ => {}
+            }
+            if self.cx.draining
+                && (self.live == 0 || self.drain_deadline.is_some_and(|d| self.cx.now >= d))
+            {
+                return;
+            }
+            let timeout = self.poll_timeout();
+            if let Err(e) = self.poll.poll(&mut events, timeout)
+                && e.kind() != std::io::ErrorKind::Interrupted
+            {
+                (self.cx.errlog)(
+                    LogLevel::Alert,
+                    &crate::errlog::with_os_error("epoll_wait() failed", &e),
+                );
+                return;
+            }
+            self.cx.now = Instant::now();
+            self.cx.wall = SystemTime::now();
+            for ev in events.iter() {
+                match ev.token() {
+                    WAKER => {}
+                    Token(t) if t >= CONN_BASE => {
+                        let readable = ev.is_readable() || ev.is_read_closed() || ev.is_error();
+                        let writable = ev.is_writable() || ev.is_write_closed() || ev.is_error();
+                        self.conn_event(t - CONN_BASE, readable, writable);
+                    }
+                    Token(t) => {
+                        if let Some(l) = self.listeners.get_mut(t - 1) {
+                            l.ready = true;
+                        }
+                    }
+                }
+            }
+            self.accept_ready();
+            self.expire_timers();
+            if self.cx.now.duration_since(self.last_flush) >= FLUSH_EVERY {
+                self.last_flush = self.cx.now;
+                if let Some(a) = self.cx.access.as_mut() {
+                    a.flush();
+                }
+            }
+        }
+    }
+
+    fn poll_timeout(&self) -> Option<Duration> {
+        if self.listeners.iter().any(|l| l.ready) {
+            return Some(Duration::ZERO);
+        }
+        let mut next = self.cx.timers.next_deadline();
+        if let Some(d) = self.drain_deadline {
+            next = Some(next.map_or(d, |n| n.min(d)));
+        }
+        if self.cx.access.is_some() {
+            let f = self.last_flush + FLUSH_EVERY;
+            next = Some(next.map_or(f, |n| n.min(f)));
+        }
+        next.map(|n| n.saturating_duration_since(Instant::now()))
+    }
+
+    fn conn_event(&mut self, key: usize, readable: bool, writable: bool) {
+        let Some(Some(conn)) = self.conns.get_mut(key) else {
+            return;
+        };
+        conn.readable |= readable;
+        conn.writable |= writable;
+        if let Some(how) = conn.drive(key, &mut self.cx) {
+            self.close(key, how);
+        }
+    }
+
+    fn next_id(&mut self) -> u64 {
+        if self.id_next == self.id_end {
+            self.id_next = self.ids.fetch_add(ID_BLOCK, Ordering::Relaxed) + 1;
+            self.id_end = self.id_next + ID_BLOCK;
+        }
+        let id = self.id_next;
+        self.id_next += 1;
+        id
+    }
+
+    fn accept_ready(&mut self) {
+        let multi = self.conf.events.multi_accept;
+        for li in 0..self.listeners.len() {
+            while self.listeners[li].ready {
+                let accepted = self.listeners[li].sock.accept();
+                match accepted {
+                    Ok((stream, peer)) => self.accepted(li, stream, peer),
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                        self.listeners[li].ready = false
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::ConnectionAborted => {}
+                    Err(e) => {
+                        // EMFILE/ENFILE/ENOBUFS: nginx logs and retries later;
+                        // the next connection's event retries here.
+                        (self.cx.errlog)(
+                            LogLevel::Alert,
+                            &crate::errlog::with_os_error("accept4() failed", &e),
+                        );
+                        self.listeners[li].ready = false;
+                    }
+                }
+                if !multi {
+                    // nginx's `multi_accept off`: one accept per listener per
+                    // loop turn; `ready` stays set so the next turn polls
+                    // without waiting and accepts the next one.
+                    break;
+                }
+            }
+        }
+    }
+
+    fn accepted(&mut self, li: usize, stream: TcpStream, peer: SocketAddr) {
+        let limit = self.conf.events.worker_connections;
+        if self.live + self.listeners.len() >= limit && !self.reclaim_idle(limit) {
+            self.cx.stats.accepted(false);
+            let msg = format!("{limit} worker_connections are not enough");
+            (self.cx.errlog)(LogLevel::Alert, &msg);
+            return;
+        }
+        self.cx.stats.accepted(true);
+        let l = &self.listeners[li];
+        let local = if l.wildcard {
+            stream.local_addr().unwrap_or(l.local)
+        } else {
+            l.local
+        };
+        let lst = l.addr_index;
+        let id = self.next_id();
+        let info = ConnInfo {
+            local,
+            peer,
+            id,
+            requests: 0,
+        };
+        let key = self.free.pop().unwrap_or_else(|| {
+            self.conns.push(None);
+            self.conns.len() - 1
+        });
+        let mut conn = Conn::new(stream, info, lst, self.cx.wall);
+        if let Err(e) = self.poll.registry().register(
+            &mut conn.stream,
+            Token(CONN_BASE + key),
+            Interest::READABLE | Interest::WRITABLE,
+        ) {
+            (self.cx.errlog)(
+                LogLevel::Alert,
+                &crate::errlog::with_os_error("epoll_ctl() failed", &e),
+            );
+            self.free.push(key);
+            self.cx.stats.closed();
+            return;
+        }
+        conn.set_gauge(Gauge::Waiting, &self.cx);
+        let d = self.cx.lctx(lst).header_timeout;
+        self.cx.timers.arm(&mut conn.timer, key, self.cx.now, d);
+        self.conns[key] = Some(conn);
+        self.live += 1;
+    }
+
+    /// At the connection limit: close idle connections (nginx reuses
+    /// "reusable" ones, logging a warning). True if room was made.
+    fn reclaim_idle(&mut self, limit: usize) -> bool {
+        let idle: Vec<usize> = self
+            .conns
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| {
+                c.as_ref()
+                    .is_some_and(|c| matches!(c.phase, Phase::Idle { .. }))
+            })
+            .map(|(k, _)| k)
+            .take(DRAIN_BATCH)
+            .collect();
+        if idle.is_empty() {
+            return false;
+        }
+        let msg = format!("{limit} worker_connections are not enough, reusing connections");
+        (self.cx.errlog)(LogLevel::Warn, &msg);
+        for k in idle {
+            self.close(k, Close::Normal);
+        }
+        true
+    }
+
+    fn expire_timers(&mut self) {
+        let mut due = std::mem::take(&mut self.expired);
+        self.cx.timers.expire(self.cx.now, |k, g| due.push((k, g)));
+        for &(key, generation) in &due {
+            let Some(Some(conn)) = self.conns.get_mut(key) else {
+                continue;
+            };
+            if !Timers::take_if_live(&mut conn.timer, generation) {
+                continue;
+            }
+            let how = conn.on_timeout(&mut self.cx);
+            self.close(key, how);
+        }
+        due.clear();
+        self.expired = due;
+    }
+
+    fn close(&mut self, key: usize, how: Close) {
+        let Some(slot) = self.conns.get_mut(key) else {
+            return;
+        };
+        let Some(mut conn) = slot.take() else { return };
+        if how == Close::Reset {
+            let _ = peregrine_sys::set_linger_zero(&conn.stream);
+        }
+        conn.set_gauge(Gauge::None, &self.cx);
+        self.cx.stats.closed();
+        if let Some(b) = conn.rbuf.take() {
+            self.cx.pool.put_read_buf(b.data);
+        }
+        // Dropping the stream closes its only descriptor, which removes it
+        // from the epoll set: no deregister call needed.
+        drop(conn);
+        self.free.push(key);
+        self.live -= 1;
+    }
+
+    fn start_drain(&mut self) {
+        self.cx.draining = true;
+        for mut l in std::mem::take(&mut self.listeners) {
+            // The socket is a dup shared with the master and new workers:
+            // it must leave this epoll set explicitly (closing one dup
+            // does not remove the registration).
+            let _ = self.poll.registry().deregister(&mut l.sock);
+        }
+        // Kept-alive idle connections close now (nginx's
+        // ngx_close_idle_connections). A fresh connection's request is most
+        // likely in flight: it gets a short grace instead of a reset that
+        // would fail a request the client already sent.
+        for key in 0..self.conns.len() {
+            let Some(Some(c)) = self.conns.get_mut(key) else {
+                continue;
+            };
+            match c.phase {
+                Phase::Idle { keepalive: true } => self.close(key, Close::Normal),
+                Phase::Idle { keepalive: false } => {
+                    self.cx
+                        .timers
+                        .arm(&mut c.timer, key, self.cx.now, DRAIN_FRESH_GRACE);
+                }
+                _ => {}
+            }
+        }
+        self.drain_deadline = self
+            .conf
+            .main
+            .worker_shutdown_timeout
+            .map(|d| self.cx.now + d);
+    }
+
+    fn shutdown(&mut self) {
+        for key in 0..self.conns.len() {
+            self.close(key, Close::Normal);
+        }
+        for mut l in std::mem::take(&mut self.listeners) {
+            let _ = self.poll.registry().deregister(&mut l.sock);
+        }
+        if let Some(a) = self.cx.access.as_mut() {
+            a.flush();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use peregrine_conf::model::CpuMask;
+
+    #[test]
+    fn affinity_masks_repeat_the_last() {
+        let aff = CpuAffinity::Masks(vec![CpuMask(vec![0b01]), CpuMask(vec![0b10])]);
+        assert_eq!(affinity_mask(&aff, 0), Some(vec![0b01]));
+        assert_eq!(affinity_mask(&aff, 1), Some(vec![0b10]));
+        assert_eq!(affinity_mask(&aff, 5), Some(vec![0b10]));
+        assert_eq!(affinity_mask(&CpuAffinity::Masks(vec![]), 0), None);
+    }
+
+    #[test]
+    fn affinity_auto_walks_the_mask() {
+        let aff = CpuAffinity::Auto(Some(CpuMask(vec![0b1010])));
+        assert_eq!(affinity_mask(&aff, 0), Some(vec![0b0010]));
+        assert_eq!(affinity_mask(&aff, 1), Some(vec![0b1000]));
+        assert_eq!(affinity_mask(&aff, 2), Some(vec![0b0010]));
+        assert_eq!(
+            affinity_mask(&CpuAffinity::Auto(Some(CpuMask(vec![0]))), 0),
+            None
+        );
+        assert!(affinity_mask(&CpuAffinity::Auto(None), 0).is_some());
+    }
+}

@@ -1,0 +1,154 @@
+use super::*;
+use crate::pool::Pool;
+use peregrine_core::HeadLines;
+use std::io::Read;
+use std::sync::Arc;
+
+fn response(head: &str, body: Body) -> Response {
+    Response {
+        status: 200,
+        head: HeadLines::Owned(head.as_bytes().to_vec()),
+        head_split: head.find("ETag").unwrap_or(head.len()),
+        content_length: Some(body.len()),
+        body,
+        keepalive: true,
+        header_only: false,
+        conf: None,
+        server: None,
+        compressible: false,
+    }
+}
+
+#[test]
+fn head_layout_matches_nginx() {
+    let r = response(
+        "Content-Type: text/html\r\nContent-Length: 6\r\nETag: \"e\"\r\n",
+        Body::Empty,
+    );
+    let mut out = Vec::new();
+    let ch = ConnHeader {
+        keepalive: true,
+        keepalive_header: Some(Duration::from_secs(7)),
+    };
+    serialize_head(&mut out, &r, b"Mon, 30 Nov 2026 11:11:03 GMT", &ch, false);
+    let text = String::from_utf8(out).unwrap();
+    let expected_tail = "Server: peregrine\r\nDate: Mon, 30 Nov 2026 11:11:03 GMT\r\n\
+        Content-Type: text/html\r\nContent-Length: 6\r\nConnection: keep-alive\r\n\
+        Keep-Alive: timeout=7\r\nETag: \"e\"\r\n\r\n";
+    assert!(text.ends_with(expected_tail), "{text}");
+    let mut out = Vec::new();
+    let ch = ConnHeader {
+        keepalive: false,
+        keepalive_header: Some(Duration::from_secs(7)),
+    };
+    serialize_head(&mut out, &r, b"D", &ch, true);
+    let text = String::from_utf8(out).unwrap();
+    assert!(text.starts_with("HTTP/1.1 100 Continue\r\n\r\n"));
+    assert!(text.contains("Connection: close\r\nETag"));
+    assert!(!text.contains("Keep-Alive"));
+}
+
+fn pair() -> (std::net::TcpStream, TcpStream) {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let c = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
+    let (s, _) = l.accept().unwrap();
+    s.set_nonblocking(true).unwrap();
+    (c, TcpStream::from_std(s))
+}
+
+fn temp_file(data: &[u8]) -> Rc<std::fs::File> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let n = N.fetch_add(1, Ordering::Relaxed);
+    let path = std::env::temp_dir().join(format!("peregrine-engine-w-{}-{n}", std::process::id()));
+    std::fs::write(&path, data).unwrap();
+    let f = std::fs::File::open(&path).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    Rc::new(f)
+}
+
+/// Writes everything, draining the client side whenever the socket is full.
+fn send_all(out: &mut Output, s: &mut TcpStream, c: &mut std::net::TcpStream) -> Vec<u8> {
+    let mut pool = Pool::default();
+    let mut got = Vec::new();
+    c.set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    loop {
+        match out.write(s, &mut pool).unwrap() {
+            Progress::Done => break,
+            Progress::Blocked => {
+                let mut buf = vec![0; 1 << 16];
+                let n = c.read(&mut buf).unwrap();
+                got.extend_from_slice(&buf[..n]);
+            }
+        }
+    }
+    let mut buf = vec![0; 1 << 16];
+    while let Ok(n) = c.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        got.extend_from_slice(&buf[..n]);
+    }
+    got
+}
+
+#[test]
+fn writes_head_mem_and_file_parts_in_order() {
+    let data: Vec<u8> = (0..300_000u32).map(|i| (i % 253) as u8).collect();
+    for sendfile in [true, false] {
+        let file = temp_file(&data);
+        let body = Body::Parts(vec![
+            Body::Static(b"--a\r\n"),
+            Body::File {
+                file: file.clone(),
+                offset: 10,
+                len: 250_000,
+            },
+            Body::Shared(Arc::from(&b"--b\r\n"[..])),
+            Body::Empty,
+            Body::File {
+                file,
+                offset: 0,
+                len: 5,
+            },
+        ]);
+        let (mut c, mut s) = pair();
+        let mut out = Output::new(b"HEAD\r\n".to_vec(), &body, false, sendfile);
+        assert_eq!(out.sends_file(), sendfile);
+        let got = send_all(&mut out, &mut s, &mut c);
+        let mut want = b"HEAD\r\n--a\r\n".to_vec();
+        want.extend_from_slice(&data[10..250_010]);
+        want.extend_from_slice(b"--b\r\n");
+        want.extend_from_slice(&data[..5]);
+        assert_eq!(got.len(), want.len());
+        assert!(got == want, "sendfile={sendfile}");
+        assert_eq!(out.head_bytes, 6);
+        assert_eq!(out.body_bytes, want.len() as u64 - 6);
+    }
+}
+
+#[test]
+fn header_only_skips_body() {
+    let (mut c, mut s) = pair();
+    let mut out = Output::new(b"H\r\n".to_vec(), &Body::Static(b"body"), true, true);
+    assert_eq!(send_all(&mut out, &mut s, &mut c), b"H\r\n");
+}
+
+#[test]
+fn truncated_file_stops_without_other_bytes() {
+    for sendfile in [true, false] {
+        let file = temp_file(b"short");
+        let body = Body::File {
+            file,
+            offset: 0,
+            len: 100,
+        };
+        let (_c, mut s) = pair();
+        let mut out = Output::new(b"H\r\n".to_vec(), &body, false, sendfile);
+        let mut pool = Pool::default();
+        let err = out.write(&mut s, &mut pool).unwrap_err();
+        assert!(matches!(err, WriteError::Truncated), "{err}");
+        assert_eq!(out.body_bytes, 5);
+    }
+}

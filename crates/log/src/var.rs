@@ -1,0 +1,385 @@
+//! The variables a `log_format` may use, resolved once at configuration
+//! time, and their rendering (nginx 1.22's formats).
+
+use std::io::Write as _;
+use std::net::IpAddr;
+use std::sync::OnceLock;
+
+use peregrine_conf::model::LogEscape;
+
+use crate::auth::basic_user;
+use crate::escape::{missing, push_escaped};
+use crate::record::{RequestLog, each_value};
+use crate::time::{TimeCache, unix_millis};
+
+/// One variable, with any name suffix lowercased at compile time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Var {
+    RemoteAddr,
+    RemotePort,
+    RemoteUser,
+    TimeLocal,
+    TimeIso8601,
+    Msec,
+    Request,
+    RequestMethod,
+    RequestUri,
+    Uri,
+    Args,
+    IsArgs,
+    ServerProtocol,
+    Status,
+    BodyBytesSent,
+    BytesSent,
+    RequestLength,
+    RequestTime,
+    Connection,
+    ConnectionRequests,
+    ServerName,
+    ServerAddr,
+    ServerPort,
+    Host,
+    Scheme,
+    Https,
+    Pipe,
+    Pid,
+    Hostname,
+    BinaryRemoteAddr,
+    /// Variables nginx knows but Peregrine never has a value for (no
+    /// upstreams, no `gzip_ratio` yet): accepted so configurations load,
+    /// logged as not found (`-`), as nginx logs them for a static request.
+    NotFound,
+    /// `$http_NAME`: the suffix, lowercase, `-` as `_`.
+    Http(Box<[u8]>),
+    /// `$sent_http_NAME`.
+    SentHttp(Box<[u8]>),
+    /// `$arg_NAME` (matched case-insensitively, as `ngx_http_arg`).
+    Arg(Box<[u8]>),
+    /// `$cookie_NAME`.
+    Cookie(Box<[u8]>),
+}
+
+impl Var {
+    /// Resolves a variable name as written after `$`. nginx variable names
+    /// are case-insensitive (it lowercases them before the hash lookup).
+    pub(crate) fn parse(name: &str) -> Option<Var> {
+        let lower = name.to_ascii_lowercase();
+        let fixed = match lower.as_str() {
+            "remote_addr" => Var::RemoteAddr,
+            "remote_port" => Var::RemotePort,
+            "remote_user" => Var::RemoteUser,
+            "time_local" => Var::TimeLocal,
+            "time_iso8601" => Var::TimeIso8601,
+            "msec" => Var::Msec,
+            "request" => Var::Request,
+            "request_method" => Var::RequestMethod,
+            "request_uri" => Var::RequestUri,
+            "uri" | "document_uri" => Var::Uri,
+            "args" | "query_string" => Var::Args,
+            "is_args" => Var::IsArgs,
+            "server_protocol" => Var::ServerProtocol,
+            "status" => Var::Status,
+            "body_bytes_sent" => Var::BodyBytesSent,
+            "bytes_sent" => Var::BytesSent,
+            "request_length" => Var::RequestLength,
+            "request_time" => Var::RequestTime,
+            "connection" => Var::Connection,
+            "connection_requests" => Var::ConnectionRequests,
+            "server_name" => Var::ServerName,
+            "server_addr" => Var::ServerAddr,
+            "server_port" => Var::ServerPort,
+            "host" => Var::Host,
+            "scheme" => Var::Scheme,
+            "https" => Var::Https,
+            "pipe" => Var::Pipe,
+            "pid" => Var::Pid,
+            "hostname" => Var::Hostname,
+            "binary_remote_addr" => Var::BinaryRemoteAddr,
+            // nginx's `$content_type`/`$content_length` are these headers.
+            "content_type" => Var::Http(b"content_type".as_slice().into()),
+            "content_length" => Var::Http(b"content_length".as_slice().into()),
+            "upstream_addr"
+            | "upstream_status"
+            | "upstream_response_time"
+            | "upstream_connect_time"
+            | "upstream_header_time"
+            | "upstream_response_length"
+            | "upstream_bytes_received"
+            | "upstream_bytes_sent"
+            | "upstream_cache_status"
+            | "upstream_queue_time"
+            | "gzip_ratio" => Var::NotFound,
+            _ => return Self::parse_prefixed(&lower),
+        };
+        Some(fixed)
+    }
+
+    fn parse_prefixed(lower: &str) -> Option<Var> {
+        let suffix = |p: &str| lower.strip_prefix(p).map(|s| s.as_bytes().into());
+        // Order matters: `sent_http_` before `http_` is not ambiguous, but
+        // keep the longest prefix first anyway.
+        if let Some(s) = suffix("sent_http_") {
+            Some(Var::SentHttp(s))
+        } else if let Some(s) = suffix("http_") {
+            Some(Var::Http(s))
+        } else if ["upstream_http_", "upstream_cookie_", "upstream_trailer_"]
+            .iter()
+            .any(|p| lower.starts_with(p))
+        {
+            Some(Var::NotFound)
+        } else if let Some(s) = suffix("arg_") {
+            Some(Var::Arg(s))
+        } else {
+            suffix("cookie_").map(Var::Cookie)
+        }
+    }
+
+    /// Appends the value.
+    pub(crate) fn render(
+        &self,
+        rec: &RequestLog<'_>,
+        time: &mut TimeCache,
+        mode: LogEscape,
+        out: &mut Vec<u8>,
+    ) {
+        let s = |out: &mut Vec<u8>, v: Option<&[u8]>| match v {
+            Some(v) => push_escaped(out, mode, v),
+            None => out.extend_from_slice(missing(mode)),
+        };
+        match self {
+            Var::RemoteAddr => push_ip(out, rec.remote.ip()),
+            Var::RemotePort => push_u64(out, u64::from(rec.remote.port())),
+            Var::RemoteUser => {
+                if !basic_user(rec.request_headers, out, mode) {
+                    out.extend_from_slice(missing(mode));
+                }
+            }
+            Var::TimeLocal => out.extend_from_slice(time.local(unix_millis(rec.end) / 1000)),
+            Var::TimeIso8601 => out.extend_from_slice(time.iso8601(unix_millis(rec.end) / 1000)),
+            Var::Msec => push_millis(out, unix_millis(rec.end)),
+            Var::Request => s(out, rec.request_line),
+            Var::RequestMethod => s(out, rec.method),
+            Var::RequestUri => s(out, rec.request_uri),
+            Var::Uri => s(out, rec.uri),
+            Var::Args => s(out, rec.args),
+            Var::IsArgs => out.extend_from_slice(if rec.args.is_some() { b"?" } else { b"" }),
+            Var::ServerProtocol => s(out, rec.protocol),
+            Var::Status => push_status(out, rec.status),
+            Var::BodyBytesSent => push_u64(out, rec.body_bytes_sent),
+            Var::BytesSent => push_u64(out, rec.bytes_sent),
+            Var::RequestLength => push_u64(out, rec.request_length),
+            Var::RequestTime => {
+                // nginx subtracts its millisecond clocks and clamps at 0.
+                let ms = unix_millis(rec.end).saturating_sub(unix_millis(rec.start));
+                push_millis(out, ms);
+            }
+            Var::Connection => push_u64(out, rec.connection),
+            Var::ConnectionRequests => push_u64(out, rec.connection_requests),
+            Var::ServerName => push_escaped(out, mode, rec.server_name),
+            Var::ServerAddr => push_ip(out, rec.local.ip()),
+            Var::ServerPort => push_u64(out, u64::from(rec.local.port())),
+            Var::Host => push_escaped(out, mode, rec.host.unwrap_or(rec.server_name)),
+            Var::Scheme => out.extend_from_slice(if rec.https { b"https" } else { b"http" }),
+            Var::Https => out.extend_from_slice(if rec.https { b"on" } else { b"" }),
+            Var::Pipe => out.push(if rec.pipelined { b'p' } else { b'.' }),
+            // getpid(2) each time (glibc no longer caches it), but only for
+            // formats that use `$pid`; a cached value would go stale on fork.
+            Var::Pid => push_u64(out, u64::from(std::process::id())),
+            Var::Hostname => push_escaped(out, mode, hostname()),
+            Var::BinaryRemoteAddr => match rec.remote.ip() {
+                IpAddr::V4(ip) => push_escaped(out, mode, &ip.octets()),
+                IpAddr::V6(ip) => push_escaped(out, mode, &ip.octets()),
+            },
+            Var::NotFound => out.extend_from_slice(missing(mode)),
+            Var::Http(name) => push_header(out, mode, rec, name, false),
+            Var::SentHttp(name) => push_header(out, mode, rec, name, true),
+            Var::Arg(name) => s(out, find_arg(rec.args, name)),
+            Var::Cookie(name) => push_cookie(out, mode, rec, name),
+        }
+    }
+}
+
+/// `$http_NAME`/`$sent_http_NAME`. nginx 1.22 returns the first field of a
+/// name, except the few it joins: `Cookie` with `; `, `X-Forwarded-For`,
+/// and on the response side `Cache-Control` and `Link`, with `, `.
+fn push_header(out: &mut Vec<u8>, mode: LogEscape, rec: &RequestLog<'_>, name: &[u8], sent: bool) {
+    let (headers, sep): (_, Option<&[u8]>) = if sent {
+        let sep = matches!(name, b"cache_control" | b"link").then_some(b", ".as_slice());
+        (rec.response_headers, sep)
+    } else {
+        let sep = match name {
+            b"cookie" => Some(b"; ".as_slice()),
+            b"x_forwarded_for" => Some(b", ".as_slice()),
+            _ => None,
+        };
+        (rec.request_headers, sep)
+    };
+    let mut count = 0usize;
+    each_value(headers, name, &mut |v| {
+        if count > 0 {
+            // Only the joined fields get here (see below).
+            out.extend_from_slice(sep.unwrap_or_default());
+        }
+        push_escaped(out, mode, v);
+        count += 1;
+        sep.is_some()
+    });
+    if count == 0 {
+        out.extend_from_slice(missing(mode));
+    }
+}
+
+/// `$cookie_NAME`: the first matching cookie of any `Cookie` field.
+fn push_cookie(out: &mut Vec<u8>, mode: LogEscape, rec: &RequestLog<'_>, name: &[u8]) {
+    let mut found = false;
+    each_value(
+        rec.request_headers,
+        b"cookie",
+        &mut |h| match find_cookie(h, name) {
+            Some(v) => {
+                push_escaped(out, mode, v);
+                found = true;
+                false
+            }
+            None => true,
+        },
+    );
+    if !found {
+        out.extend_from_slice(missing(mode));
+    }
+}
+
+/// `ngx_http_arg`: the value of the first `name=` argument, the name matched
+/// case-insensitively at the start or after `&`.
+fn find_arg<'a>(args: Option<&'a [u8]>, name: &[u8]) -> Option<&'a [u8]> {
+    args?.split(|&b| b == b'&').find_map(|pair| {
+        let rest = pair.get(name.len()..)?;
+        (pair[..name.len()].eq_ignore_ascii_case(name) && rest.first() == Some(&b'='))
+            .then(|| &rest[1..])
+    })
+}
+
+/// The value of cookie `name` in one `Cookie` field: pairs split on `;`,
+/// leading spaces skipped, the name matched case-insensitively, as
+/// `ngx_http_parse_multi_header_lines` in nginx 1.22.
+fn find_cookie<'a>(field: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
+    field.split(|&b| b == b';').find_map(|pair| {
+        let pair = pair.trim_ascii_start();
+        let rest = pair.get(name.len()..)?;
+        (pair[..name.len()].eq_ignore_ascii_case(name) && rest.first() == Some(&b'='))
+            .then(|| &rest[1..])
+    })
+}
+
+/// nginx's `$hostname` (gethostname(2) at start). Read once from procfs,
+/// which needs no `unsafe`.
+fn hostname() -> &'static [u8] {
+    static NAME: OnceLock<Vec<u8>> = OnceLock::new();
+    NAME.get_or_init(|| {
+        std::fs::read("/proc/sys/kernel/hostname")
+            .map(|mut v| {
+                v.truncate(v.trim_ascii_end().len());
+                v
+            })
+            .unwrap_or_default()
+    })
+}
+
+/// Decimal without `fmt` (this runs several times per log line).
+pub(crate) fn push_u64(out: &mut Vec<u8>, mut v: u64) {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&buf[i..]);
+}
+
+/// nginx's `%T.%03M`: seconds, a dot, three digits of milliseconds.
+fn push_millis(out: &mut Vec<u8>, ms: u64) {
+    push_u64(out, ms / 1000);
+    let frac = ms % 1000;
+    out.extend_from_slice(&[
+        b'.',
+        b'0' + (frac / 100) as u8,
+        b'0' + (frac / 10 % 10) as u8,
+        b'0' + (frac % 10) as u8,
+    ]);
+}
+
+/// nginx's `%03ui`.
+fn push_status(out: &mut Vec<u8>, status: u16) {
+    if status < 100 {
+        out.extend_from_slice(if status < 10 { b"00" } else { b"0" });
+    }
+    push_u64(out, u64::from(status));
+}
+
+/// nginx prints IPv6 without brackets (`::1`), as `Display` does.
+fn push_ip(out: &mut Vec<u8>, ip: IpAddr) {
+    // Writing to a Vec cannot fail.
+    let _ = write!(out, "{ip}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers() {
+        let mut v = Vec::new();
+        push_u64(&mut v, 0);
+        v.push(b' ');
+        push_u64(&mut v, u64::MAX);
+        v.push(b' ');
+        push_millis(&mut v, 1_796_037_017_379);
+        v.push(b' ');
+        push_millis(&mut v, 5);
+        v.push(b' ');
+        push_status(&mut v, 0);
+        v.push(b' ');
+        push_status(&mut v, 9);
+        v.push(b' ');
+        push_status(&mut v, 404);
+        assert_eq!(
+            v,
+            b"0 18446744073709551615 1796037017.379 0.005 000 009 404"
+        );
+    }
+
+    #[test]
+    fn args_and_cookies() {
+        let a = Some(b"a=1&LOG=yes&log=no&b".as_slice());
+        assert_eq!(find_arg(a, b"log"), Some(b"yes".as_slice()));
+        assert_eq!(find_arg(a, b"b"), None);
+        assert_eq!(find_arg(a, b"a"), Some(b"1".as_slice()));
+        assert_eq!(find_arg(a, b"xx"), None);
+        assert_eq!(find_arg(None, b"a"), None);
+        assert_eq!(find_arg(Some(b"a="), b"a"), Some(b"".as_slice()));
+        let c = b"x=1;  sid=abc; y=2".as_slice();
+        assert_eq!(find_cookie(c, b"sid"), Some(b"abc".as_slice()));
+        assert_eq!(find_cookie(c, b"x"), Some(b"1".as_slice()));
+        assert_eq!(find_cookie(c, b"z"), None);
+    }
+
+    #[test]
+    fn names() {
+        assert_eq!(Var::parse("Remote_Addr"), Some(Var::RemoteAddr));
+        assert_eq!(
+            Var::parse("http_User_Agent"),
+            Some(Var::Http(b"user_agent".as_slice().into()))
+        );
+        assert_eq!(
+            Var::parse("sent_http_x"),
+            Some(Var::SentHttp(b"x".as_slice().into()))
+        );
+        assert_eq!(Var::parse("http_"), Some(Var::Http(b"".as_slice().into())));
+        assert_eq!(Var::parse("foo"), None);
+        assert_eq!(Var::parse("1x"), None);
+    }
+}

@@ -1,0 +1,105 @@
+//! Keep-alive, pipelining, HTTP/1.0, Connection: close, Expect: 100-continue,
+//! and request bodies read or discarded so the connection stays in step.
+
+use crate::support::{Prefix, Response, Server, read_responses, read_to_close};
+use std::io::{Read, Write};
+
+const CONF: &str = r#"
+worker_processes 1;
+error_log logs/error.log info;
+pid logs/test.pid;
+events { worker_connections 128; }
+http {
+    include mime.types;
+    access_log off;
+    keepalive_timeout 30 25;
+    keepalive_requests 3;
+    server {
+        listen 127.0.0.1:PORT;
+        root html;
+    }
+}
+"#;
+
+fn site() -> Server {
+    let p = Prefix::new("ka");
+    p.write("html/a.txt", "aaa\n");
+    p.write("html/b.txt", "bbbb\n");
+    Server::start(p, CONF)
+}
+
+#[test]
+fn pipelined_requests_answer_in_order() {
+    let s = site();
+    let mut c = s.connect();
+    c.write_all(
+        b"GET /a.txt HTTP/1.1\r\nHost: x\r\n\r\nGET /b.txt HTTP/1.1\r\nHost: x\r\n\r\nGET /a.txt HTTP/1.1\r\nHost: x\r\n\r\n",
+    )
+    .unwrap();
+    let rs = read_responses(&mut c, 3, false);
+    let bodies: Vec<&str> = rs.iter().map(|r| r.body_str()).collect();
+    assert_eq!(bodies, ["aaa\n", "bbbb\n", "aaa\n"]);
+    assert_eq!(rs[0].header("Connection"), Some("keep-alive"));
+    assert_eq!(rs[0].header("Keep-Alive"), Some("timeout=25"));
+    // keepalive_requests 3: the third answer closes.
+    assert_eq!(rs[2].header("Connection"), Some("close"));
+    let mut rest = Vec::new();
+    assert_eq!(c.read_to_end(&mut rest).unwrap_or(0), 0);
+}
+
+#[test]
+fn http10_keeps_alive_only_when_asked() {
+    let s = site();
+    let r = Response::parse(&s.raw(b"GET /a.txt HTTP/1.0\r\n\r\n")).unwrap();
+    assert_eq!(r.status_line, "HTTP/1.1 200 OK");
+    assert_eq!(r.header("Connection"), Some("close"));
+
+    let mut c = s.connect();
+    c.write_all(b"GET /a.txt HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+        .unwrap();
+    let first = read_responses(&mut c, 1, false);
+    assert_eq!(first[0].header("Connection"), Some("keep-alive"));
+    c.write_all(b"GET /b.txt HTTP/1.0\r\n\r\n").unwrap();
+    let rest = read_to_close(&mut c);
+    assert_eq!(Response::parse(&rest).unwrap().body_str(), "bbbb\n");
+}
+
+#[test]
+fn bodies_are_discarded_in_step() {
+    let s = site();
+    let mut c = s.connect();
+    // A chunked body on a static file: nginx discards it and answers 405 for
+    // POST; the next request on the connection is read correctly.
+    c.write_all(
+        b"GET /a.txt HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\nGET /b.txt HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\nbodyGET /a.txt HTTP/1.1\r\nHost: x\r\n\r\n",
+    )
+    .unwrap();
+    let rs = read_responses(&mut c, 3, false);
+    let got: Vec<(u16, &str)> = rs.iter().map(|r| (r.status, r.body_str())).collect();
+    assert_eq!(got, [(200, "aaa\n"), (200, "bbbb\n"), (200, "aaa\n")]);
+}
+
+/// A static file never wants the body: nginx answers the final status at
+/// once, without `100 Continue`, and discards whatever body follows.
+#[test]
+fn expect_100_continue_on_a_static_file() {
+    let s = site();
+    let mut c = s.connect();
+    c.write_all(b"POST /a.txt HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n")
+        .unwrap();
+    let first = read_responses(&mut c, 1, false);
+    assert_eq!(first[0].status, 405);
+    assert_eq!(first[0].status_line, "HTTP/1.1 405 Not Allowed");
+}
+
+#[test]
+fn keepalive_timeout_zero_disables_keepalive() {
+    let p = Prefix::new("ka0");
+    p.write("html/a.txt", "aaa\n");
+    let s = Server::start(p, &CONF.replace("keepalive_timeout 30 25;", "keepalive_timeout 0;"));
+    let mut c = s.connect();
+    c.write_all(b"GET /a.txt HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    let r = Response::parse(&read_to_close(&mut c)).unwrap();
+    assert_eq!(r.header("Connection"), Some("close"));
+    assert_eq!(r.body_str(), "aaa\n");
+}

@@ -1,0 +1,174 @@
+//! Static files: heads, index, directories, alias, try_files, return,
+//! error_page, autoindex, types and charset — answers compared with nginx's.
+
+use crate::support::{Prefix, Server, is_nginx, server_name};
+use std::os::unix::fs::MetadataExt;
+
+const CONF: &str = r#"
+worker_processes 1;
+error_log logs/error.log info;
+pid logs/test.pid;
+events { worker_connections 128; }
+http {
+    include mime.types;
+    default_type application/octet-stream;
+    access_log off;
+    server {
+        listen 127.0.0.1:PORT;
+        server_name localhost;
+        root html;
+        location /auto/ { autoindex on; }
+        location /al/ { alias html/dir/; }
+        location /tf/ { try_files $uri $uri/ /index.html; }
+        location /tfcode/ { try_files $uri =418; }
+        location /gone { return 410; }
+        location /moved { return 301 /new; }
+        location /text { return 200 "hello $uri"; }
+        location /utf/ { charset utf-8; }
+        location /typed/ { types { text/x-custom foo; } default_type text/x-default; }
+        location /custom404/ { error_page 404 /404.html; }
+        location /named/ { error_page 404 = @fallback; }
+        location @fallback { return 200 "fallback"; }
+    }
+}
+"#;
+
+fn site() -> Server {
+    let p = Prefix::new("static");
+    p.write("html/index.html", "<html>index</html>\n");
+    p.write("html/a.txt", "plain\n");
+    p.write("html/404.html", "custom 404\n");
+    p.write("html/dir/index.html", "dir index\n");
+    p.write("html/dir/b.txt", "bee\n");
+    p.write("html/noindex/x.txt", "x\n");
+    p.write("html/auto/one.txt", "1\n");
+    p.write("html/auto/a&b<c>.txt", "2\n");
+    p.write("html/utf/page.html", "utf\n");
+    p.write("html/utf/data.bin", "bin\n");
+    p.write("html/typed/x.foo", "foo\n");
+    p.write("html/typed/x.unknownext", "u\n");
+    Server::start(p, CONF)
+}
+
+#[test]
+fn file_head_matches_nginx() {
+    let s = site();
+    let r = s.get("/a.txt");
+    assert_eq!(r.status_line, "HTTP/1.1 200 OK");
+    assert_eq!(r.body, b"plain\n");
+    assert_eq!(r.header("Content-Type"), Some("text/plain"));
+    assert_eq!(r.header("Content-Length"), Some("6"));
+    assert_eq!(r.header("Accept-Ranges"), Some("bytes"));
+    assert_eq!(r.header("Server"), Some(server_name()));
+    assert_eq!(r.header("Connection"), Some("close"));
+    let meta = std::fs::metadata(s.prefix.dir.join("html/a.txt")).unwrap();
+    assert_eq!(
+        r.header("ETag").unwrap(),
+        format!("\"{:x}-{:x}\"", meta.mtime(), meta.size())
+    );
+    assert!(r.header("Last-Modified").unwrap().ends_with(" GMT"));
+    assert!(r.header("Date").unwrap().ends_with(" GMT"));
+}
+
+#[test]
+fn index_and_directories() {
+    let s = site();
+    let r = s.get("/");
+    assert_eq!((r.status, r.body_str()), (200, "<html>index</html>\n"));
+    let r = s.get("/dir/");
+    assert_eq!((r.status, r.body_str()), (200, "dir index\n"));
+    // A directory without the slash: 301 to the slash form, absolute as nginx
+    // makes it (Host and port of the request).
+    let r = s.get("/dir");
+    assert_eq!(r.status, 301);
+    assert_eq!(
+        r.header("Location").unwrap(),
+        format!("http://localhost:{}/dir/", s.addr.port())
+    );
+    // A directory without index and without autoindex: 403.
+    assert_eq!(s.get("/noindex/").status, 403);
+    let r = s.get("/missing.html");
+    assert_eq!(r.status, 404);
+    assert!(r.body_str().contains("<title>404 Not Found</title>"));
+    assert!(r.body_str().contains(&format!("<center>{}</center>", server_name())));
+}
+
+#[test]
+fn head_has_no_body_and_post_is_refused() {
+    let s = site();
+    let raw = s.raw(b"HEAD /a.txt HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+    let r = crate::support::Response::parse_head(&raw).unwrap();
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("Content-Length"), Some("6"));
+    assert!(r.rest.is_empty(), "HEAD sends no body");
+    let raw = s.raw(
+        b"POST /a.txt HTTP/1.1\r\nHost: localhost\r\nContent-Length: 3\r\nConnection: close\r\n\r\nabc",
+    );
+    let r = crate::support::Response::parse(&raw).unwrap();
+    assert_eq!(r.status, 405);
+}
+
+#[test]
+fn alias_try_files_return() {
+    let s = site();
+    assert_eq!(s.get("/al/b.txt").body_str(), "bee\n");
+    let r = s.get("/tf/nothing");
+    assert_eq!((r.status, r.body_str()), (200, "<html>index</html>\n"));
+    assert_eq!(s.get("/tfcode/nothing").status, 418);
+    assert_eq!(s.get("/gone").status, 410);
+    let r = s.get("/moved");
+    assert_eq!(r.status, 301);
+    assert_eq!(
+        r.header("Location").unwrap(),
+        format!("http://localhost:{}/new", s.addr.port())
+    );
+    let r = s.get("/text");
+    assert_eq!((r.status, r.body_str()), (200, "hello /text"));
+}
+
+#[test]
+fn error_pages() {
+    let s = site();
+    let r = s.get("/custom404/missing");
+    assert_eq!((r.status, r.body_str()), (404, "custom 404\n"));
+    let r = s.get("/named/missing");
+    assert_eq!((r.status, r.body_str()), (200, "fallback"));
+}
+
+#[test]
+fn types_and_charset() {
+    let s = site();
+    assert_eq!(
+        s.get("/utf/page.html").header("Content-Type"),
+        Some("text/html; charset=utf-8")
+    );
+    assert_eq!(
+        s.get("/utf/data.bin").header("Content-Type"),
+        Some("application/octet-stream"),
+        "charset only for charset_types"
+    );
+    assert_eq!(
+        s.get("/typed/x.foo").header("Content-Type"),
+        Some("text/x-custom")
+    );
+    assert_eq!(
+        s.get("/typed/x.unknownext").header("Content-Type"),
+        Some("text/x-default")
+    );
+}
+
+#[test]
+fn autoindex_lists_escaped_names() {
+    let s = site();
+    let r = s.get("/auto/");
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("Content-Type"), Some("text/html"));
+    let body = r.body_str();
+    assert!(body.starts_with("<html>\r\n<head><title>Index of /auto/</title></head>"));
+    assert!(body.contains("<a href=\"../\">../</a>"));
+    assert!(body.contains("<a href=\"one.txt\">one.txt</a>"));
+    assert!(body.contains("<a href=\"a%26b%3Cc%3E.txt\">a&amp;b&lt;c&gt;.txt</a>"));
+    if !is_nginx() {
+        assert!(!body.contains("nginx"));
+    }
+}
