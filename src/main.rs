@@ -7,6 +7,7 @@
 
 mod cli;
 mod run;
+mod serve;
 
 use std::ffi::OsString;
 use std::process::ExitCode;

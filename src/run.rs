@@ -130,7 +130,7 @@ fn send_signal(conf: &Config, signal: Signal) -> Result<i32> {
     Ok(0)
 }
 
-fn read_pid(path: &Path) -> Result<i32, String> {
+fn read_pid(path: &Path) -> Result<u32, String> {
     let text = std::fs::read_to_string(path).map_err(|err| {
         format!(
             "open() \"{}\" failed ({}: {})",
@@ -141,7 +141,7 @@ fn read_pid(path: &Path) -> Result<i32, String> {
     })?;
     let trimmed = text.trim_end_matches('\n');
     trimmed
-        .parse::<i32>()
+        .parse::<u32>()
         .ok()
         .filter(|pid| *pid > 0)
         .ok_or_else(|| format!("invalid PID number \"{trimmed}\" in \"{}\"", path.display()))

@@ -250,3 +250,23 @@ fn gzip_vary_off() {
     assert_eq!(r.header("Content-Encoding"), Some("gzip"));
     assert_eq!(r.header("Vary"), None);
 }
+
+/// A client revalidating with the weak ETag it got with a compressed body:
+/// the not-modified check runs before compression and compares weakly, so
+/// nginx answers 304 with the strong ETag and no Vary.
+#[test]
+fn weak_etag_revalidates() {
+    let s = site();
+    let r = get(&s, "/a.html", GZ);
+    let weak = r.header("ETag").unwrap().to_owned();
+    assert!(weak.starts_with("W/"));
+    let r = get(
+        &s,
+        "/a.html",
+        &format!("Accept-Encoding: gzip\r\nIf-None-Match: {weak}\r\n"),
+    );
+    assert_eq!(r.status, 304);
+    assert_eq!(r.header("ETag"), Some(&weak[2..]));
+    assert_eq!(r.header("Vary"), None);
+    assert_eq!(r.header("Content-Encoding"), None);
+}

@@ -19,3 +19,6 @@ mod signals;
 mod timeouts;
 mod gzip;
 mod tune;
+mod compress_nginx;
+mod log_formats;
+mod bench;

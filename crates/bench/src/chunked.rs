@@ -12,12 +12,21 @@ pub const MAX_CHUNK_SIZE_DIGITS: u8 = 16;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum State {
     /// Reading the hex size; `digits` seen so far.
-    Size { value: u64, digits: u8 },
+    Size {
+        value: u64,
+        digits: u8,
+    },
     /// Chunk extension (`;name=value`), skipped to the line end.
-    Ext { value: u64 },
+    Ext {
+        value: u64,
+    },
     /// Saw CR after the size line, want LF.
-    SizeLf { value: u64 },
-    Data { remaining: u64 },
+    SizeLf {
+        value: u64,
+    },
+    Data {
+        remaining: u64,
+    },
     DataCr,
     DataLf,
     /// At the start of a trailer line (or the final empty line).
@@ -40,7 +49,12 @@ pub struct Chunked {
 
 impl Default for Chunked {
     fn default() -> Self {
-        Chunked { state: State::Size { value: 0, digits: 0 } }
+        Chunked {
+            state: State::Size {
+                value: 0,
+                digits: 0,
+            },
+        }
     }
 }
 
@@ -65,21 +79,39 @@ impl Chunked {
                 let take = remaining.min((data.len() - i) as u64);
                 i += take as usize;
                 payload += take;
-                self.state = if take == remaining { State::DataCr } else { State::Data { remaining: remaining - take } };
+                self.state = if take == remaining {
+                    State::DataCr
+                } else {
+                    State::Data {
+                        remaining: remaining - take,
+                    }
+                };
                 continue;
             }
             let b = data[i];
             i += 1;
             self.state = self.step(b)?;
             if self.state == State::Done {
-                return Ok(Fed { consumed: i, payload, done: true });
+                return Ok(Fed {
+                    consumed: i,
+                    payload,
+                    done: true,
+                });
             }
         }
-        Ok(Fed { consumed: i, payload, done: false })
+        Ok(Fed {
+            consumed: i,
+            payload,
+            done: false,
+        })
     }
 
     fn after_size(value: u64) -> State {
-        if value == 0 { State::TrailerStart } else { State::Data { remaining: value } }
+        if value == 0 {
+            State::TrailerStart
+        } else {
+            State::Data { remaining: value }
+        }
     }
 
     fn step(&self, b: u8) -> Result<State, ChunkError> {
@@ -90,7 +122,10 @@ impl Chunked {
                         return Err(ChunkError);
                     }
                     let d = (b as char).to_digit(16).ok_or(ChunkError)? as u64;
-                    State::Size { value: value << 4 | d, digits: digits + 1 }
+                    State::Size {
+                        value: value << 4 | d,
+                        digits: digits + 1,
+                    }
                 }
                 b';' | b' ' | b'\t' if digits > 0 => State::Ext { value },
                 b'\r' if digits > 0 => State::SizeLf { value },
@@ -104,7 +139,10 @@ impl Chunked {
             },
             State::SizeLf { value } if b == b'\n' => Self::after_size(value),
             State::DataCr if b == b'\r' => State::DataLf,
-            State::DataCr | State::DataLf if b == b'\n' => State::Size { value: 0, digits: 0 },
+            State::DataCr | State::DataLf if b == b'\n' => State::Size {
+                value: 0,
+                digits: 0,
+            },
             State::TrailerStart => match b {
                 b'\r' => State::TrailerEndLf,
                 b'\n' => State::Done,

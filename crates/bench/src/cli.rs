@@ -15,6 +15,9 @@ use crate::error::BenchError;
 pub const TIMELIMIT_DEFAULT_REQUESTS: u64 = 50_000;
 /// ab's default `-s`: "Default is 30 seconds".
 pub const DEFAULT_TIMEOUT_SECS: f64 = 30.0;
+/// Longest time accepted for `-s`, `-t` and `--duration` (ten years):
+/// beyond it an instant computed from it could overflow.
+pub const MAX_TIME_SECS: f64 = 315_360_000.0;
 /// ab's default `-T`.
 pub const DEFAULT_CONTENT_TYPE: &str = "text/plain";
 
@@ -158,7 +161,7 @@ pub struct Args {
     /// Write HdrHistogram's standard interval log of latencies
     #[arg(long, value_name = "FILE")]
     pub hdr_log: Option<PathBuf>,
-    /// The URL(s) to test: [http://]hostname[:port]/path
+    /// The URL(s) to test: `[http://]hostname[:port]/path`
     #[arg(value_name = "URL")]
     pub urls: Vec<String>,
 }
@@ -178,7 +181,10 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         "h" => value * 3600.0,
         _ => return Err(format!("bad duration unit in {s:?} (ms, s, m, h)")),
     };
-    Duration::try_from_secs_f64(secs).map_err(|_| format!("bad duration {s:?}"))
+    Duration::try_from_secs_f64(secs)
+        .ok()
+        .filter(|d| d.as_secs_f64() <= MAX_TIME_SECS)
+        .ok_or_else(|| format!("bad duration {s:?}"))
 }
 
 /// Parses the arguments after `bench`.
@@ -191,7 +197,7 @@ pub fn parse(args: &[String]) -> Result<Args, clap::Error> {
 pub fn secs(flag: &str, value: f64) -> Result<Duration, BenchError> {
     Duration::try_from_secs_f64(value)
         .ok()
-        .filter(|d| !d.is_zero())
+        .filter(|d| !d.is_zero() && d.as_secs_f64() <= MAX_TIME_SECS)
         .ok_or_else(|| BenchError::Usage(format!("{flag}: invalid number of seconds {value}")))
 }
 
@@ -205,7 +211,18 @@ mod tests {
 
     #[test]
     fn ab_flags() {
-        let a = p(&["-n", "10", "-c", "2", "-k", "-H", "A: 1", "-H", "B: 2", "http://x/"]);
+        let a = p(&[
+            "-n",
+            "10",
+            "-c",
+            "2",
+            "-k",
+            "-H",
+            "A: 1",
+            "-H",
+            "B: 2",
+            "http://x/",
+        ]);
         assert_eq!(a.requests, Some(10));
         assert_eq!(a.concurrency, 2);
         assert!(a.keepalive);
@@ -227,11 +244,20 @@ mod tests {
         assert_eq!(parse_duration("3"), Ok(Duration::from_secs(3)));
         assert!(parse_duration("3x").is_err());
         assert!(parse_duration("-1s").is_err());
+        assert!(parse_duration("1e30s").is_err());
+        assert!(secs("-s", 1e30).is_err());
+        assert!(secs("-s", 0.0).is_err());
     }
 
     #[test]
     fn sweep_list() {
-        let a = p(&["--sweep", "100,1000", "--sweep-keepalive", "both", "http://x/"]);
+        let a = p(&[
+            "--sweep",
+            "100,1000",
+            "--sweep-keepalive",
+            "both",
+            "http://x/",
+        ]);
         assert_eq!(a.sweep, vec![100, 1000]);
         assert_eq!(a.sweep_keepalive, SweepKeepalive::Both);
     }

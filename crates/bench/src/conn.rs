@@ -89,7 +89,11 @@ pub struct SocketOpts {
 
 /// Starts a non-blocking connect to `addr`.
 pub fn connect(addr: SocketAddr, opts: SocketOpts) -> io::Result<TcpStream> {
-    let sock = Socket::new(Domain::for_address(addr), Type::STREAM.nonblocking(), Some(Protocol::TCP))?;
+    let sock = Socket::new(
+        Domain::for_address(addr),
+        Type::STREAM.nonblocking(),
+        Some(Protocol::TCP),
+    )?;
     if let Some(w) = opts.windowsize {
         sock.set_send_buffer_size(w)?;
         sock.set_recv_buffer_size(w)?;

@@ -25,7 +25,10 @@ pub enum BenchError {
     File { path: PathBuf, source: io::Error },
     /// The event loop itself failed (epoll, thread spawn).
     #[error("{context}: {source}")]
-    Io { context: &'static str, source: io::Error },
+    Io {
+        context: &'static str,
+        source: io::Error,
+    },
     /// ab's "Test aborted after 10 failures": nothing ever succeeded.
     #[error("Test aborted after {failures} failures: {last}")]
     Aborted { failures: u64, last: String },
@@ -43,6 +46,9 @@ pub enum BenchError {
 impl BenchError {
     /// Wraps an I/O error on a named file.
     pub fn file(path: impl Into<PathBuf>, source: io::Error) -> Self {
-        BenchError::File { path: path.into(), source }
+        BenchError::File {
+            path: path.into(),
+            source,
+        }
     }
 }

@@ -39,13 +39,17 @@ pub fn write_csv(path: &Path, total: &Histogram<u64>) -> Result<(), BenchError> 
 pub fn create_gnuplot(path: &Path) -> Result<std::io::BufWriter<std::fs::File>, BenchError> {
     let f = std::fs::File::create(path).map_err(|e| BenchError::file(path, e))?;
     let mut w = std::io::BufWriter::new(f);
-    w.write_all(GNUPLOT_HEADER.as_bytes()).map_err(|e| BenchError::file(path, e))?;
+    w.write_all(GNUPLOT_HEADER.as_bytes())
+        .map_err(|e| BenchError::file(path, e))?;
     Ok(w)
 }
 
 /// Appends one `-g` line for a request that started at `wall`.
 pub fn gnuplot_line(out: &mut String, wall: SystemTime, t: Timing) {
-    let secs = wall.duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let secs = wall
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
     let _ = writeln!(
         out,
         "{}\t{}\t{}\t{}\t{}\t{}",
@@ -63,7 +67,9 @@ pub fn gnuplot_line(out: &mut String, wall: SystemTime, t: Timing) {
 /// zone database is not worth it for a log column.
 pub fn ctime(unix: u64) -> String {
     const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
-    const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
     let days = unix / 86_400;
     let rem = unix % 86_400;
     let (y, m, d) = civil_from_days(days as i64);

@@ -12,7 +12,9 @@ use std::time::{Duration, SystemTime};
 
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::V2DeflateSerializer;
-use hdrhistogram::serialization::interval_log::{IntervalLogIterator, IntervalLogWriterBuilder, LogEntry};
+use hdrhistogram::serialization::interval_log::{
+    IntervalLogIterator, IntervalLogWriterBuilder, LogEntry,
+};
 
 use crate::error::BenchError;
 use crate::worker::Interval;
@@ -40,21 +42,37 @@ impl HdrLog {
             .add_comment("Latencies in microseconds, one interval per second")
             .with_start_time(base)
             .with_base_time(base);
-        b.begin_log_with(&mut out, &mut serializer).map_err(|e| BenchError::file(path, e))?;
-        writeln!(out, "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"")
+        b.begin_log_with(&mut out, &mut serializer)
             .map_err(|e| BenchError::file(path, e))?;
-        Ok(HdrLog { path: path.to_path_buf(), out, pending: BTreeMap::new(), serializer })
+        writeln!(
+            out,
+            "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\""
+        )
+        .map_err(|e| BenchError::file(path, e))?;
+        Ok(HdrLog {
+            path: path.to_path_buf(),
+            out,
+            pending: BTreeMap::new(),
+            serializer,
+        })
     }
 
     /// Takes the intervals the threads sent and writes those older than
     /// `now_sec - INTERVAL_GRACE_SECS`.
     pub fn take(&mut self, rx: &Receiver<Interval>, now_sec: usize) -> Result<(), BenchError> {
         while let Ok((sec, h)) = rx.try_recv() {
-            let slot = self.pending.entry(sec).or_insert_with(crate::stats::new_interval_histogram);
+            let slot = self
+                .pending
+                .entry(sec)
+                .or_insert_with(crate::stats::new_interval_histogram);
             let _ = slot.add(&h);
         }
-        let ready: Vec<usize> =
-            self.pending.keys().copied().filter(|s| s.saturating_add(INTERVAL_GRACE_SECS) < now_sec).collect();
+        let ready: Vec<usize> = self
+            .pending
+            .keys()
+            .copied()
+            .filter(|s| s.saturating_add(INTERVAL_GRACE_SECS) < now_sec)
+            .collect();
         for sec in ready {
             if let Some(h) = self.pending.remove(&sec) {
                 self.write(sec, &h)?;
@@ -67,13 +85,20 @@ impl HdrLog {
         let mut w = IntervalLogWriterBuilder::new()
             .begin_log_with(&mut self.out, &mut self.serializer)
             .map_err(|e| BenchError::file(&self.path, e))?;
-        w.write_histogram(h, Duration::from_secs(sec as u64), Duration::from_secs(1), None)
-            .map_err(|e| BenchError::file(&self.path, std::io::Error::other(e.to_string())))
+        w.write_histogram(
+            h,
+            Duration::from_secs(sec as u64),
+            Duration::from_secs(1),
+            None,
+        )
+        .map_err(|e| BenchError::file(&self.path, std::io::Error::other(e.to_string())))
     }
 
     /// Flushes the file.
     pub fn finish(&mut self) -> Result<(), BenchError> {
-        self.out.flush().map_err(|e| BenchError::file(&self.path, e))
+        self.out
+            .flush()
+            .map_err(|e| BenchError::file(&self.path, e))
     }
 }
 
@@ -82,10 +107,17 @@ pub fn read_total(path: &Path) -> Result<Histogram<u64>, BenchError> {
     let bytes = std::fs::read(path).map_err(|e| BenchError::file(path, e))?;
     let mut total = crate::stats::new_histogram();
     for entry in IntervalLogIterator::new(&bytes) {
-        let entry = entry.map_err(|e| BenchError::Merge { path: path.into(), reason: format!("{e:?}") })?;
+        let entry = entry.map_err(|e| BenchError::Merge {
+            path: path.into(),
+            reason: format!("{e:?}"),
+        })?;
         if let LogEntry::Interval(iv) = entry {
-            let h = crate::json::decode(iv.encoded_histogram())
-                .map_err(|reason| BenchError::Merge { path: path.into(), reason })?;
+            let h = crate::json::decode(iv.encoded_histogram()).map_err(|reason| {
+                BenchError::Merge {
+                    path: path.into(),
+                    reason,
+                }
+            })?;
             let _ = total.add(&h);
         }
     }

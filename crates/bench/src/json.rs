@@ -14,7 +14,9 @@ use crate::stats::Stats;
 /// Identifies the layout of this document.
 pub const SCHEMA: &str = "peregrine-bench/1";
 /// Percentiles listed in `latency.percentiles`.
-pub const SPECTRUM: [f64; 13] = [0.0, 50.0, 66.0, 75.0, 80.0, 90.0, 95.0, 98.0, 99.0, 99.9, 99.99, 99.999, 100.0];
+pub const SPECTRUM: [f64; 13] = [
+    0.0, 50.0, 66.0, 75.0, 80.0, 90.0, 95.0, 98.0, 99.0, 99.9, 99.99, 99.999, 100.0,
+];
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Counts {
@@ -101,9 +103,12 @@ fn encode(h: &Histogram<u64>) -> String {
 /// Decodes a histogram written by `encode` (or by any HdrHistogram
 /// implementation's base64 V2 encoding).
 pub fn decode(s: &str) -> Result<Histogram<u64>, String> {
-    let bytes = base64::engine::general_purpose::STANDARD.decode(s.trim()).map_err(|e| e.to_string())?;
-    let mut h: Histogram<u64> =
-        Deserializer::new().deserialize(&mut bytes.as_slice()).map_err(|e| format!("{e:?}"))?;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(s.trim())
+        .map_err(|e| e.to_string())?;
+    let mut h: Histogram<u64> = Deserializer::new()
+        .deserialize(&mut bytes.as_slice())
+        .map_err(|e| format!("{e:?}"))?;
     h.auto(true);
     Ok(h)
 }
@@ -113,7 +118,13 @@ fn ms(us: f64) -> f64 {
 }
 
 impl Summary {
-    pub fn new(s: &Stats, info: &RunInfo, urls: Vec<String>, threads: usize, rate: Option<f64>) -> Summary {
+    pub fn new(
+        s: &Stats,
+        info: &RunInfo,
+        urls: Vec<String>,
+        threads: usize,
+        rate: Option<f64>,
+    ) -> Summary {
         let t = info.time_taken;
         let done = s.complete as f64;
         let per = |x: f64| if t > 0.0 && done > 0.0 { x } else { 0.0 };
@@ -136,7 +147,11 @@ impl Summary {
                 non_2xx: s.non_2xx,
                 keepalive: s.keepalive,
             },
-            bytes: Bytes { total_transferred: s.bytes_read, html_transferred: s.body_bytes, sent: s.bytes_sent },
+            bytes: Bytes {
+                total_transferred: s.bytes_read,
+                html_transferred: s.body_bytes,
+                sent: s.bytes_sent,
+            },
             requests_per_second: per(done / t),
             time_per_request_ms: per(info.concurrency as f64 * t * 1000.0 / done),
             time_per_request_all_ms: per(t * 1000.0 / done),
@@ -148,7 +163,10 @@ impl Summary {
                 max_ms: ms(h.max() as f64),
                 percentiles: SPECTRUM
                     .iter()
-                    .map(|&p| Percentile { percentile: p, ms: ms(h.value_at_percentile(p) as f64) })
+                    .map(|&p| Percentile {
+                        percentile: p,
+                        ms: ms(h.value_at_percentile(p) as f64),
+                    })
                     .collect(),
             },
             connection_times: ConnectionTimes {
@@ -202,17 +220,28 @@ mod tests {
     fn round_trip() {
         let mut s = Stats::default();
         for v in 1..=100u64 {
-            s.record(Timing { connect_us: v, wait_us: v * 2, total_us: v * 100 });
+            s.record(Timing {
+                connect_us: v,
+                wait_us: v * 2,
+                total_us: v * 100,
+            });
         }
         s.complete = 100;
         s.failed_length = 3;
-        let info = RunInfo { time_taken: 2.0, concurrency: 4, ..RunInfo::default() };
+        let info = RunInfo {
+            time_taken: 2.0,
+            concurrency: 4,
+            ..RunInfo::default()
+        };
         let sum = Summary::new(&s, &info, vec!["http://h/".into()], 1, None);
         assert_eq!(sum.requests_per_second, 50.0);
         assert_eq!(sum.requests.failed, 3);
         let text = serde_json::to_string(&sum).expect("json");
         let back: Summary = serde_json::from_str(&text).expect("parse");
-        assert_eq!((&back.requests, &back.bytes, &back.histograms), (&sum.requests, &sum.bytes, &sum.histograms));
+        assert_eq!(
+            (&back.requests, &back.bytes, &back.histograms),
+            (&sum.requests, &sum.bytes, &sum.histograms)
+        );
         assert_eq!(back.info, sum.info);
         let st = back.to_stats().expect("stats");
         assert_eq!(st.total.len(), 100);

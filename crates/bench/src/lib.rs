@@ -21,7 +21,7 @@
 //!
 //! What it does not own: TLS and HTTP/2 (`https://` is refused with a
 //! clear error until the TLS work lands), the server, and process-level
-//! matters (the binary calls [`run`] and exits with its code).
+//! matters (the binary calls [`run()`] and exits with its code).
 
 pub mod chunked;
 pub mod cli;
@@ -74,10 +74,15 @@ pub fn run(args: &[String]) -> Result<i32, BenchError> {
 }
 
 fn single(cfg: &Config) -> Result<i32, BenchError> {
-    let host = cfg.urls[0].host.clone();
+    let host = cfg.urls.first().map(|u| u.host.clone()).unwrap_or_default();
     if !cfg.json {
-        println!("This is peregrine bench, Version {} (ApacheBench 2.3 compatible)", env!("CARGO_PKG_VERSION"));
-        println!("Report layout and failure classes after ApacheBench by the Apache Software Foundation\n");
+        println!(
+            "This is peregrine bench, Version {} (ApacheBench 2.3 compatible)",
+            env!("CARGO_PKG_VERSION")
+        );
+        println!(
+            "Report layout and failure classes after ApacheBench by the Apache Software Foundation\n"
+        );
         print!("Benchmarking {host} (be patient)");
     }
     let r = run::execute(cfg, cfg.concurrency, cfg.spec.keepalive, true)?;
@@ -85,11 +90,18 @@ fn single(cfg: &Config) -> Result<i32, BenchError> {
         files::write_csv(p, &r.stats.total)?;
     }
     if let Some(p) = &cfg.plot {
-        plot::draw_run(p, &r.stats.total, &r.stats.per_second)?;
+        plot::draw_run(p, &r.stats.total, &r.stats.per_second, r.info.time_taken)?;
     }
     if cfg.json {
-        let s = json::Summary::new(&r.stats, &r.info, cfg.url_strings.clone(), r.threads, cfg.rate);
-        let text = serde_json::to_string_pretty(&s).map_err(|e| BenchError::Usage(e.to_string()))?;
+        let s = json::Summary::new(
+            &r.stats,
+            &r.info,
+            cfg.url_strings.clone(),
+            r.threads,
+            cfg.rate,
+        );
+        let text =
+            serde_json::to_string_pretty(&s).map_err(|e| BenchError::Usage(e.to_string()))?;
         println!("{text}");
     } else {
         println!(".....done\n\n");

@@ -21,7 +21,10 @@ pub struct Merged {
 }
 
 fn load_json(path: &Path, text: &str) -> Result<Summary, BenchError> {
-    serde_json::from_str(text).map_err(|e| BenchError::Merge { path: path.into(), reason: e.to_string() })
+    serde_json::from_str(text).map_err(|e| BenchError::Merge {
+        path: path.into(),
+        reason: e.to_string(),
+    })
 }
 
 /// Combines the files: counters add up, connections add up, the time
@@ -32,16 +35,29 @@ pub fn merge(files: &[PathBuf]) -> Result<Merged, BenchError> {
         let text = std::fs::read_to_string(path).map_err(|e| BenchError::file(path, e))?;
         let (stats, info, urls, threads) = if text.trim_start().starts_with('{') {
             let s = load_json(path, &text)?;
-            let stats = s.to_stats().map_err(|reason| BenchError::Merge { path: path.clone(), reason })?;
+            let stats = s.to_stats().map_err(|reason| BenchError::Merge {
+                path: path.clone(),
+                reason,
+            })?;
             (stats, s.info, s.urls, s.threads)
         } else {
             let total = crate::hdrlog::read_total(path)?;
-            let mut stats = Stats { complete: total.len(), ..Stats::default() };
+            let mut stats = Stats {
+                complete: total.len(),
+                ..Stats::default()
+            };
             let _ = stats.total.add(&total);
             (stats, RunInfo::default(), Vec::new(), 0)
         };
         match &mut out {
-            None => out = Some(Merged { stats, info, urls, threads }),
+            None => {
+                out = Some(Merged {
+                    stats,
+                    info,
+                    urls,
+                    threads,
+                })
+            }
             Some(m) => {
                 m.stats.merge(&stats);
                 m.info.concurrency += info.concurrency;
@@ -68,7 +84,10 @@ pub fn run(files: &[PathBuf], json: bool) -> Result<i32, BenchError> {
         println!("{}", serde_json::to_string_pretty(&s).unwrap_or_default());
     } else {
         println!("Merged {} result files\n\n", files.len());
-        print!("{}", report::render(&m.stats, &m.info, ReportOpts::default()));
+        print!(
+            "{}",
+            report::render(&m.stats, &m.info, ReportOpts::default())
+        );
     }
     Ok(0)
 }

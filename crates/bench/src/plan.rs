@@ -3,8 +3,8 @@
 //! the first response's length that ab's Length check compares with).
 
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::error::BenchError;
@@ -81,10 +81,12 @@ impl Shared {
     /// Claims up to `max` requests from the budget; 0 when it is spent.
     pub fn claim(&self, max: u64) -> u64 {
         let mut got = 0;
-        let _ = self.remaining.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |r| {
-            got = r.min(max);
-            (got > 0).then_some(r - got)
-        });
+        let _ = self
+            .remaining
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |r| {
+                got = r.min(max);
+                (got > 0).then_some(r - got)
+            });
         got
     }
 
@@ -102,7 +104,10 @@ impl Shared {
     /// ab's Length check: true when `len` differs from the first
     /// response's body length (which this call sets when it is the first).
     pub fn length_differs(&self, len: u64) -> bool {
-        match self.doclen.compare_exchange(DOCLEN_UNSET, len, Ordering::Relaxed, Ordering::Relaxed) {
+        match self
+            .doclen
+            .compare_exchange(DOCLEN_UNSET, len, Ordering::Relaxed, Ordering::Relaxed)
+        {
             Ok(_) => false,
             Err(first) => first != len,
         }

@@ -53,7 +53,11 @@ impl Row {
     pub fn of(h: &Histogram<u64>) -> Row {
         let n = h.len();
         // ab divides by n-1 (sample deviation); the histogram by n.
-        let sd = if n > 1 { h.stdev() * (n as f64 / (n - 1) as f64).sqrt() } else { 0.0 };
+        let sd = if n > 1 {
+            h.stdev() * (n as f64 / (n - 1) as f64).sqrt()
+        } else {
+            0.0
+        };
         Row {
             min: round_ms(h.min()),
             mean: round_ms(h.mean() as u64),
@@ -104,7 +108,7 @@ pub fn render(s: &Stats, info: &RunInfo, opts: ReportOpts) -> String {
     }
     let _ = writeln!(o, "HTML transferred:       {} bytes", s.body_bytes);
     rates(&mut o, s, info);
-    if s.total.len() > 0 {
+    if !s.total.is_empty() {
         times(&mut o, s, opts);
         if !opts.no_percentiles && s.total.len() > 1 {
             percentiles(&mut o, &s.total);
@@ -120,20 +124,48 @@ fn rates(o: &mut String, s: &Stats, info: &RunInfo) {
     }
     let done = s.complete as f64;
     let _ = writeln!(o, "Requests per second:    {:.2} [#/sec] (mean)", done / t);
-    let _ = writeln!(o, "Time per request:       {:.3} [ms] (mean)", info.concurrency as f64 * t * 1000.0 / done);
-    let _ = writeln!(o, "Time per request:       {:.3} [ms] (mean, across all concurrent requests)", t * 1000.0 / done);
-    let _ = writeln!(o, "Transfer rate:          {:.2} [Kbytes/sec] received", s.bytes_read as f64 / 1024.0 / t);
+    let _ = writeln!(
+        o,
+        "Time per request:       {:.3} [ms] (mean)",
+        info.concurrency as f64 * t * 1000.0 / done
+    );
+    let _ = writeln!(
+        o,
+        "Time per request:       {:.3} [ms] (mean, across all concurrent requests)",
+        t * 1000.0 / done
+    );
+    let _ = writeln!(
+        o,
+        "Transfer rate:          {:.2} [Kbytes/sec] received",
+        s.bytes_read as f64 / 1024.0 / t
+    );
     if info.send_body {
-        let _ = writeln!(o, "                        {:.2} kb/s sent", s.bytes_sent as f64 / 1024.0 / t);
+        let _ = writeln!(
+            o,
+            "                        {:.2} kb/s sent",
+            s.bytes_sent as f64 / 1024.0 / t
+        );
         let total = (s.bytes_read + s.bytes_sent) as f64;
-        let _ = writeln!(o, "                        {:.2} kb/s total", total / 1024.0 / t);
+        let _ = writeln!(
+            o,
+            "                        {:.2} kb/s total",
+            total / 1024.0 / t
+        );
     }
 }
 
 fn times(o: &mut String, s: &Stats, opts: ReportOpts) {
     let rows = [
-        ("Connect:    ", Row::of(&s.connect), "the initial connection time"),
-        ("Processing: ", Row::of(&s.processing), "the processing time"),
+        (
+            "Connect:    ",
+            Row::of(&s.connect),
+            "the initial connection time",
+        ),
+        (
+            "Processing: ",
+            Row::of(&s.processing),
+            "the processing time",
+        ),
         ("Waiting:    ", Row::of(&s.waiting), "the waiting time"),
         ("Total:      ", Row::of(&s.total), "the total time"),
     ];
@@ -147,7 +179,11 @@ fn times(o: &mut String, s: &Stats, opts: ReportOpts) {
     }
     o.push_str("              min  mean[+/-sd] median   max\n");
     for (label, r, _) in &rows {
-        let _ = writeln!(o, "{label}{:5} {:4} {:5.1} {:6} {:7}", r.min, r.mean, r.sd, r.median, r.max);
+        let _ = writeln!(
+            o,
+            "{label}{:5} {:4} {:5.1} {:6} {:7}",
+            r.min, r.mean, r.sd, r.median, r.max
+        );
     }
     // ab's SANE() check, on the ms figures as ab has them.
     for (_, r, what) in &rows {
@@ -164,6 +200,13 @@ fn times(o: &mut String, s: &Stats, opts: ReportOpts) {
             );
         }
     }
+}
+
+/// ab's percentage table alone (for merged latency-only logs).
+pub fn render_percentiles(total: &Histogram<u64>) -> String {
+    let mut o = String::new();
+    percentiles(&mut o, total);
+    o
 }
 
 fn percentiles(o: &mut String, total: &Histogram<u64>) {
@@ -186,7 +229,11 @@ mod tests {
     fn sample() -> (Stats, RunInfo) {
         let mut s = Stats::default();
         for ms in [1u64, 2, 2, 3, 8] {
-            s.record(Timing { connect_us: 0, wait_us: ms * 500, total_us: ms * 1000 });
+            s.record(Timing {
+                connect_us: 0,
+                wait_us: ms * 500,
+                total_us: ms * 1000,
+            });
         }
         s.complete = 5;
         s.bytes_read = 950;
@@ -219,9 +266,19 @@ Transfer rate:          44.18 [Kbytes/sec] received\n\nConnection Times (ms)\n";
         let want_table = "              min  mean[+/-sd] median   max\nConnect:        0    0   0.0      0       0\n";
         assert!(text.contains(&format!("{want_head}{want_table}")), "{text}");
         assert!(text.starts_with(want_head), "{text}");
-        assert!(text.contains("Total:          1    3   2.8      2       8\n"), "{text}");
-        assert!(text.contains("\nPercentage of the requests served within a certain time (ms)\n  50%      2\n  66%      3\n"));
-        assert!(text.ends_with("  99%      8\n 100%      8 (longest request)\n"), "{text}");
+        assert!(
+            text.contains("Total:          1    3   2.8      2       8\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "\nPercentage of the requests served within a certain time (ms)\n  50%      2\n  66%      3\n"
+            )
+        );
+        assert!(
+            text.ends_with("  99%      8\n 100%      8 (longest request)\n"),
+            "{text}"
+        );
     }
 
     #[test]
@@ -231,10 +288,20 @@ Transfer rate:          44.18 [Kbytes/sec] received\n\nConnection Times (ms)\n";
         s.non_2xx = 1;
         info.keepalive = true;
         info.variable_length = true;
-        let text = render(&s, &info, ReportOpts { no_percentiles: true, no_confidence: true });
+        let text = render(
+            &s,
+            &info,
+            ReportOpts {
+                no_percentiles: true,
+                no_confidence: true,
+            },
+        );
         assert!(text.contains("Failed requests:        2\n   (Connect: 0, Receive: 0, Length: 2, Exceptions: 0)\nNon-2xx responses:      1\nKeep-Alive requests:    0\n"));
         assert!(text.contains("Document Length:        Variable\n"));
-        assert!(text.contains("              min   avg   max\nConnect:        0     0    0\n"), "{text}");
+        assert!(
+            text.contains("              min   avg   max\nConnect:        0     0    0\n"),
+            "{text}"
+        );
         assert!(!text.contains("Percentage"));
     }
 
@@ -244,10 +311,21 @@ Transfer rate:          44.18 [Kbytes/sec] received\n\nConnection Times (ms)\n";
         // Mean 1.5 ms rounds to 2, the median 1.4 ms to 1, the deviation
         // is 0.1 ms: ab calls that unreliable.
         for us in [1400u64, 1600].repeat(5) {
-            s.record(Timing { connect_us: 0, wait_us: 0, total_us: us });
+            s.record(Timing {
+                connect_us: 0,
+                wait_us: 0,
+                total_us: us,
+            });
         }
         s.complete = 10;
-        let text = render(&s, &RunInfo { time_taken: 1.0, ..RunInfo::default() }, ReportOpts::default());
+        let text = render(
+            &s,
+            &RunInfo {
+                time_taken: 1.0,
+                ..RunInfo::default()
+            },
+            ReportOpts::default(),
+        );
         assert!(text.contains("ERROR: The median and mean for the total time are more than twice the standard\n       deviation apart."), "{text}");
     }
 }

@@ -3,7 +3,10 @@
 //! close (RFC 9112 §6.3), and whether the connection may be reused.
 //!
 //! It never copies a head that arrives in one read; a head split across
-//! reads is gathered in a small per-connection buffer.
+//! reads is gathered in a small per-connection buffer. The body framing is
+//! hand-written (httparse parses heads only, and the HTTP client crates
+//! own their sockets and allocate per response, which a load generator
+//! cannot afford).
 
 use crate::chunked::Chunked;
 
@@ -75,18 +78,28 @@ pub struct Parser {
 
 impl Default for Parser {
     fn default() -> Self {
-        Parser { state: State::Head, head_buf: Vec::new(), current: Response::default(), started: false }
+        Parser {
+            state: State::Head,
+            head_buf: Vec::new(),
+            current: Response::default(),
+            started: false,
+        }
     }
 }
 
 fn has_token(value: &[u8], token: &str) -> bool {
-    value.split(|b| *b == b',').any(|t| t.trim_ascii().eq_ignore_ascii_case(token.as_bytes()))
+    value
+        .split(|b| *b == b',')
+        .any(|t| t.trim_ascii().eq_ignore_ascii_case(token.as_bytes()))
 }
 
 impl Parser {
     /// Forgets any partial response (the connection was replaced).
     pub fn reset(&mut self) {
-        *self = Parser { head_buf: std::mem::take(&mut self.head_buf), ..Parser::default() };
+        *self = Parser {
+            head_buf: std::mem::take(&mut self.head_buf),
+            ..Parser::default()
+        };
         self.head_buf.clear();
     }
 
@@ -155,13 +168,19 @@ impl Parser {
     }
 
     fn feed_body(&mut self, data: &[u8]) -> Result<(usize, Option<Response>), ParseError> {
-        let State::Body(body) = &mut self.state else { return Ok((0, None)) };
+        let State::Body(body) = &mut self.state else {
+            return Ok((0, None));
+        };
         match body {
             Body::Length(rem) => {
                 let take = (*rem).min(data.len() as u64);
                 *rem -= take;
                 self.current.body_bytes += take;
-                if *rem == 0 { Ok((take as usize, Some(self.finish()))) } else { Ok((take as usize, None)) }
+                if *rem == 0 {
+                    Ok((take as usize, Some(self.finish())))
+                } else {
+                    Ok((take as usize, None))
+                }
             }
             Body::Chunked(c) => {
                 let fed = c.feed(data).map_err(|_| ParseError::BadChunk)?;
@@ -186,7 +205,10 @@ impl Parser {
         let out = match self.state {
             State::Body(Body::UntilClose) => Eof::Complete(self.finish()),
             _ if !self.started => Eof::Clean,
-            _ => Eof::Truncated { status: self.current.status, body_bytes: self.current.body_bytes },
+            _ => Eof::Truncated {
+                status: self.current.status,
+                body_bytes: self.current.body_bytes,
+            },
         };
         self.reset();
         out
@@ -208,20 +230,30 @@ fn parse_head(
     };
     let status = r.code.unwrap_or(0);
     let http11 = r.version == Some(1);
-    let mut resp = Response { status, keep_alive: http11, ..Response::default() };
+    let mut resp = Response {
+        status,
+        keep_alive: http11,
+        ..Response::default()
+    };
     let mut length: Option<u64> = None;
     let mut chunked = false;
     for h in r.headers.iter() {
         let name = h.name;
         if name.eq_ignore_ascii_case("content-length") {
-            let v = std::str::from_utf8(h.value).ok().and_then(|s| s.trim().parse::<u64>().ok());
+            let v = std::str::from_utf8(h.value)
+                .ok()
+                .and_then(|s| s.trim().parse::<u64>().ok());
             let v = v.ok_or(ParseError::BadLength)?;
             if length.is_some_and(|l| l != v) {
                 return Err(ParseError::BadLength);
             }
             length = Some(v);
         } else if name.eq_ignore_ascii_case("transfer-encoding") {
-            chunked = h.value.rsplit(|b| *b == b',').next().is_some_and(|t| t.trim_ascii().eq_ignore_ascii_case(b"chunked"));
+            chunked = h
+                .value
+                .rsplit(|b| *b == b',')
+                .next()
+                .is_some_and(|t| t.trim_ascii().eq_ignore_ascii_case(b"chunked"));
         } else if name.eq_ignore_ascii_case("connection") {
             if has_token(h.value, "close") {
                 resp.keep_alive = false;
@@ -275,29 +307,49 @@ mod tests {
             let (a, b) = TWO.split_at(cut);
             let (out, p) = run(&[a, b], false);
             assert_eq!(out.len(), 2, "cut {cut}");
-            assert_eq!((out[0].status, out[0].body_bytes, out[0].keep_alive), (200, 5, true));
+            assert_eq!(
+                (out[0].status, out[0].body_bytes, out[0].keep_alive),
+                (200, 5, true)
+            );
             assert_eq!(out[0].server.as_deref(), Some("x"));
-            assert_eq!((out[1].status, out[1].body_bytes, out[1].keep_alive), (404, 3, false));
+            assert_eq!(
+                (out[1].status, out[1].body_bytes, out[1].keep_alive),
+                (404, 3, false)
+            );
             assert!(!p.in_progress());
         }
     }
 
     #[test]
     fn http10_keepalive_and_close_delimited() {
-        let (out, _) = run(&[b"HTTP/1.0 200 OK\r\nConnection: Keep-Alive\r\nContent-Length: 0\r\n\r\n"], false);
+        let (out, _) = run(
+            &[b"HTTP/1.0 200 OK\r\nConnection: Keep-Alive\r\nContent-Length: 0\r\n\r\n"],
+            false,
+        );
         assert!(out[0].keep_alive);
         let (out, _) = run(&[b"HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n"], false);
         assert!(!out[0].keep_alive);
         let (out, mut p) = run(&[b"HTTP/1.1 200 OK\r\n\r\nabc", b"de"], false);
         assert!(out.is_empty());
-        assert_eq!(p.eof(), Eof::Complete(Response { status: 200, keep_alive: false, body_bytes: 5, server: None }));
+        assert_eq!(
+            p.eof(),
+            Eof::Complete(Response {
+                status: 200,
+                keep_alive: false,
+                body_bytes: 5,
+                server: None
+            })
+        );
     }
 
     #[test]
     fn head_and_interim() {
         let (out, _) = run(&[b"HTTP/1.1 200 OK\r\nContent-Length: 99\r\n\r\n"], true);
         assert_eq!(out[0].body_bytes, 0);
-        let (out, _) = run(&[b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No\r\n\r\n"], false);
+        let (out, _) = run(
+            &[b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No\r\n\r\n"],
+            false,
+        );
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].status, 204);
     }
@@ -305,15 +357,34 @@ mod tests {
     #[test]
     fn truncation_and_errors() {
         let (_, mut p) = run(&[b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nabc"], false);
-        assert_eq!(p.eof(), Eof::Truncated { status: 200, body_bytes: 3 });
+        assert_eq!(
+            p.eof(),
+            Eof::Truncated {
+                status: 200,
+                body_bytes: 3
+            }
+        );
         assert_eq!(p.eof(), Eof::Clean);
         let mut p = Parser::default();
-        assert_eq!(p.feed(b"garbage\r\n\r\n", false, false), Err(ParseError::Malformed));
+        assert_eq!(
+            p.feed(b"garbage\r\n\r\n", false, false),
+            Err(ParseError::Malformed)
+        );
         let mut p = Parser::default();
-        assert_eq!(p.feed(b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n", false, false), Err(ParseError::BadLength));
+        assert_eq!(
+            p.feed(
+                b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n",
+                false,
+                false
+            ),
+            Err(ParseError::BadLength)
+        );
         let mut p = Parser::default();
         let big = vec![b'a'; MAX_HEAD_BYTES + 10];
-        assert_eq!(p.feed(b"HTTP/1.1 200 OK\r\nX: ", false, false).map(|r| r.0), Ok(20));
+        assert_eq!(
+            p.feed(b"HTTP/1.1 200 OK\r\nX: ", false, false).map(|r| r.0),
+            Ok(20)
+        );
         assert_eq!(p.feed(&big, false, false), Err(ParseError::HeadTooLarge));
     }
 }

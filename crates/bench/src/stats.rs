@@ -113,7 +113,9 @@ impl Stats {
         // beyond u64 range, which cannot come from a Duration in µs here.
         let _ = self.total.record(t.total_us);
         let _ = self.connect.record(t.connect_us);
-        let _ = self.processing.record(t.total_us.saturating_sub(t.connect_us));
+        let _ = self
+            .processing
+            .record(t.total_us.saturating_sub(t.connect_us));
         let _ = self.waiting.record(t.wait_us);
     }
 
@@ -162,11 +164,19 @@ mod tests {
     #[test]
     fn record_and_merge() {
         let mut a = Stats::default();
-        a.record(Timing { connect_us: 100, wait_us: 200, total_us: 1000 });
+        a.record(Timing {
+            connect_us: 100,
+            wait_us: 200,
+            total_us: 1000,
+        });
         a.tick(0);
         a.complete = 1;
         let mut b = Stats::default();
-        b.record(Timing { connect_us: 0, wait_us: 50, total_us: 3000 });
+        b.record(Timing {
+            connect_us: 0,
+            wait_us: 50,
+            total_us: 3000,
+        });
         b.tick(2);
         b.complete = 1;
         b.failed_length = 1;

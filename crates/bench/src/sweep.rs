@@ -25,7 +25,12 @@ pub fn table(points: &[SweepPoint]) -> String {
         let _ = writeln!(
             o,
             "{:<12}{:>12}{:>14.2}{:>16.2}{:>10.3}{:>10.3}",
-            p.mode, p.concurrency, p.requests_per_sec, p.transfer_kbytes_per_sec, p.p50_ms, p.p99_ms
+            p.mode,
+            p.concurrency,
+            p.requests_per_sec,
+            p.transfer_kbytes_per_sec,
+            p.p50_ms,
+            p.p99_ms
         );
     }
     o
@@ -39,16 +44,23 @@ pub fn run(cfg: &Config) -> Result<i32, BenchError> {
         SweepKeepalive::Both => &[(true, MODE_KEEPALIVE), (false, MODE_CLOSE)],
     };
     let mut points = Vec::new();
-    for &(keepalive, mode) in modes {
+    'modes: for &(keepalive, mode) in modes {
         for &c in &cfg.sweep {
             if cfg.duration.is_none() && c > cfg.requests {
-                eprintln!("sweep: skipping concurrency {c}: greater than -n {}", cfg.requests);
+                eprintln!(
+                    "sweep: skipping concurrency {c}: greater than -n {}",
+                    cfg.requests
+                );
                 continue;
             }
             if !cfg.quiet && !cfg.json {
                 eprintln!("sweep: {mode} at concurrency {c}");
             }
             let r = crate::run::execute(cfg, c, keepalive, true)?;
+            if r.interrupted {
+                eprintln!("sweep: interrupted");
+                break 'modes;
+            }
             let t = r.info.time_taken;
             let per = |x: f64| if t > 0.0 { x / t } else { 0.0 };
             points.push(SweepPoint {
@@ -99,6 +111,11 @@ mod tests {
         };
         let t = table(&[p]);
         assert_eq!(t.lines().count(), 2);
-        assert!(t.lines().nth(1).is_some_and(|l| l.starts_with("keep-alive           100       1234.50")), "{t}");
+        assert!(
+            t.lines()
+                .nth(1)
+                .is_some_and(|l| l.starts_with("keep-alive           100       1234.50")),
+            "{t}"
+        );
     }
 }

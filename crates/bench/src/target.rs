@@ -1,6 +1,10 @@
 //! Targets: the URL grammar ab accepts (`[http://]hostname[:port]/path`),
 //! name resolution, and the request bytes each connection sends.
 //!
+//! The URL parser is hand-written because ab's grammar is not a URL's: the
+//! scheme is optional and only `http://` (later `https://`) is meaningful;
+//! a general URL crate would accept and normalise far more than ab does.
+//!
 //! With `--http1.0` the request is byte for byte what ab 2.3 sends (header
 //! order included: Connection, Cookie, Authorization, Content-length and
 //! Content-type, the `-H` lines, then Host, User-Agent and Accept unless a
@@ -51,29 +55,44 @@ impl Url {
         if host.is_empty() || path.bytes().any(|b| b <= b' ' || b == 0x7f) {
             return Err(BenchError::Url(s.to_string()));
         }
-        Ok(Url { host, port, path: path.to_string() })
+        Ok(Url {
+            host,
+            port,
+            path: path.to_string(),
+        })
     }
 
     /// ab's Host header value: the port only when it is not 80, IPv6
     /// literals in brackets.
     pub fn host_field(&self) -> String {
-        let h = if self.host.contains(':') { format!("[{}]", self.host) } else { self.host.clone() };
-        if self.port == 80 { h } else { format!("{h}:{}", self.port) }
+        let h = if self.host.contains(':') {
+            format!("[{}]", self.host)
+        } else {
+            self.host.clone()
+        };
+        if self.port == 80 {
+            h
+        } else {
+            format!("{h}:{}", self.port)
+        }
     }
 
-    /// Resolves the host; every address is kept, the first is used.
-    pub fn resolve(&self) -> Result<Vec<SocketAddr>, BenchError> {
-        let addrs: Vec<SocketAddr> = (self.host.as_str(), self.port)
+    /// Resolves the host to its first address (ab uses the first too).
+    pub fn resolve(&self) -> Result<SocketAddr, BenchError> {
+        let err = |source| BenchError::Resolve {
+            host: self.host.clone(),
+            source,
+        };
+        (self.host.as_str(), self.port)
             .to_socket_addrs()
-            .map_err(|source| BenchError::Resolve { host: self.host.clone(), source })?
-            .collect();
-        if addrs.is_empty() {
-            return Err(BenchError::Resolve {
-                host: self.host.clone(),
-                source: std::io::Error::new(std::io::ErrorKind::NotFound, "no address"),
-            });
-        }
-        Ok(addrs)
+            .map_err(err)?
+            .next()
+            .ok_or_else(|| {
+                err(std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    "no address",
+                ))
+            })
     }
 }
 
@@ -112,7 +131,8 @@ pub struct RequestSpec {
 
 fn has_header(headers: &[String], name: &str) -> bool {
     headers.iter().any(|h| {
-        h.split_once(':').is_some_and(|(n, _)| n.trim().eq_ignore_ascii_case(name))
+        h.split_once(':')
+            .is_some_and(|(n, _)| n.trim().eq_ignore_ascii_case(name))
     })
 }
 
@@ -123,7 +143,11 @@ impl RequestSpec {
         let version = if self.http10 { "HTTP/1.0" } else { "HTTP/1.1" };
         r.push_str(&format!("{} {} {version}\r\n", self.method, url.path));
         if self.keepalive {
-            r.push_str(if self.http10 { "Connection: Keep-Alive\r\n" } else { "Connection: keep-alive\r\n" });
+            r.push_str(if self.http10 {
+                "Connection: Keep-Alive\r\n"
+            } else {
+                "Connection: keep-alive\r\n"
+            });
         } else if !self.http10 {
             r.push_str("Connection: close\r\n");
         }
@@ -135,7 +159,11 @@ impl RequestSpec {
             r.push_str(&format!("Authorization: Basic {b64}\r\n"));
         }
         if let Some(body) = &self.body {
-            r.push_str(&format!("Content-length: {}\r\nContent-type: {}\r\n", body.len(), self.content_type));
+            r.push_str(&format!(
+                "Content-length: {}\r\nContent-type: {}\r\n",
+                body.len(),
+                self.content_type
+            ));
         }
         for h in &self.headers {
             r.push_str(h);
@@ -145,7 +173,11 @@ impl RequestSpec {
             r.push_str(&format!("Host: {}\r\n", url.host_field()));
         }
         if !has_header(&self.headers, "User-Agent") {
-            let ua = if self.http10 { AB_USER_AGENT } else { USER_AGENT };
+            let ua = if self.http10 {
+                AB_USER_AGENT
+            } else {
+                USER_AGENT
+            };
             r.push_str(&format!("User-Agent: {ua}\r\n"));
         }
         if !has_header(&self.headers, "Accept") {
@@ -167,12 +199,25 @@ mod tests {
     #[test]
     fn urls() {
         let u = Url::parse("http://127.0.0.1:8080/a?b").expect("url");
-        assert_eq!(u, Url { host: "127.0.0.1".into(), port: 8080, path: "/a?b".into() });
+        assert_eq!(
+            u,
+            Url {
+                host: "127.0.0.1".into(),
+                port: 8080,
+                path: "/a?b".into()
+            }
+        );
         assert_eq!(Url::parse("localhost/").expect("url").port, 80);
         assert_eq!(Url::parse("http://[::1]:81/").expect("url").host, "::1");
-        assert_eq!(Url::parse("http://[::1]:81/").expect("url").host_field(), "[::1]:81");
+        assert_eq!(
+            Url::parse("http://[::1]:81/").expect("url").host_field(),
+            "[::1]:81"
+        );
         assert_eq!(Url::parse("http://h").expect("url").path, "/");
-        assert!(matches!(Url::parse("https://h/"), Err(BenchError::Unsupported(_))));
+        assert!(matches!(
+            Url::parse("https://h/"),
+            Err(BenchError::Unsupported(_))
+        ));
         assert!(Url::parse("ftp://h/").is_err());
         assert!(Url::parse("http://h:x/").is_err());
         assert!(Url::parse("http://h:0/").is_err());

@@ -75,9 +75,43 @@ impl P<'_> {
         }
         Ok(n)
     }
-    /// After a range: end of value, or a comma (consumed).
+    /// At the end of the header value.
     fn at_end(&self) -> bool {
         self.peek().is_none()
+    }
+
+    /// Spaces, then the end of the value or a `,` (not consumed).
+    fn end_of_range(&mut self) -> Result<(), RangeSpec> {
+        self.spaces();
+        if self.at_end() || self.peek() == Some(b',') {
+            Ok(())
+        } else {
+            Err(RangeSpec::Unsatisfiable)
+        }
+    }
+
+    /// One `first-last`, `first-` or `-suffix` as [start, end), clipped.
+    fn range(&mut self, size: u64) -> Result<(u64, u64), RangeSpec> {
+        self.spaces();
+        if self.peek() == Some(b'-') {
+            self.i += 1;
+            let n = self.number()?;
+            self.end_of_range()?;
+            return Ok((size.saturating_sub(n), size));
+        }
+        let start = self.number()?;
+        self.spaces();
+        if self.peek() != Some(b'-') {
+            return Err(RangeSpec::Unsatisfiable);
+        }
+        self.i += 1;
+        self.spaces();
+        if self.at_end() || self.peek() == Some(b',') {
+            return Ok((start, size));
+        }
+        let last = self.number()?;
+        self.end_of_range()?;
+        Ok((start, if last >= size { size } else { last + 1 }))
     }
 }
 
@@ -88,36 +122,7 @@ fn parse_set(b: &[u8], size: u64, max_ranges: u32) -> Result<Vec<(u64, u64)>, Ra
     let mut total: u64 = 0;
     let mut left = max_ranges;
     loop {
-        p.spaces();
-        let (start, end);
-        if p.peek() == Some(b'-') {
-            p.i += 1;
-            let n = p.number()?;
-            p.spaces();
-            if !(p.at_end() || p.peek() == Some(b',')) {
-                return Err(RangeSpec::Unsatisfiable);
-            }
-            start = size.saturating_sub(n);
-            end = size;
-        } else {
-            start = p.number()?;
-            p.spaces();
-            if p.peek() != Some(b'-') {
-                return Err(RangeSpec::Unsatisfiable);
-            }
-            p.i += 1;
-            p.spaces();
-            if p.at_end() || p.peek() == Some(b',') {
-                end = size;
-            } else {
-                let last = p.number()?;
-                p.spaces();
-                if !(p.at_end() || p.peek() == Some(b',')) {
-                    return Err(RangeSpec::Unsatisfiable);
-                }
-                end = if last >= size { size } else { last + 1 };
-            }
-        }
+        let (start, end) = p.range(size)?;
         if start < end {
             out.push((start, end - 1));
             total = total.saturating_add(end - start);

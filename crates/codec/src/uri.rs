@@ -29,6 +29,16 @@ pub enum UriError {
 /// The result always starts with `/`; a trailing `/`, `/.` or `/..` leaves a
 /// trailing `/`, as in nginx.
 pub fn normalize(raw_path: &[u8], out: &mut String) -> Result<(), UriError> {
+    normalize_with(raw_path, out, true)
+}
+
+/// [`normalize`] with nginx's `merge_slashes` setting: when false, empty
+/// segments (`//`) are kept; `.` and `..` are still resolved.
+pub fn normalize_with(
+    raw_path: &[u8],
+    out: &mut String,
+    merge_slashes: bool,
+) -> Result<(), UriError> {
     if raw_path.first() != Some(&b'/') {
         out.clear();
         return Err(UriError::NotAbsolute);
@@ -36,7 +46,7 @@ pub fn normalize(raw_path: &[u8], out: &mut String) -> Result<(), UriError> {
     let mut v = std::mem::take(out).into_bytes();
     v.clear();
     v.extend_from_slice(raw_path);
-    let res = decode_in_place(&mut v).and_then(|()| resolve_in_place(&mut v));
+    let res = decode_in_place(&mut v).and_then(|()| resolve_in_place(&mut v, merge_slashes));
     if let Err(e) = res {
         v.clear();
         *out = String::from_utf8(v).unwrap_or_default();
@@ -98,10 +108,13 @@ fn decode_in_place(v: &mut Vec<u8>) -> Result<(), UriError> {
 }
 
 /// Resolves `.`/`..` and merges `//` in place. `v` starts with `/`.
-fn resolve_in_place(v: &mut Vec<u8>) -> Result<(), UriError> {
-    // Fast path: no `//` and no `/.` means nothing to resolve.
-    let needs_work =
-        memchr::memchr_iter(b'/', v).any(|i| matches!(v.get(i + 1), Some(b'/' | b'.')));
+fn resolve_in_place(v: &mut Vec<u8>, merge: bool) -> Result<(), UriError> {
+    // Fast path: no `//` (when merging) and no `/.` means nothing to resolve.
+    let needs_work = memchr::memchr_iter(b'/', v).any(|i| match v.get(i + 1) {
+        Some(b'.') => true,
+        Some(b'/') => merge,
+        _ => false,
+    });
     if !needs_work {
         return Ok(());
     }
@@ -112,6 +125,12 @@ fn resolve_in_place(v: &mut Vec<u8>) -> Result<(), UriError> {
         let seg_end = memchr::memchr(b'/', v.get(r..).unwrap_or(&[])).map_or(len, |i| r + i);
         let last = seg_end == len;
         match v.get(r..seg_end).unwrap_or(&[]) {
+            b"" if !merge && !last => {
+                if let Some(slot) = v.get_mut(w) {
+                    *slot = b'/';
+                }
+                w += 1;
+            }
             b"" | b"." => {}
             b".." => {
                 if w <= 1 {
@@ -173,6 +192,13 @@ mod tests {
         assert_eq!(n(b"/caf%C3%A9").unwrap(), "/café");
         assert_eq!(n("/café".as_bytes()).unwrap(), "/café");
         assert_eq!(n(b"/a/b/").unwrap(), "/a/b/");
+        assert_eq!(n(b"/echo/x/b//..").unwrap(), "/echo/x/");
+        assert_eq!(n(b"/echo//..//x").unwrap(), "/x");
+        assert_eq!(n(b"/echo/.//./x/").unwrap(), "/echo/x/");
+        assert_eq!(n(b"/echo/%2e./y").unwrap(), "/y");
+        assert_eq!(n(b"/echo/.%2e/y").unwrap(), "/y");
+        assert_eq!(n(b"/echo/x/...").unwrap(), "/echo/x/...");
+        assert_eq!(n(b"/echo/x/.../..").unwrap(), "/echo/x/");
     }
 
     #[test]
@@ -188,6 +214,22 @@ mod tests {
         assert_eq!(n(b"/echo/%ff"), Err(UriError::NotUtf8));
         assert_eq!(n(b"echo"), Err(UriError::NotAbsolute));
         assert_eq!(n(b""), Err(UriError::NotAbsolute));
+    }
+
+    #[test]
+    /// Checked against nginx 1.22 with `merge_slashes off`.
+    fn merge_slashes_off() {
+        let n = |s: &[u8]| {
+            let mut out = String::new();
+            normalize_with(s, &mut out, false).map(|()| out)
+        };
+        assert_eq!(n(b"/a//b").unwrap(), "/a//b");
+        assert_eq!(n(b"//").unwrap(), "//");
+        assert_eq!(n(b"/a//./b/").unwrap(), "/a//b/");
+        assert_eq!(n(b"/a//../b").unwrap(), "/a/b");
+        assert_eq!(n(b"/a/%2F/b").unwrap(), "/a///b");
+        assert_eq!(n(b"/..//"), Err(UriError::AboveRoot));
+        assert_eq!(n(b"/a/b//..").unwrap(), "/a/b/");
     }
 
     #[test]

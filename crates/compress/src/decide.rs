@@ -10,9 +10,13 @@
 //! further rules (`gzip_http_version`, `gzip_proxied`, `gzip_disable`):
 //! ngx_brotli and zstd-nginx-module look at `Accept-Encoding` alone.
 //!
-//! Where nginx would run whichever module comes first in its filter chain,
-//! Peregrine picks among the eligible codings by the client's q-values,
-//! ties going to br, then zstd, then gzip.
+//! Where nginx runs whichever module comes first in its filter chain (with
+//! Debian's ngx_brotli loaded, br is sent whenever the client accepts it,
+//! even with `gzip;q=1, br;q=0.5`: verified), Peregrine picks among the
+//! eligible codings by the client's q-values, ties going to br, then zstd,
+//! then gzip. Also verified with ngx_brotli: br ignores `Via` and
+//! `gzip_http_version`, honours `br;q=0`, ignores `Range`, and below
+//! `brotli_min_length` adds no `Vary`.
 
 use peregrine_conf::model::{CompressConf, GzipConf, GzipProxied, LocConf};
 

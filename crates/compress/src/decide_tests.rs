@@ -430,10 +430,23 @@ fn proxied_no_last_modified_and_no_etag() {
 
 #[test]
 fn levels_come_from_the_policy() {
-    let g = GzipConf { comp_level: 6, ..gzip_conf() };
-    let br = CompressConf { comp_level: 11, ..other_conf(true) };
-    let z = CompressConf { comp_level: u32::MAX, ..other_conf(true) };
-    let p = Policy { gzip: &g, brotli: &br, zstd: &z };
+    let g = GzipConf {
+        comp_level: 6,
+        ..gzip_conf()
+    };
+    let br = CompressConf {
+        comp_level: 11,
+        ..other_conf(true)
+    };
+    let z = CompressConf {
+        comp_level: u32::MAX,
+        ..other_conf(true)
+    };
+    let p = Policy {
+        gzip: &g,
+        brotli: &br,
+        zstd: &z,
+    };
     assert_eq!(p.level(Coding::Gzip), 6);
     assert_eq!(p.level(Coding::Brotli), 11);
     assert_eq!(p.level(Coding::Zstd), i32::MAX);

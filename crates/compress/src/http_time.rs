@@ -32,7 +32,38 @@ fn two(v: &[u8], i: usize) -> Option<u32> {
     Some(digit(v, i)? * 10 + digit(v, i + 1)?)
 }
 
+/// The month (0 = January) named at `p`, told apart by nginx's minimal
+/// checks (only the letters it looks at matter: `Jxn` is June).
+fn month_at(v: &[u8], p: usize) -> Option<usize> {
+    Some(match at(v, p) {
+        b'J' if at(v, p + 1) == b'a' => 0,
+        b'J' if at(v, p + 2) == b'n' => 5,
+        b'J' => 6,
+        b'F' => 1,
+        b'M' if at(v, p + 2) == b'r' => 2,
+        b'M' => 4,
+        b'A' if at(v, p + 1) == b'p' => 3,
+        b'A' => 7,
+        b'S' => 8,
+        b'O' => 9,
+        b'N' => 10,
+        b'D' => 11,
+        _ => return None,
+    })
+}
+
+/// ` HH:MM:SS` at `p` (ranges are checked by the caller).
+fn clock(v: &[u8], p: usize) -> Option<(u32, u32, u32)> {
+    if at(v, p) != b' ' || at(v, p + 3) != b':' || at(v, p + 6) != b':' {
+        return None;
+    }
+    Some((two(v, p + 1)?, two(v, p + 4)?, two(v, p + 7)?))
+}
+
 /// Seconds since the Unix epoch, or `None` where nginx returns NGX_ERROR.
+///
+/// One function, as ngx_parse_http_time is one pass over the value: the
+/// position checks only make sense read in order against nginx's source.
 pub fn parse_http_time(value: &str) -> Option<i64> {
     let v = value.as_bytes();
     let end = v.len();
@@ -67,21 +98,7 @@ pub fn parse_http_time(value: &str) -> Option<i64> {
         p += 1;
     }
     let fmt = fmt?;
-    let month = match at(v, p) {
-        b'J' if at(v, p + 1) == b'a' => 0,
-        b'J' if at(v, p + 2) == b'n' => 5,
-        b'J' => 6,
-        b'F' => 1,
-        b'M' if at(v, p + 2) == b'r' => 2,
-        b'M' => 4,
-        b'A' if at(v, p + 1) == b'p' => 3,
-        b'A' => 7,
-        b'S' => 8,
-        b'O' => 9,
-        b'N' => 10,
-        b'D' => 11,
-        _ => return None,
-    };
+    let month = month_at(v, p)?;
     p += 3;
     if (fmt == Fmt::Rfc822 && at(v, p) != b' ') || (fmt == Fmt::Rfc850 && at(v, p) != b'-') {
         return None;
@@ -113,18 +130,7 @@ pub fn parse_http_time(value: &str) -> Option<i64> {
             }
         }
     }
-    if at(v, p) != b' ' {
-        return None;
-    }
-    let hour = two(v, p + 1)?;
-    if at(v, p + 3) != b':' {
-        return None;
-    }
-    let min = two(v, p + 4)?;
-    if at(v, p + 6) != b':' {
-        return None;
-    }
-    let sec = two(v, p + 7)?;
+    let (hour, min, sec) = clock(v, p)?;
     p += 9;
     if fmt == Fmt::Isoc {
         if at(v, p) != b' ' {
@@ -202,6 +208,23 @@ mod tests {
             "Sun, 06 Nov 94 08:49:37 GMT",
         ] {
             assert_eq!(parse_http_time(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn months_by_nginx_letters() {
+        let jun = parse_http_time("Sun, 06 Jun 1994 08:49:37 GMT");
+        assert!(jun.is_some());
+        assert_eq!(parse_http_time("Sun, 06 Jxn 1994 08:49:37 GMT"), jun);
+        for (i, m) in [
+            "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+        ]
+        .iter()
+        .enumerate()
+        {
+            let t = parse_http_time(&format!("Sun, 01 {m} 2001 00:00:00 GMT")).unwrap();
+            let prev = parse_http_time(&format!("Sun, 28 {m} 2001 00:00:00 GMT")).unwrap();
+            assert_eq!(prev - t, 27 * 86_400, "{i} {m}");
         }
     }
 

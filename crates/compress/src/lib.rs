@@ -6,7 +6,8 @@
 //! reading of `Accept-Encoding` ([`Accepted::from_header`]); the
 //! precompressed-file rules of `gzip_static`, `brotli_static` and
 //! `zstd_static` ([`static_plan`]); the header side effects of compressing
-//! ([`weaken_etag`], [`header_edits`], [`range_handling`]); and streaming
+//! ([`weaken_etag`], [`header_edits`], [`range_handling`], and
+//! [`rewrite_head`] for core's serialized header lines); and streaming
 //! encoders with bounded memory whose gzip output frames and sizes its
 //! deflate stream as nginx does ([`Encoder`], [`compress_all`]).
 //!
@@ -24,6 +25,7 @@ mod effects;
 mod encoder;
 mod error;
 mod gzip;
+mod head;
 mod http_time;
 mod static_files;
 mod user_agent;
@@ -42,6 +44,7 @@ pub use effects::{
 pub use encoder::{Encoder, compress_all};
 pub use error::CompressError;
 pub use gzip::{GZIP_HEADER, nginx_memory};
+pub use head::{Encoded, rewrite_head};
 pub use http_time::parse_http_time;
 pub use static_files::{StaticPlan, StaticProbe, static_candidate, static_plan};
 pub use user_agent::is_msie6;

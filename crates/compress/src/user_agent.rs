@@ -1,4 +1,8 @@
 //! `gzip_disable msie6`: nginx's User-Agent test for old Internet Explorer.
+//!
+//! Hand-written: it is a transcription of the few substring tests nginx
+//! makes in ngx_http_process_user_agent, with their exact offsets; no
+//! User-Agent parsing crate reproduces them.
 
 /// Whether nginx flags this User-Agent as `msie6` (ngx_http_process_user_agent):
 /// `MSIE ` followed by at least three more bytes, then `4.` or `5.`, or `6.`

@@ -73,7 +73,7 @@ pub fn load(opts: &LoadOptions) -> Result<Config, ConfError> {
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_else(|| prefix.clone());
-    let bytes = std::fs::read(&conf_file)
+    let bytes = build::read_conf_file(&conf_file)
         .map_err(|e| ConfError::bare(build::include_open_failed(&conf_file, &e)))?;
     let mut b = Builder::new(prefix, conf_dir, true);
     build_config(&mut b, &conf_file, &bytes, opts.globals.as_deref())

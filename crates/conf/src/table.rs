@@ -480,8 +480,13 @@ pub fn suggest(name: &str) -> Option<&'static str> {
         return None;
     }
     let lower = name.to_ascii_lowercase();
+    // The distance is at least the difference in length, so names that
+    // differ more are skipped unmeasured: the quadratic distance then only
+    // runs on short words, whatever length (up to the lexer's 4096-byte
+    // word limit) the unknown name has.
     TABLE
         .iter()
+        .filter(|s| s.name.len().abs_diff(lower.len()) <= SUGGEST_MAX_DISTANCE)
         .map(|s| (distance(lower.as_bytes(), s.name.as_bytes()), s.name))
         .filter(|&(d, _)| d <= SUGGEST_MAX_DISTANCE)
         .min_by_key(|&(d, _)| d)
@@ -513,6 +518,10 @@ mod tests {
         assert_eq!(suggest("frobnicate"), None);
         assert_eq!(suggest("foo"), None);
         assert_eq!(suggest("USE"), Some("use"));
+        // Length filter edges: 2 edits away by insertion/deletion only.
+        assert_eq!(suggest("worker_processesxx"), Some("worker_processes"));
+        assert_eq!(suggest("worker_process"), Some("worker_processes"));
+        assert_eq!(suggest("worker_processesxxx"), None);
     }
 
     #[test]

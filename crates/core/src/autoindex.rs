@@ -79,7 +79,11 @@ fn html(uri: &str, entries: &[Entry], utf8: bool) -> Vec<u8> {
             b.push(b'/');
         }
         b.extend_from_slice(b"\">");
-        let chars = if utf8 { utf8_len(&e.name) } else { e.name.len() };
+        let chars = if utf8 {
+            utf8_len(&e.name)
+        } else {
+            e.name.len()
+        };
         let mut len = chars;
         if len > NAME_LEN {
             escape_html(&mut b, prefix_units(&e.name, NAME_LEN - 3, utf8));
@@ -162,7 +166,11 @@ mod tests {
 
     /// Sets a file's mtime (no `unsafe`: through `File::set_modified`).
     fn touch(path: &str, secs: u64) {
-        let f = fs::OpenOptions::new().write(true).open(path).or_else(|_| fs::File::open(path)).unwrap();
+        let f = fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .or_else(|_| fs::File::open(path))
+            .unwrap();
         f.set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs))
             .unwrap();
     }
@@ -178,7 +186,7 @@ mod tests {
             ("a b&\"<>?#%+\u{e9}.txt", &b""[..]),
             ("size3", b"abc"),
             (".hidden", b""),
-            (&"L".repeat(60).to_string(), b""),
+            (&format!("{}.txt", "L".repeat(60)), b""),
             (&"&".repeat(55).to_string(), b""),
             (&"\u{e9}".repeat(55).to_string(), b""),
         ] {
@@ -191,7 +199,10 @@ mod tests {
             "<html>\r\n<head><title>Index of /ai/</title></head>\r\n<body>\r\n\
              <h1>Index of /ai/</h1><hr><pre><a href=\"../\">../</a>\r\n",
         );
-        want += &format!("<a href=\"sub%20dir/\">sub dir/</a>{}{date}                   -\r\n", " ".repeat(42 + 1));
+        want += &format!(
+            "<a href=\"sub%20dir/\">sub dir/</a>{}{date}                   -\r\n",
+            " ".repeat(42 + 1)
+        );
         want += &format!(
             "<a href=\"{}\">{}..&gt;</a> {date}                   0\r\n",
             "%26".repeat(55),
@@ -206,7 +217,10 @@ mod tests {
             "<a href=\"a%20b%26%22%3C%3E%3F%23%25%2B%C3%A9.txt\">a b&amp;&quot;&lt;&gt;?#%+\u{e9}.txt</a>{}{date}                   0\r\n",
             " ".repeat(33 + 1)
         );
-        want += &format!("<a href=\"size3\">size3</a>{}{date}                   3\r\n", " ".repeat(45 + 1));
+        want += &format!(
+            "<a href=\"size3\">size3</a>{}{date}                   3\r\n",
+            " ".repeat(45 + 1)
+        );
         want += &format!(
             "<a href=\"{}\">{}\u{fffd}..&gt;</a> {date}                   0\r\n",
             "%C3%A9".repeat(55),
@@ -225,12 +239,18 @@ mod tests {
         let p = d.file("\u{e9}.txt", b"");
         touch(&p, 0);
         let out = String::from_utf8(render(d.root(), "/", true).unwrap()).unwrap();
-        assert!(out.contains(&format!(">{}..&gt;</a> 01-Jan-1970 00:00", "\u{e9}".repeat(47))));
+        assert!(out.contains(&format!(
+            ">{}..&gt;</a> 01-Jan-1970 00:00",
+            "\u{e9}".repeat(47)
+        )));
         assert!(out.contains(&format!(">\u{e9}.txt</a>{}01-Jan-1970", " ".repeat(45 + 1))));
     }
 
     #[test]
     fn missing_directory_is_an_errno() {
-        assert_eq!(render("/nonexistent/peregrine", "/", false).unwrap_err(), libc::ENOENT);
+        assert_eq!(
+            render("/nonexistent/peregrine", "/", false).unwrap_err(),
+            libc::ENOENT
+        );
     }
 }

@@ -38,10 +38,10 @@ impl Conditions<'_> {
                 _ => return Verdict::PreconditionFailed,
             }
         }
-        if let Some(v) = self.if_match {
-            if !etag_list_matches(v, etag, false) {
-                return Verdict::PreconditionFailed;
-            }
+        if let Some(v) = self.if_match
+            && !etag_list_matches(v, etag, false)
+        {
+            return Verdict::PreconditionFailed;
         }
         if self.if_modified_since.is_none() && self.if_none_match.is_none() {
             return Verdict::Send;
@@ -52,10 +52,10 @@ impl Conditions<'_> {
                 return Verdict::Send;
             }
         }
-        if let Some(v) = self.if_none_match {
-            if !etag_list_matches(v, etag, true) {
-                return Verdict::Send;
-            }
+        if let Some(v) = self.if_none_match
+            && !etag_list_matches(v, etag, true)
+        {
+            return Verdict::Send;
         }
         Verdict::NotModified
     }
@@ -128,22 +128,37 @@ mod tests {
             if_none_match: inm,
         };
         let m = mtime();
-        assert_eq!(c(None, None, Some(LM), None).evaluate(ET, m), Verdict::NotModified);
+        assert_eq!(
+            c(None, None, Some(LM), None).evaluate(ET, m),
+            Verdict::NotModified
+        );
         assert_eq!(
             c(None, None, Some("Mon, 30 Nov 2026 11:12:03 GMT"), None).evaluate(ET, m),
             Verdict::Send,
             "exact: a later date is not a match"
         );
-        assert_eq!(c(None, None, None, Some(ET)).evaluate(ET, m), Verdict::NotModified);
-        assert_eq!(c(None, None, Some(LM), Some("\"x\"")).evaluate(ET, m), Verdict::Send);
-        assert_eq!(c(None, Some("\"zz\""), None, None).evaluate(ET, m), Verdict::PreconditionFailed);
+        assert_eq!(
+            c(None, None, None, Some(ET)).evaluate(ET, m),
+            Verdict::NotModified
+        );
+        assert_eq!(
+            c(None, None, Some(LM), Some("\"x\"")).evaluate(ET, m),
+            Verdict::Send
+        );
+        assert_eq!(
+            c(None, Some("\"zz\""), None, None).evaluate(ET, m),
+            Verdict::PreconditionFailed
+        );
         assert_eq!(c(None, Some(ET), None, None).evaluate(ET, m), Verdict::Send);
         assert_eq!(
             c(Some("Mon, 30 Nov 2026 11:12:01 GMT"), None, None, None).evaluate(ET, m),
             Verdict::PreconditionFailed
         );
         assert_eq!(c(Some(LM), None, None, None).evaluate(ET, m), Verdict::Send);
-        assert_eq!(c(Some("bad"), None, None, None).evaluate(ET, m), Verdict::PreconditionFailed);
+        assert_eq!(
+            c(Some("bad"), None, None, None).evaluate(ET, m),
+            Verdict::PreconditionFailed
+        );
         assert!(c(None, None, None, None).is_empty());
     }
 }

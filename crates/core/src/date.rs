@@ -156,9 +156,18 @@ mod tests {
         let mut out = Vec::new();
         push_http_date(&mut out, 784_111_777);
         assert_eq!(out, b"Sun, 06 Nov 1994 08:49:37 GMT");
-        assert_eq!(parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT"), Some(784_111_777));
-        assert_eq!(parse_http_date("Sunday, 06-Nov-94 08:49:37 GMT"), Some(784_111_777));
-        assert_eq!(parse_http_date("Sun Nov  6 08:49:37 1994"), Some(784_111_777));
+        assert_eq!(
+            parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT"),
+            Some(784_111_777)
+        );
+        assert_eq!(
+            parse_http_date("Sunday, 06-Nov-94 08:49:37 GMT"),
+            Some(784_111_777)
+        );
+        assert_eq!(
+            parse_http_date("Sun Nov  6 08:49:37 1994"),
+            Some(784_111_777)
+        );
         assert_eq!(parse_http_date("Sun, 06 Nov 1994 08:49:37"), None);
         assert_eq!(parse_http_date("garbage"), None);
         assert_eq!(parse_http_date(""), None);

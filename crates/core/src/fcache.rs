@@ -138,10 +138,10 @@ impl OpenFileCache {
             e.prev = NIL;
             e.next = old.unwrap_or(NIL);
         }
-        if let Some(h) = old {
-            if let Some(e) = self.slots[h].as_mut() {
-                e.prev = i;
-            }
+        if let Some(h) = old
+            && let Some(e) = self.slots[h].as_mut()
+        {
+            e.prev = i;
         }
         self.head = Some(i);
         if self.tail.is_none() {
@@ -188,19 +188,23 @@ impl OpenFileCache {
         }
         self.syscalls += 1;
         let result = open_uncached(path, test_only);
-        if let Err(e) = &result {
-            if !policy.errors || !matches!(*e, libc::ENOENT | libc::ENOTDIR | libc::EACCES | libc::ENAMETOOLONG) {
-                return result;
-            }
+        if let Err(e) = &result
+            && (!policy.errors
+                || !matches!(
+                    *e,
+                    libc::ENOENT | libc::ENOTDIR | libc::EACCES | libc::ENAMETOOLONG
+                ))
+        {
+            return result;
         }
         if self.map.len() >= policy.conf.max.max(1) {
             self.expire(now, policy.conf.inactive, true);
         }
         let mut stored = result.clone();
-        if policy.min_uses > 1 {
-            if let Ok(info) = stored.as_mut() {
-                info.file = None;
-            }
+        if policy.min_uses > 1
+            && let Ok(info) = stored.as_mut()
+        {
+            info.file = None;
         }
         let entry = Entry {
             key: path.into(),
@@ -272,10 +276,10 @@ impl OpenFileCache {
         }
         let keep_fd = e.uses >= policy.min_uses;
         let mut stored = result.clone();
-        if let Ok(info) = stored.as_mut() {
-            if !keep_fd {
-                info.file = None;
-            }
+        if let Ok(info) = stored.as_mut()
+            && !keep_fd
+        {
+            info.file = None;
         }
         if !fresh || e.result.is_err() || stored.as_ref().is_ok_and(|f| f.file.is_some()) {
             e.result = stored;
@@ -294,7 +298,7 @@ mod tests {
         Policy {
             conf: OpenFileCacheConf {
                 max,
-                inactive: Duration::from_secs(20),
+                inactive: Duration::from_secs(100),
             },
             valid: Duration::from_secs(valid),
             min_uses,
@@ -311,17 +315,32 @@ mod tests {
         let t0 = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000);
         let a = c.open(&p, false, &pol, t0).unwrap();
         assert_eq!((a.size, c.syscalls), (3, 1));
-        let b = c.open(&p, false, &pol, t0 + Duration::from_secs(59)).unwrap();
+        let b = c
+            .open(&p, false, &pol, t0 + Duration::from_secs(59))
+            .unwrap();
         assert_eq!(c.syscalls, 1, "a hit within valid costs no syscall");
-        assert!(Rc::ptr_eq(a.file.as_ref().unwrap(), b.file.as_ref().unwrap()));
+        assert!(Rc::ptr_eq(
+            a.file.as_ref().unwrap(),
+            b.file.as_ref().unwrap()
+        ));
         // Change the file (different size), then revalidate after `valid`.
         std::fs::write(&p, b"abcdef").unwrap();
-        let n = c.open(&p, false, &pol, t0 + Duration::from_secs(61)).unwrap();
+        let n = c
+            .open(&p, false, &pol, t0 + Duration::from_secs(61))
+            .unwrap();
         assert_eq!((n.size, c.syscalls), (6, 2));
-        assert!(!Rc::ptr_eq(a.file.as_ref().unwrap(), n.file.as_ref().unwrap()));
+        assert!(!Rc::ptr_eq(
+            a.file.as_ref().unwrap(),
+            n.file.as_ref().unwrap()
+        ));
         // Unchanged file: revalidation keeps the same descriptor.
-        let m = c.open(&p, false, &pol, t0 + Duration::from_secs(130)).unwrap();
-        assert!(Rc::ptr_eq(n.file.as_ref().unwrap(), m.file.as_ref().unwrap()));
+        let m = c
+            .open(&p, false, &pol, t0 + Duration::from_secs(130))
+            .unwrap();
+        assert!(Rc::ptr_eq(
+            n.file.as_ref().unwrap(),
+            m.file.as_ref().unwrap()
+        ));
     }
 
     #[test]
@@ -338,9 +357,15 @@ mod tests {
         let pol = policy(10, 60, 1, true);
         assert_eq!(c.open(&p, false, &pol, t0).unwrap_err(), libc::ENOENT);
         d.file("missing", b"now here");
-        assert_eq!(c.open(&p, false, &pol, t0).unwrap_err(), libc::ENOENT, "cached error");
+        assert_eq!(
+            c.open(&p, false, &pol, t0).unwrap_err(),
+            libc::ENOENT,
+            "cached error"
+        );
         assert_eq!(c.syscalls, 1);
-        let ok = c.open(&p, false, &pol, t0 + Duration::from_secs(61)).unwrap();
+        let ok = c
+            .open(&p, false, &pol, t0 + Duration::from_secs(61))
+            .unwrap();
         assert_eq!(ok.size, 8);
     }
 
@@ -361,7 +386,8 @@ mod tests {
         assert_eq!(c.syscalls, before, "a stayed (recently used)");
         c.open(&b, false, &pol, t0).unwrap();
         assert_eq!(c.syscalls, before + 1, "b was evicted");
-        c.open(&a, false, &pol, t0 + Duration::from_secs(21)).unwrap();
+        c.open(&a, false, &pol, t0 + Duration::from_secs(101))
+            .unwrap();
         assert_eq!(c.len(), 1, "inactive entries dropped");
     }
 

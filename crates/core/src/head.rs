@@ -151,7 +151,10 @@ mod tests {
              Last-Modified: Sun, 06 Nov 1994 08:49:37 GMT\r\n\
              ETag: \"6b0d5a02-14\"\r\nAccept-Ranges: bytes\r\n"
         );
-        assert_eq!(&s[h.split..], "ETag: \"6b0d5a02-14\"\r\nAccept-Ranges: bytes\r\n");
+        assert_eq!(
+            &s[h.split..],
+            "ETag: \"6b0d5a02-14\"\r\nAccept-Ranges: bytes\r\n"
+        );
     }
 
     #[test]
@@ -161,7 +164,10 @@ mod tests {
         assert_eq!(content_type(&c, "/a.b/c"), ("text/plain", None));
         assert_eq!(content_type(&c, "/x.png"), ("image/png", None));
         c.default_type = "application/octet-stream".into();
-        assert_eq!(content_type(&c, "/x.unknown"), ("application/octet-stream", None));
+        assert_eq!(
+            content_type(&c, "/x.unknown"),
+            ("application/octet-stream", None)
+        );
         c.charset = Some("utf-8".into());
         assert_eq!(content_type(&c, "/x.txt"), ("text/plain", Some("utf-8")));
         assert_eq!(content_type(&c, "/x.png"), ("image/png", None));

@@ -10,7 +10,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use peregrine_conf::model::{Config, LocConf, ServerConf, ServerName};
+use peregrine_conf::model::{Config, LocConf, LocationConf, ServerConf, ServerName};
 
 use crate::fcache::OpenFileCache;
 use crate::locations::Locations;
@@ -18,7 +18,7 @@ use crate::mcache::MemCache;
 use crate::request::{Method, RequestView};
 use crate::response::{ConnInfo, Response, StatusSource, StubStatus};
 use crate::servers::ServerIndex;
-use crate::special::{self, find_error_page, PageCtx, Special};
+use crate::special::{self, PageCtx, Special, find_error_page};
 use crate::vars::VarCtx;
 
 /// nginx's `NGX_HTTP_MAX_URI_CHANGES`: internal redirects allowed per
@@ -173,6 +173,19 @@ impl HttpCore {
             .map(|s| &s.conf)
     }
 
+    /// The server and location nginx would pick for `uri` (no phases run):
+    /// for diagnostics, tests and benchmarks of the matching alone.
+    pub fn select(
+        &self,
+        local: std::net::SocketAddr,
+        host: Option<&str>,
+        uri: &str,
+    ) -> Option<(&Arc<ServerConf>, Option<&Arc<LocationConf>>)> {
+        let srv = self.servers.get(self.index.find(local, host)?)?;
+        let loc = srv.locs.find(uri).map(|id| &srv.locs.node(id).loc);
+        Some((&srv.conf, loc))
+    }
+
     /// Selects the server by local addr + Host (nginx order), then the
     /// location, runs the phases and produces the response.
     pub fn handle(
@@ -243,7 +256,7 @@ impl HttpCore {
     }
 
     fn run(&mut self, ctx: &mut Ctx<'_>, servers: &[ServerRt]) -> Response {
-        let mut step = self.from_server_rewrite(ctx, servers);
+        let mut step = self.server_rewrite_phase(ctx, servers);
         loop {
             step = match step {
                 Step::Done(r) => return r,
@@ -254,7 +267,7 @@ impl HttpCore {
                     }
                     ctx.uri = Cow::Owned(uri);
                     ctx.args = args.map(Cow::Owned);
-                    self.from_server_rewrite(ctx, servers)
+                    self.server_rewrite_phase(ctx, servers)
                 }
                 Step::Named(name) => {
                     if !count_change(ctx) {
@@ -283,7 +296,7 @@ impl HttpCore {
         self.builtin(ctx, &Special::status(500))
     }
 
-    fn from_server_rewrite(&mut self, ctx: &mut Ctx<'_>, servers: &[ServerRt]) -> Step {
+    fn server_rewrite_phase(&mut self, ctx: &mut Ctx<'_>, servers: &[ServerRt]) -> Step {
         let srv = &servers[ctx.server];
         ctx.conf = srv.conf.conf.clone();
         ctx.name_len = Some(0);
@@ -307,10 +320,10 @@ impl HttpCore {
         if let Some(ret) = &conf.return_ {
             return self.do_return(ctx, ret, servers);
         }
-        if !conf.try_files.is_empty() {
-            if let Some(step) = self.try_files(ctx, servers) {
-                return step;
-            }
+        if !conf.try_files.is_empty()
+            && let Some(step) = self.try_files(ctx, servers)
+        {
+            return step;
         }
         if conf.stub_status {
             return self.stub_status(ctx);
@@ -320,38 +333,39 @@ impl HttpCore {
 
     /// `ngx_http_special_response_handler`: error_page, else the built-in page.
     fn special(&mut self, ctx: &mut Ctx<'_>, sp: Special, servers: &[ServerRt]) -> Step {
-        if !ctx.error_page_done && ctx.uri_changes != 0 {
-            if let Some(ep) = find_error_page(&ctx.conf, sp.status).cloned() {
-                ctx.error_page_done = true;
-                ctx.err_status = match ep.overwrite {
-                    None => Some(sp.status),
-                    Some(None) => None,
-                    Some(Some(code)) => Some(code),
-                };
-                let srv = &servers[ctx.server];
-                let root = root_of(&ctx.conf);
-                let target = ctx.vars(&srv.name, root).expand(&ep.target);
-                if target.starts_with('/') {
-                    if ctx.method != Method::Head {
-                        ctx.method = Method::Get;
-                    }
-                    let (uri, args) = split_args(&target);
-                    return Step::Redirect(uri, args);
+        if !ctx.error_page_done
+            && ctx.uri_changes != 0
+            && let Some(ep) = find_error_page(&ctx.conf, sp.status).cloned()
+        {
+            ctx.error_page_done = true;
+            ctx.err_status = match ep.overwrite {
+                None => Some(sp.status),
+                Some(None) => None,
+                Some(Some(code)) => Some(code),
+            };
+            let srv = &servers[ctx.server];
+            let root = root_of(&ctx.conf);
+            let target = ctx.vars(&srv.name, root).expand(&ep.target);
+            if target.starts_with('/') {
+                if ctx.method != Method::Head {
+                    ctx.method = Method::Get;
                 }
-                if target.starts_with('@') {
-                    return Step::Named(target);
-                }
-                let status = match ep.overwrite {
-                    Some(Some(c @ (301 | 302 | 303 | 307 | 308))) => c,
-                    _ => 302,
-                };
-                let redirect = Special {
-                    status,
-                    location: Some(target),
-                    content_range: None,
-                };
-                return Step::Done(self.builtin(ctx, &redirect));
+                let (uri, args) = split_args(&target);
+                return Step::Redirect(uri, args);
             }
+            if target.starts_with('@') {
+                return Step::Named(target);
+            }
+            let status = match ep.overwrite {
+                Some(Some(c @ (301 | 302 | 303 | 307 | 308))) => c,
+                _ => 302,
+            };
+            let redirect = Special {
+                status,
+                location: Some(target),
+                content_range: None,
+            };
+            return Step::Done(self.builtin(ctx, &redirect));
         }
         Step::Done(self.builtin(ctx, &sp))
     }
@@ -361,7 +375,8 @@ impl HttpCore {
         let page = PageCtx {
             conf: &ctx.conf,
             header_only: ctx.header_only(),
-            padding: ctx.req.version >= (1, 0) && special::wants_padding(ctx.req.header("User-Agent")),
+            padding: ctx.req.version >= (1, 0)
+                && special::wants_padding(ctx.req.header("User-Agent")),
             origin: &origin,
         };
         special::builtin(sp, &page)

@@ -114,7 +114,11 @@ impl Locations {
         }
         let mut found = Found::None;
         let mut noregex = false;
-        if let Some(&(_, id)) = tree.prefixes.iter().find(|(p, _)| uri.starts_with(p.as_str())) {
+        if let Some(&(_, id)) = tree
+            .prefixes
+            .iter()
+            .find(|(p, _)| uri.starts_with(p.as_str()))
+        {
             found = Found::Prefix(id);
             noregex = self.nodes[id].noregex;
             match self.find_in(&self.nodes[id].children, uri) {

@@ -189,6 +189,9 @@ mod tests {
         assert!(c.get(&b, 7, v, t0 + Duration::from_secs(3)).is_none());
         assert!(c.get(&a, 7, v, t0 + Duration::from_secs(3)).is_some());
         c.insert(&a, entry(&a, b"11111", t0), 4);
-        assert!(c.get(&a, 7, v, t0 + Duration::from_secs(3)).is_none(), "too big");
+        assert!(
+            c.get(&a, 7, v, t0 + Duration::from_secs(3)).is_none(),
+            "too big"
+        );
     }
 }

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use peregrine_conf::model::{DocRoot, ReturnConf};
 
 use crate::fcache::{self, Errno, FileInfo, Policy};
-use crate::head::{content_type, charset_for, HeadSpec};
-use crate::http::{root_of, split_args, Ctx, HttpCore, ServerRt, Step};
+use crate::head::{HeadSpec, charset_for, content_type};
+use crate::http::{Ctx, HttpCore, ServerRt, Step, root_of, split_args};
 use crate::request::Method;
 use crate::response::{Body, HeadLines, Response, StubStatus};
 use crate::special::Special;
@@ -61,7 +61,8 @@ impl HttpCore {
                     min_uses: ctx.conf.open_file_cache_min_uses,
                     errors: ctx.conf.open_file_cache_errors,
                 };
-                self.fcache.open(&self.path_buf, test_only, &policy, ctx.now)
+                self.fcache
+                    .open(&self.path_buf, test_only, &policy, ctx.now)
             }
             None => fcache::open_uncached(&self.path_buf, test_only),
         }
@@ -69,7 +70,12 @@ impl HttpCore {
 
     /// `return code [text|URL]` (`ngx_http_rewrite_return`,
     /// `ngx_http_send_response`).
-    pub(crate) fn do_return(&mut self, ctx: &mut Ctx<'_>, ret: &ReturnConf, servers: &[ServerRt]) -> Step {
+    pub(crate) fn do_return(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        ret: &ReturnConf,
+        servers: &[ServerRt],
+    ) -> Step {
         let code = ret.code;
         if code == 444 {
             return Step::Done(close_silently(&ctx.conf));
@@ -179,10 +185,10 @@ impl HttpCore {
             return self.static_file(ctx);
         }
         let conf = ctx.conf.clone();
-        if matches!(ctx.method, Method::Get | Method::Head | Method::Post) {
-            if let Some(step) = self.index(ctx) {
-                return step;
-            }
+        if matches!(ctx.method, Method::Get | Method::Head | Method::Post)
+            && let Some(step) = self.index(ctx)
+        {
+            return step;
         }
         if conf.autoindex && matches!(ctx.method, Method::Get | Method::Head) {
             return self.autoindex(ctx);
@@ -283,7 +289,13 @@ impl HttpCore {
 }
 
 /// A response with the given head fields.
-pub(crate) fn simple(ctx: &Ctx<'_>, status: u16, head: HeadSpec<'_>, body: Body, len: Option<u64>) -> Response {
+pub(crate) fn simple(
+    ctx: &Ctx<'_>,
+    status: u16,
+    head: HeadSpec<'_>,
+    body: Body,
+    len: Option<u64>,
+) -> Response {
     let h = head.write();
     Response {
         status,
@@ -324,11 +336,21 @@ mod tests {
         let mut s = String::new();
         map_path(&mut s, &DocRoot::Root("/www".into()), Some(3), "/a/b");
         assert_eq!(s, "/www/a/b");
-        map_path(&mut s, &DocRoot::Alias("/data/".into()), Some(5), "/img/x.png");
+        map_path(
+            &mut s,
+            &DocRoot::Alias("/data/".into()),
+            Some(5),
+            "/img/x.png",
+        );
         assert_eq!(s, "/data/x.png");
         map_path(&mut s, &DocRoot::Alias("/data/f".into()), None, "/whatever");
         assert_eq!(s, "/data/f");
-        map_path(&mut s, &DocRoot::Alias("/data/".into()), Some(4), "/img../etc/passwd");
+        map_path(
+            &mut s,
+            &DocRoot::Alias("/data/".into()),
+            Some(4),
+            "/img../etc/passwd",
+        );
         assert_eq!(s, "/data/../etc/passwd");
         assert!(escapes_root(&s));
         assert!(escapes_root("/www/a\0b"));

@@ -158,12 +158,19 @@ mod tests {
         assert_eq!(parse("bytes=-0", 20), Ranges::Unsatisfiable);
         assert_eq!(parse("bytes=0-", 0), Ranges::Ignore);
         assert_eq!(parse("bytes=5-2", 20), Ranges::Unsatisfiable);
-        assert_eq!(parse("bytes=0-30,5-6", 20), Ranges::Ignore, "sum exceeds size");
+        assert_eq!(
+            parse("bytes=0-30,5-6", 20),
+            Ranges::Ignore,
+            "sum exceeds size"
+        );
         assert_eq!(parse("bytes=a", 20), Ranges::Unsatisfiable);
         assert_eq!(parse("bytes=1-2;", 20), Ranges::Unsatisfiable);
         assert_eq!(parse("items=1-2", 20), Ranges::Ignore);
         assert_eq!(parse("bytes=", 20), Ranges::Ignore);
-        assert_eq!(parse("bytes=99999999999999999999-", 20), Ranges::Unsatisfiable);
+        assert_eq!(
+            parse("bytes=99999999999999999999-", 20),
+            Ranges::Unsatisfiable
+        );
         assert_eq!(parse("bytes=1-2,", 20), Ranges::Unsatisfiable);
     }
 
@@ -181,7 +188,15 @@ mod tests {
     fn if_range() {
         assert!(if_range_matches("\"a-1\"", "\"a-1\"", 0));
         assert!(!if_range_matches("\"a-2\"", "\"a-1\"", 0));
-        assert!(if_range_matches("Sun, 06 Nov 1994 08:49:37 GMT", "\"x\"", 784_111_777));
-        assert!(!if_range_matches("Sun, 06 Nov 1994 08:49:38 GMT", "\"x\"", 784_111_777));
+        assert!(if_range_matches(
+            "Sun, 06 Nov 1994 08:49:37 GMT",
+            "\"x\"",
+            784_111_777
+        ));
+        assert!(!if_range_matches(
+            "Sun, 06 Nov 1994 08:49:38 GMT",
+            "\"x\"",
+            784_111_777
+        ));
     }
 }

@@ -59,7 +59,7 @@ impl HeaderLookup for peregrine_codec::Request {
 }
 
 /// (name, value) pairs, e.g. for tests and benches.
-impl<N: AsRef<str>, V: AsRef<str>> HeaderLookup for [(N, V)] {
+impl<N: AsRef<str>, V: AsRef<str>> HeaderLookup for Vec<(N, V)> {
     fn get(&self, name: &str) -> Option<&str> {
         self.iter()
             .find(|(n, _)| n.as_ref().eq_ignore_ascii_case(name))

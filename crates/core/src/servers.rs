@@ -179,7 +179,7 @@ fn lookup(t: &AddrTable, name: &str) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fixtures::{server, ListenSpec};
+    use crate::fixtures::{ListenSpec, server};
 
     fn idx(specs: &[(&[ListenSpec], &[&str])]) -> ServerIndex {
         let servers: Vec<_> = specs
@@ -223,7 +223,12 @@ mod tests {
     fn regex_in_config_order_and_default_server_flag() {
         let l: &[ListenSpec] = &[("0.0.0.0:80", false)];
         let d: &[ListenSpec] = &[("0.0.0.0:80", true)];
-        let i = idx(&[(l, &["a.test"]), (l, &["~^b"]), (l, &["~^bc"]), (d, &["z.test"])]);
+        let i = idx(&[
+            (l, &["a.test"]),
+            (l, &["~^b"]),
+            (l, &["~^bc"]),
+            (d, &["z.test"]),
+        ]);
         let f = |h| i.find(a("10.0.0.1:80"), Some(h));
         assert_eq!(f("bcd"), Some(1));
         assert_eq!(f("unknown"), Some(3));

@@ -7,12 +7,13 @@ use std::sync::Arc;
 
 use peregrine_conf::model::{ErrorPageConf, LocConf};
 
-use crate::head::{charset_for, HeadSpec};
+use crate::head::{HeadSpec, charset_for};
 use crate::response::{Body, HeadLines, Response};
 
 /// nginx's `ngx_http_msie_padding`: appended to 4xx/5xx pages for MSIE and
 /// Chrome so that they show the page instead of their own.
-const MSIE_PADDING: &[u8] = b"<!-- a padding to disable MSIE and Chrome friendly error page -->\r\n\
+const MSIE_PADDING: &[u8] =
+    b"<!-- a padding to disable MSIE and Chrome friendly error page -->\r\n\
 <!-- a padding to disable MSIE and Chrome friendly error page -->\r\n\
 <!-- a padding to disable MSIE and Chrome friendly error page -->\r\n\
 <!-- a padding to disable MSIE and Chrome friendly error page -->\r\n\
@@ -48,10 +49,7 @@ pub(crate) fn closes_connection(status: u16) -> bool {
 /// "MSIE " (not Opera), or "Chrome/" when not "Gecko/".
 pub(crate) fn wants_padding(user_agent: Option<&str>) -> bool {
     let Some(ua) = user_agent else { return false };
-    let msie = ua
-        .find("MSIE ")
-        .is_some_and(|i| i + 8 <= ua.len())
-        && !ua.contains("Opera");
+    let msie = ua.find("MSIE ").is_some_and(|i| i + 8 <= ua.len()) && !ua.contains("Opera");
     let chrome = !ua.contains("Gecko/") && ua.contains("Chrome/");
     msie || chrome
 }
@@ -124,9 +122,15 @@ mod tests {
 
     #[test]
     fn padding_user_agents() {
-        assert!(wants_padding(Some("Mozilla/5.0 (Windows) AppleWebKit Chrome/120.0 Safari/537")));
-        assert!(!wants_padding(Some("Mozilla/5.0 Gecko/20100101 Firefox/120.0")));
-        assert!(wants_padding(Some("Mozilla/4.0 (compatible; MSIE 6.0; Windows NT 5.1)")));
+        assert!(wants_padding(Some(
+            "Mozilla/5.0 (Windows) AppleWebKit Chrome/120.0 Safari/537"
+        )));
+        assert!(!wants_padding(Some(
+            "Mozilla/5.0 Gecko/20100101 Firefox/120.0"
+        )));
+        assert!(wants_padding(Some(
+            "Mozilla/4.0 (compatible; MSIE 6.0; Windows NT 5.1)"
+        )));
         assert!(!wants_padding(Some("Opera/9.80 (MSIE 6.0)")));
         assert!(!wants_padding(Some("curl/8.0")));
         assert!(!wants_padding(None));

@@ -13,10 +13,8 @@ pub(crate) struct TestDir {
 impl TestDir {
     pub(crate) fn new(name: &str) -> TestDir {
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let root = std::env::temp_dir().join(format!(
-            "peregrine-core-{name}-{}-{n}",
-            std::process::id()
-        ));
+        let root =
+            std::env::temp_dir().join(format!("peregrine-core-{name}-{}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
         std::fs::create_dir_all(&root).expect("create test dir");
         TestDir { root }

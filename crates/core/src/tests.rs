@@ -10,11 +10,11 @@ use peregrine_conf::model::{
     DocRoot, ErrorPageConf, LocConf, MemoryCacheConf, OpenFileCacheConf, ReturnConf, ServerConf,
 };
 
+use crate::HttpCore;
 use crate::fixtures::{config, loc, loc_conf, nested, server_with};
 use crate::request::{Method, RequestView};
 use crate::response::{Body, ConnInfo, Response, StatusSource, StubStatus};
 use crate::testdir::TestDir;
-use crate::HttpCore;
 
 /// A request as a test writes it.
 #[derive(Default, Clone)]
@@ -95,7 +95,12 @@ impl Fixture {
     }
 
     fn one(conf: LocConf, locations: Vec<Arc<peregrine_conf::model::LocationConf>>) -> Fixture {
-        Fixture::new(vec![server_with(&[("0.0.0.0:8080", false)], &[""], locations, conf)])
+        Fixture::new(vec![server_with(
+            &[("0.0.0.0:8080", false)],
+            &[""],
+            locations,
+            conf,
+        )])
     }
 
     fn run(&mut self, r: &Req) -> Out {
@@ -112,7 +117,7 @@ impl Fixture {
             target: &target,
             host: r.host,
             content_length: r.content_length,
-            headers: &r.headers[..],
+            headers: &r.headers,
         };
         let conn = ConnInfo {
             local: self.local.parse().unwrap(),
@@ -158,10 +163,20 @@ fn static_file_head_matches_nginx() {
              ETag: \"{mt:x}-14\"\r\nAccept-Ranges: bytes\r\n"
         )
     );
-    assert_eq!(o.pre, format!("Content-Type: text/plain\r\nContent-Length: 20\r\nLast-Modified: {date}\r\n"));
+    assert_eq!(
+        o.pre,
+        format!("Content-Type: text/plain\r\nContent-Length: 20\r\nLast-Modified: {date}\r\n")
+    );
     assert_eq!(o.body, b"0123456789abcdefghij");
     assert!(o.resp.keepalive && !o.resp.header_only && o.resp.content_length == Some(20));
-    assert!(matches!(o.resp.body, Body::File { offset: 0, len: 20, .. }));
+    assert!(matches!(
+        o.resp.body,
+        Body::File {
+            offset: 0,
+            len: 20,
+            ..
+        }
+    ));
 
     let o = f.run(&get("/r.txt").method("HEAD"));
     assert_eq!((o.status, o.body.len()), (200, 0));
@@ -178,7 +193,10 @@ fn missing_forbidden_and_methods() {
     let o = f.run(&get("/nope"));
     assert_eq!(o.status, 404);
     assert_eq!(o.body, peregrine_codec::response::error_page_body(404));
-    assert!(o.head.starts_with("Content-Type: text/html\r\nContent-Length: "));
+    assert!(
+        o.head
+            .starts_with("Content-Type: text/html\r\nContent-Length: ")
+    );
     assert_eq!(f.run(&get("/emptydir/")).status, 403);
     assert_eq!(f.run(&get("/nodir/")).status, 404);
     assert_eq!(f.run(&get("/r.txt").method("POST")).status, 405);
@@ -209,7 +227,12 @@ fn directory_redirect_is_absolute() {
     r.host = None;
     r.http10 = true;
     let o = f.run(&r);
-    assert!(o.head.contains("Location: http://127.0.0.1:8080/dir/?a=b\r\n"), "{}", o.head);
+    assert!(
+        o.head
+            .contains("Location: http://127.0.0.1:8080/dir/?a=b\r\n"),
+        "{}",
+        o.head
+    );
     f.local = "127.0.0.1:80";
     let o = f.run(&get("/dir"));
     assert!(o.head.contains("Location: http://a.test/dir/\r\n"));
@@ -238,7 +261,10 @@ fn autoindex_chunked_for_http11_and_closing_for_http10() {
     let mut f = Fixture::one(c, vec![]);
     let o = f.run(&get("/ai/"));
     assert_eq!(o.status, 200);
-    assert_eq!(o.pre, "Content-Type: text/html\r\nTransfer-Encoding: chunked\r\n");
+    assert_eq!(
+        o.pre,
+        "Content-Type: text/html\r\nTransfer-Encoding: chunked\r\n"
+    );
     assert_eq!(o.resp.content_length, None);
     let body = String::from_utf8(o.body).unwrap();
     let (size, rest) = body.split_once("\r\n").unwrap();
@@ -268,15 +294,20 @@ fn conditional_requests() {
     assert_eq!(o.status, 304);
     assert_eq!(o.head, format!("Last-Modified: {date}\r\nETag: {etag}\r\n"));
     assert!(o.resp.header_only && o.body.is_empty());
-    assert_eq!(f.run(&get("/r.txt").h("If-Modified-Since", &date)).status, 304);
+    assert_eq!(
+        f.run(&get("/r.txt").h("If-Modified-Since", &date)).status,
+        304
+    );
     assert_eq!(f.run(&get("/r.txt").h("If-None-Match", "*")).status, 304);
     assert_eq!(
-        f.run(&get("/r.txt").h("If-None-Match", &format!("\"x\", W/{etag}"))).status,
+        f.run(&get("/r.txt").h("If-None-Match", &format!("\"x\", W/{etag}")))
+            .status,
         304
     );
     assert_eq!(f.run(&get("/r.txt").h("If-Match", "\"zz\"")).status, 412);
     assert_eq!(
-        f.run(&get("/r.txt").h("If-Unmodified-Since", "Mon, 01 Jan 2001 00:00:00 GMT")).status,
+        f.run(&get("/r.txt").h("If-Unmodified-Since", "Mon, 01 Jan 2001 00:00:00 GMT"))
+            .status,
         412
     );
     assert_eq!(f.run(&get("/r.txt").h("If-Match", &etag)).status, 200);
@@ -314,7 +345,10 @@ fn ranges_single_multi_unsatisfiable_if_range() {
         "Content-Type: multipart/byteranges; boundary={b}\r\nContent-Length: 202\r\n"
     )));
     let o = f.run(&get("/r.txt").h("Range", "bytes=0-0,5-6"));
-    assert!(o.head.contains("boundary=00000000000000000002"), "boundary counts up");
+    assert!(
+        o.head.contains("boundary=00000000000000000002"),
+        "boundary counts up"
+    );
 
     let o = f.run(&get("/r.txt").h("Range", "bytes=30-"));
     assert_eq!(o.status, 416);
@@ -323,7 +357,11 @@ fn ranges_single_multi_unsatisfiable_if_range() {
 
     let o = f.run(&get("/r.txt").h("Range", "bytes=0-0").h("If-Range", &etag));
     assert_eq!((o.status, o.body.as_slice()), (206, &b"0"[..]));
-    let o = f.run(&get("/r.txt").h("Range", "bytes=0-0").h("If-Range", "\"other\""));
+    let o = f.run(
+        &get("/r.txt")
+            .h("Range", "bytes=0-0")
+            .h("If-Range", "\"other\""),
+    );
     assert_eq!(o.status, 200);
     let o = f.run(&get("/r.txt").h("Range", "bytes=0-0").h("If-Range", &date));
     assert_eq!(o.status, 206);
@@ -358,15 +396,27 @@ fn return_directive_variants() {
         ],
     );
     let o = f.run(&get("/ret200"));
-    assert_eq!((o.status, o.head.as_str()), (200, "Content-Type: application/octet-stream\r\nContent-Length: 0\r\n"));
+    assert_eq!(
+        (o.status, o.head.as_str()),
+        (
+            200,
+            "Content-Type: application/octet-stream\r\nContent-Length: 0\r\n"
+        )
+    );
     let o = f.run(&get("/ret200t.json"));
-    assert_eq!(o.head, "Content-Type: application/json\r\nContent-Length: 16\r\n");
+    assert_eq!(
+        o.head,
+        "Content-Type: application/json\r\nContent-Length: 16\r\n"
+    );
     assert_eq!(o.body, b"hi /ret200t.json");
     let o = f.run(&get("/ret301"));
     assert_eq!(o.status, 301);
     assert!(o.pre.ends_with("Location: http://a.test:8080/x?y\r\n"));
     let o = f.run(&get("/ret301abs"));
-    assert_eq!(&o.head[o.resp.head_split..], "Location: https://example.com/z\r\n");
+    assert_eq!(
+        &o.head[o.resp.head_split..],
+        "Location: https://example.com/z\r\n"
+    );
     let o = f.run(&get("/ret404"));
     assert_eq!(o.status, 404);
     assert_eq!(o.body, peregrine_codec::response::error_page_body(404));
@@ -438,12 +488,18 @@ fn error_pages() {
     }
     let o = f.run(&get("/ep4/x"));
     assert_eq!(o.status, 302);
-    assert_eq!(&o.head[o.resp.head_split..], "Location: http://example.com/e\r\n");
+    assert_eq!(
+        &o.head[o.resp.head_split..],
+        "Location: http://example.com/e\r\n"
+    );
     assert_eq!(f.run(&get("/ep5/x")).status, 301);
     let o = f.run(&get("/ep6/x"));
     assert_eq!((o.status, o.body.as_slice()), (404, &b"named /ep6/x"[..]));
     let o = f.run(&get("/ep7/x"));
-    assert_eq!(o.status, 404, "a failing error page gives the built-in page");
+    assert_eq!(
+        o.status, 404,
+        "a failing error page gives the built-in page"
+    );
     assert_eq!(o.body, peregrine_codec::response::error_page_body(404));
     // error_page turns POST into GET for the target.
     let o = f.run(&get("/ep2/x").method("POST"));
@@ -457,7 +513,12 @@ fn try_files_and_internal_redirect_cycle() {
     d.file("dir/index.html", b"D");
     d.file("fallback.html", b"F");
     let mut c = loc_conf(d.root());
-    c.try_files = vec!["$uri".into(), "$uri.html".into(), "$uri/".into(), "/fallback.html".into()];
+    c.try_files = vec![
+        "$uri".into(),
+        "$uri.html".into(),
+        "$uri/".into(),
+        "/fallback.html".into(),
+    ];
     let mut code = loc_conf(d.root());
     code.try_files = vec!["$uri".into(), "=418".into()];
     let mut cyc = loc_conf(d.root());
@@ -469,7 +530,10 @@ fn try_files_and_internal_redirect_cycle() {
     assert_eq!(f.run(&get("/a.html")).body, b"A");
     assert_eq!(f.run(&get("/a")).body, b"A");
     let o = f.run(&get("/dir"));
-    assert_eq!(o.status, 301, "$uri/ found a directory: the static module redirects");
+    assert_eq!(
+        o.status, 301,
+        "$uri/ found a directory: the static module redirects"
+    );
     assert_eq!(f.run(&get("/dir/")).body, b"D");
     assert_eq!(f.run(&get("/zzz")).body, b"F");
     assert_eq!(f.run(&get("/code/q")).status, 418);
@@ -485,10 +549,10 @@ fn alias_and_nested_locations_and_escape() {
     let mut a = loc_conf(d.root());
     a.root = DocRoot::Alias(format!("{}/data/", d.root()));
     let root = loc_conf(&d.path("www"));
-    let mut f = Fixture::one(root.clone(), vec![loc("/img/", &a), loc("/i", &a)]);
+    let mut f = Fixture::one(root.clone(), vec![loc("/img/", &a), loc("/im", &a)]);
     assert_eq!(f.run(&get("/img/x.txt")).body, b"X");
-    // `location /i { alias /data/; }`: /i../secret.txt must not escape.
-    assert_eq!(f.run(&get("/i../secret.txt")).status, 404);
+    // `location /im { alias /data/; }`: /im../secret.txt must not escape.
+    assert_eq!(f.run(&get("/im../secret.txt")).status, 404);
     assert_eq!(f.run(&get("/index.html")).body, b"W");
 }
 
@@ -517,8 +581,16 @@ fn charset_applies_to_pages_and_files() {
     let mut c = loc_conf(d.root());
     c.charset = Some("koi8-r".into());
     let mut f = Fixture::one(c, vec![]);
-    assert!(f.run(&get("/r.txt")).head.starts_with("Content-Type: text/plain; charset=koi8-r\r\n"));
-    assert!(f.run(&get("/nope")).head.starts_with("Content-Type: text/html; charset=koi8-r\r\n"));
+    assert!(
+        f.run(&get("/r.txt"))
+            .head
+            .starts_with("Content-Type: text/plain; charset=koi8-r\r\n")
+    );
+    assert!(
+        f.run(&get("/nope"))
+            .head
+            .starts_with("Content-Type: text/html; charset=koi8-r\r\n")
+    );
 }
 
 #[test]
@@ -564,7 +636,10 @@ fn stub_status_text_matches_nginx() {
         b"Active connections: 1 \nserver accepts handled requests\n 2 2 2 \nReading: 0 Writing: 1 Waiting: 0 \n"
     );
     let o = f.run(&get("/status").method("HEAD"));
-    assert_eq!((o.head.as_str(), o.body.len()), ("Content-Type: text/plain\r\nContent-Length: 97\r\n", 0));
+    assert_eq!(
+        (o.head.as_str(), o.body.len()),
+        ("Content-Type: text/plain\r\nContent-Length: 97\r\n", 0)
+    );
     assert_eq!(f.run(&get("/status").method("POST")).status, 405);
 }
 
@@ -584,7 +659,11 @@ fn open_file_cache_hit_makes_no_syscall() {
     assert_eq!(f.core.fcache.syscalls, calls);
     std::fs::write(&p, b"abcdef").unwrap();
     f.now += Duration::from_secs(61);
-    assert_eq!(f.run(&get("/r.txt")).body, b"abcdef", "changed file served after valid");
+    assert_eq!(
+        f.run(&get("/r.txt")).body,
+        b"abcdef",
+        "changed file served after valid"
+    );
 }
 
 #[test]

@@ -51,7 +51,8 @@ impl VarCtx<'_> {
             "document_root" => out.push_str(self.document_root),
             _ => {
                 if let Some(h) = name.strip_prefix("http_") {
-                    let header: String = h.chars().map(|c| if c == '_' { '-' } else { c }).collect();
+                    let header: String =
+                        h.chars().map(|c| if c == '_' { '-' } else { c }).collect();
                     out.push_str(self.req.header(&header).unwrap_or(""));
                 } else if let Some(a) = name.strip_prefix("arg_") {
                     out.push_str(arg(self.args.unwrap_or(""), a).unwrap_or(""));
@@ -109,7 +110,7 @@ mod tests {
 
     #[test]
     fn expands_common_variables() {
-        let hdr = [("User-Agent", "curl")];
+        let hdr = vec![("User-Agent", "curl")];
         let req = RequestView {
             method: Method::Get,
             method_name: "GET",
@@ -119,7 +120,7 @@ mod tests {
             target: "/a%20b?x=1&Y=2",
             host: Some("example.com"),
             content_length: None,
-            headers: &hdr[..],
+            headers: &hdr,
         };
         let v = VarCtx {
             req: &req,
@@ -136,7 +137,10 @@ mod tests {
         );
         assert_eq!(v.expand("$uri$is_args$args"), "/a b?x=1&Y=2");
         assert_eq!(v.expand("${uri}.html"), "/a b.html");
-        assert_eq!(v.expand("$arg_y-$http_user_agent-$server_port"), "2-curl-8080");
+        assert_eq!(
+            v.expand("$arg_y-$http_user_agent-$server_port"),
+            "2-curl-8080"
+        );
         assert_eq!(v.expand("$ $unknown end$"), "$  end$");
         assert_eq!(v.expand("${unterminated"), "");
         assert_eq!(v.expand("$remote_addr $scheme"), "10.0.0.1 http");

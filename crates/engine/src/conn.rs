@@ -17,17 +17,17 @@
 
 use std::io::{self, Read};
 use std::net::Shutdown;
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use mio::net::TcpStream;
 use peregrine_codec::{BodyDecoder, Limits};
-use peregrine_conf::model::LogLevel;
+use peregrine_conf::model::{LogLevel, ServerConf};
 use peregrine_core::ConnInfo;
 
 use crate::errlog::{self, Context};
 use crate::exchange::Exchange;
 use crate::stats::Gauge;
-use crate::timer::{TimerState, Timers};
 use crate::worker::Ctx;
 
 /// nginx's `lingering_time` default: the longest a closing connection keeps
@@ -52,6 +52,9 @@ pub struct ListenCtx {
     pub server_name: String,
     /// Largest head buffer: the codec's limits plus one read's slack.
     pub max_head: usize,
+    /// The default server and its settings: what answers (and logs) a
+    /// request that failed before a server was chosen, as in nginx.
+    pub default_server: Option<Arc<ServerConf>>,
 }
 
 /// A connection's read buffer: `data[start..end]` is received, unconsumed.
@@ -109,7 +112,8 @@ pub struct Conn {
     pub phase: Phase,
     pub rbuf: Option<Buf>,
     pub ex: Option<Box<Exchange>>,
-    pub timer: TimerState,
+    /// This connection's key in the worker's table (and timer wheel).
+    pub key: usize,
     pub readable: bool,
     pub writable: bool,
     pub gauge: Gauge,
@@ -122,7 +126,7 @@ pub struct Conn {
 }
 
 impl Conn {
-    pub fn new(stream: TcpStream, info: ConnInfo, lst: usize, now: SystemTime) -> Conn {
+    pub fn new(stream: TcpStream, key: usize, info: ConnInfo, lst: usize, now: SystemTime) -> Conn {
         Conn {
             stream,
             info,
@@ -130,7 +134,7 @@ impl Conn {
             phase: Phase::Idle { keepalive: false },
             rbuf: None,
             ex: None,
-            timer: TimerState::default(),
+            key,
             readable: false,
             writable: true,
             gauge: Gauge::None,
@@ -264,6 +268,7 @@ impl Conn {
                         "client prematurely closed connection",
                         doing,
                     );
+                    self.log_unanswered(400, cx);
                 }
                 Step::Close(Close::Normal)
             }
@@ -278,14 +283,16 @@ impl Conn {
         self.pipelined = matches!(self.phase, Phase::Send);
         self.phase = Phase::Head;
         self.req_start = cx.wall;
+        // nginx counts the request (`$connection_requests`, stub_status
+        // `requests`) when it is created, at its first byte.
+        self.info.requests += 1;
         cx.stats.request();
         self.set_gauge(Gauge::Reading, cx);
         if rearm {
             // A fresh connection's header timeout runs from accept (nginx's
             // post-accept timer); a kept-alive one's from this first byte.
             let d = cx.lctx(self.lst).header_timeout;
-            Timers::disarm(&mut self.timer);
-            cx.timers.arm(&mut self.timer, key, cx.now, d);
+            cx.timers.arm(key, cx.now, d);
         }
     }
 
@@ -349,7 +356,7 @@ impl Conn {
         }
         if !self.readable {
             let d = LINGERING_TIMEOUT.min(until - cx.now);
-            cx.timers.arm(&mut self.timer, key, cx.now, d);
+            cx.timers.arm(key, cx.now, d);
             return Step::Wait;
         }
         match self.read_some(
@@ -373,9 +380,7 @@ impl Conn {
             until: cx.now + LINGERING_TIME,
             read: 0,
         };
-        Timers::disarm(&mut self.timer);
-        cx.timers
-            .arm(&mut self.timer, key, cx.now, LINGERING_TIMEOUT);
+        cx.timers.arm(key, cx.now, LINGERING_TIMEOUT);
         Step::Continue
     }
 
@@ -401,7 +406,7 @@ impl Conn {
                 };
                 // nginx re-arms lingering_timeout after every read.
                 let d = LINGERING_TIMEOUT.min(until.saturating_duration_since(cx.now));
-                cx.timers.arm(&mut self.timer, key, cx.now, d);
+                cx.timers.arm(key, cx.now, d);
                 Step::Continue
             }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
@@ -429,6 +434,9 @@ impl Conn {
                     "while waiting for request"
                 };
                 self.log(cx, LogLevel::Info, &text, doing);
+                if self.phase == Phase::Head {
+                    self.log_unanswered(408, cx);
+                }
                 if cx.lctx(self.lst).reset_timedout {
                     Close::Reset
                 } else {

@@ -13,7 +13,6 @@ use peregrine_core::Response;
 use crate::AccessEntry;
 use crate::conn::{Close, Conn, LINGERING_TIME, Phase, Step};
 use crate::stats::Gauge;
-use crate::timer::Timers;
 use crate::worker::Ctx;
 use crate::write::{ConnHeader, Output, Progress, WriteError, serialize_head};
 
@@ -56,6 +55,20 @@ pub fn server_name_text(n: &ServerName) -> String {
     }
 }
 
+/// How a queued response goes out and what follows it.
+struct Plan {
+    /// `Connection: keep-alive` in the head.
+    keepalive: bool,
+    /// `100 Continue` first.
+    expect: bool,
+    /// Lingering close afterwards.
+    linger: bool,
+    /// A request body to discard.
+    body: Option<BodyDecoder>,
+    /// The body goes through an encoder.
+    comp: Option<crate::compress::Compressing>,
+}
+
 fn body_pending(kind: BodyKind) -> bool {
     match kind {
         BodyKind::None | BodyKind::Length(0) => false,
@@ -66,10 +79,9 @@ fn body_pending(kind: BodyKind) -> bool {
 impl Conn {
     /// A head was parsed: ask core, then queue the response.
     pub fn start_exchange(&mut self, req: Box<Request>, cx: &mut Ctx) -> Step {
-        self.info.requests += 1;
         self.set_gauge(Gauge::Writing, cx);
-        Timers::disarm(&mut self.timer);
-        let resp = self.answer(&req, cx);
+        cx.timers.disarm(self.key);
+        let mut resp = self.answer(&req, cx);
         if resp.status == 444 {
             // nginx's `return 444`: close without sending anything.
             self.ex = Some(Box::new(Exchange {
@@ -84,6 +96,7 @@ impl Conn {
             self.log_access(cx);
             return Step::Close(Close::Normal);
         }
+        let comp = crate::compress::apply(&req, &mut resp, cx.wall);
         let kind = req.body_kind();
         let pending = body_pending(kind);
         let conf = resp.conf.clone();
@@ -98,15 +111,14 @@ impl Conn {
         // `expect_tested` first and never send it.
         let expect = req.expect_continue() && pending && (resp.status < 300 || resp.status == 304);
         let linger = !resp.keepalive;
-        self.queue(
-            Some(req),
-            resp,
+        let plan = Plan {
             keepalive,
             expect,
             linger,
-            pending.then(|| BodyDecoder::new(kind)),
-            cx,
-        )
+            body: pending.then(|| BodyDecoder::new(kind)),
+            comp,
+        };
+        self.queue(Some(req), resp, plan, cx)
     }
 
     /// Core's response, or 500 if it panicked, or 413 when the announced
@@ -159,27 +171,41 @@ impl Conn {
         };
         self.log(cx, LogLevel::Info, &e.kind.to_string(), doing);
         self.set_gauge(Gauge::Writing, cx);
-        Timers::disarm(&mut self.timer);
+        cx.timers.disarm(self.key);
         // Nothing after a bad head can be trusted as the next request.
         if let Some(b) = self.rbuf.as_mut() {
             b.start = b.end;
         }
         let mut resp = cx.core.error_response(e.status);
         resp.keepalive = false;
-        self.queue(None, resp, false, false, true, None, cx)
+        if let Some(srv) = &cx.lctx(self.lst).default_server {
+            resp.conf = resp.conf.or_else(|| Some(srv.conf.clone()));
+            resp.server = resp.server.or_else(|| Some(srv.clone()));
+        }
+        let plan = Plan {
+            keepalive: false,
+            expect: false,
+            linger: true,
+            body: None,
+            comp: None,
+        };
+        self.queue(None, resp, plan, cx)
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn queue(
         &mut self,
         req: Option<Box<Request>>,
         mut resp: Response,
-        keepalive: bool,
-        expect: bool,
-        linger: bool,
-        body: Option<BodyDecoder>,
+        plan: Plan,
         cx: &mut Ctx,
     ) -> Step {
+        let Plan {
+            keepalive,
+            expect,
+            linger,
+            body,
+            comp,
+        } = plan;
         resp.status = peregrine_codec::response::wire_status(resp.status);
         let conf = resp.conf.clone();
         let mut head = cx.pool.head_buf();
@@ -189,7 +215,10 @@ impl Conn {
         };
         serialize_head(&mut head, &resp, cx.date.get(cx.wall), &ch, expect);
         let sendfile = conf.as_ref().is_some_and(|c| c.sendfile);
-        let out = Output::new(head, &resp.body, resp.header_only, sendfile);
+        let mut out = Output::new(head, &resp.body, resp.header_only, sendfile);
+        if let Some(c) = comp {
+            out.compress(c);
+        }
         if out.sends_file() && conf.as_ref().is_some_and(|c| c.tcp_nopush) && !self.corked {
             // nginx's tcp_nopush: head and file start in full packets; the
             // cork comes off when the connection goes idle or closes.
@@ -225,7 +254,7 @@ impl Conn {
                 let d = ex
                     .conf()
                     .map_or(Duration::from_secs(60), |c| c.send_timeout);
-                cx.timers.arm(&mut self.timer, key, cx.now, d);
+                cx.timers.arm(key, cx.now, d);
                 Step::Continue
             }
             Err(WriteError::Truncated) => {
@@ -275,7 +304,7 @@ impl Conn {
 
     /// The whole response is in the kernel.
     fn finish_output(&mut self, key: usize, cx: &mut Ctx) -> Step {
-        Timers::disarm(&mut self.timer);
+        cx.timers.disarm(self.key);
         match self.discard_buffered() {
             Ok(true) => self.complete(key, cx),
             Ok(false) => {
@@ -315,7 +344,7 @@ impl Conn {
         if let Some(r) = req {
             cx.pool.put_request(r);
         }
-        Timers::disarm(&mut self.timer);
+        cx.timers.disarm(self.key);
         if !keepalive || cx.draining {
             if linger || self.buffered() > 0 || self.readable {
                 return self.start_linger(key, cx);
@@ -340,9 +369,38 @@ impl Conn {
         self.phase = Phase::Idle { keepalive: true };
         self.set_gauge(Gauge::Waiting, cx);
         self.release_empty_buf(cx);
-        cx.timers
-            .arm(&mut self.timer, key, cx.now, conf.keepalive_timeout);
+        cx.timers.arm(key, cx.now, conf.keepalive_timeout);
         Step::Continue
+    }
+
+    /// Access-logs a request that ended without an answer: nginx logs 408
+    /// for a head that timed out and 400 for a client that closed mid-head,
+    /// to the default server's `access_log`.
+    pub fn log_unanswered(&mut self, status: u16, cx: &mut Ctx) {
+        if cx.access.is_none() {
+            return;
+        }
+        let mut resp = cx.core.error_response(status);
+        if let Some(srv) = &cx.lctx(self.lst).default_server {
+            resp.conf = resp.conf.or_else(|| Some(srv.conf.clone()));
+            resp.server = resp.server.or_else(|| Some(srv.clone()));
+        }
+        let request_length = self.buffered() as u64;
+        let entry = AccessEntry {
+            conn: &self.info,
+            request: None,
+            response: &resp,
+            status,
+            bytes_sent: 0,
+            body_bytes_sent: 0,
+            request_length,
+            start: self.req_start,
+            end: std::time::SystemTime::now(),
+            pipelined: self.pipelined,
+        };
+        if let Some(log) = cx.access.as_mut() {
+            log.log(&entry);
+        }
     }
 
     fn log_access(&mut self, cx: &mut Ctx) {

@@ -4,7 +4,10 @@
 //! workers, pid file, privileges), the workers (one `mio` event loop each),
 //! connections (reading and parsing request heads with the codec, discarding
 //! request bodies, writing responses with `writev`/`sendfile`), timeouts,
-//! keep-alive, pipelining, lingering close, and the stub_status counters.
+//! keep-alive, pipelining, lingering close, the stub_status counters, and
+//! the I/O side of on-the-fly compression (`compress`: the head rewrite and
+//! the streaming encoder for responses core marks `compressible`; the
+//! decision and codecs are peregrine-compress's).
 //!
 //! Does not own: deciding what to answer (core produces a `Response`
 //! description), HTTP syntax (codec), configuration (conf), log formatting
@@ -19,11 +22,34 @@
 //! its request path: its own `SO_REUSEPORT` listening socket per address
 //! (the kernel spreads connections across them), its own `HttpCore` (caches),
 //! buffers, timers and counters, so nothing is locked or shared while serving.
-//! What changes from nginx: a crash of a worker is a panic caught by the
-//! master (`catch_unwind`), not a dead process; `user` applies to the whole
-//! process (the master too) since threads share credentials; and signals
-//! are read only by the master, through a signalfd.
+//! What changes from nginx:
+//! - a crash of a worker is a panic caught by the master (`catch_unwind`),
+//!   not a dead process; a panic inside request processing costs only that
+//!   request (500), not the worker;
+//! - `user` applies to the whole process, the master too, since threads
+//!   share credentials: after dropping root a reload cannot bind new ports
+//!   below 1024 (ports kept across the reload keep working);
+//! - signals are read only by the master, through a signalfd;
+//! - every listening socket uses `SO_REUSEPORT`, with or without the
+//!   `reuseport` parameter;
+//! - on graceful stop or reload, a connection accepted but still silent gets
+//!   a short grace to send its request instead of being closed at once.
+//!
+//! # Wiring (the binary)
+//!
+//! ```text
+//! let elog = Arc::new(peregrine_log::ErrorLog::new(&conf.main.error_log)?);
+//! let reopen = peregrine_log::ReopenSignal::new();
+//! let mut opts = RunOptions::new(Box::new(move || load().map(Arc::new).map_err(|e| e.to_string())));
+//! opts.error_log = logging::error_log_hook(elog.clone());
+//! opts.access_log = Some(logging::access_log_factory(elog.clone(), reopen.clone()));
+//! opts.reopen_logs = Box::new(move || { reopen.trigger(); let _ = elog.reopen(); });
+//! peregrine_engine::run(conf, opts)?;   // returns after stop/quit
+//! ```
+//! `run` daemonizes itself (after binding, before the pid file) when the
+//! configuration says `daemon on`; see `examples/serve.rs`.
 
+mod compress;
 mod conn;
 mod errlog;
 mod exchange;
@@ -90,15 +116,17 @@ impl AccessEntry<'_> {
 
 /// A worker's access-log writer: one per worker thread, so it may buffer
 /// without locks. Which `access_log` of the location applies is its
-/// business (`entry.response.conf`).
-pub trait AccessLog {
+/// business (`entry.response.conf`). `Send`: it is made on the master
+/// thread (so files open with the master's privileges, before `user`
+/// drops them, as nginx opens logs in its master) and moved to its worker.
+pub trait AccessLog: Send {
     fn log(&mut self, entry: &AccessEntry<'_>);
     /// Called about once a second and when the worker exits (buffered logs).
     fn flush(&mut self) {}
 }
 
 /// Makes a worker's [`AccessLog`] for the configuration it serves (called
-/// on the worker thread at its start, and again for workers of a reload).
+/// on the master thread for each worker it starts, reloads included).
 pub type AccessLogFactory = Arc<dyn Fn(&Arc<Config>) -> Box<dyn AccessLog> + Send + Sync>;
 
 /// What the master can be asked to do, by a signal or through [`Control`].

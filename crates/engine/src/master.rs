@@ -64,6 +64,9 @@ struct Master {
     delayed: Vec<(usize, Instant)>,
     /// Stop or quit was asked: no reload, no restart.
     stopping: bool,
+    /// Access logs opened before privileges were dropped, for the first
+    /// workers.
+    prebuilt_logs: Vec<Box<dyn crate::AccessLog>>,
 }
 
 /// `worker_processes`, `auto` being the usable CPU count.
@@ -99,6 +102,11 @@ pub fn run(conf: Arc<Config>, mut opts: RunOptions) -> Result<(), EngineError> {
         write_pid(p)?;
     }
     let result = (|| {
+        // The first workers' access logs open before `user` applies.
+        let mut first_logs: Vec<Box<dyn crate::AccessLog>> = match &opts.access_log {
+            Some(f) => (0..worker_count(&conf)).map(|_| f(&conf)).collect(),
+            None => Vec::new(),
+        };
         drop_privileges(&conf)?;
         let queue = Arc::new(Mutex::new(Vec::new()));
         let control = Control {
@@ -119,6 +127,7 @@ pub fn run(conf: Arc<Config>, mut opts: RunOptions) -> Result<(), EngineError> {
             last_restart: HashMap::new(),
             delayed: Vec::new(),
             stopping: false,
+            prebuilt_logs: std::mem::take(&mut first_logs),
         };
         m.start_generation()?;
         if let Some(ready) = opts.ready.take() {
@@ -253,7 +262,10 @@ impl Master {
             counters: slot.counters.clone(),
             registry: self.registry.clone(),
             errlog: self.errlog.clone(),
-            access: self.access.clone(),
+            access: self
+                .prebuilt_logs
+                .pop()
+                .or_else(|| self.access.as_ref().map(|f| f(&self.conf))),
             ids: self.ids.clone(),
         };
         let generation = self.generation;
@@ -386,45 +398,63 @@ impl Master {
             .map(|mut e| std::mem::take(&mut *e))
             .unwrap_or_default();
         for exit in exits {
+            let mut asked = true;
             if let Some(pos) = self
                 .workers
                 .iter()
                 .position(|w| w.generation == exit.generation && w.index == exit.index)
             {
                 let mut w = self.workers.swap_remove(pos);
+                asked = w.shared.state.load(Ordering::Acquire) != RUN;
                 if let Some(t) = w.thread.take() {
                     let _ = t.join();
                 }
             }
-            let Some(why) = exit.panic else { continue };
-            (self.errlog)(
-                LogLevel::Alert,
-                &format!("worker thread {} panicked: {why}", exit.index),
-            );
+            match &exit.panic {
+                Some(why) => (self.errlog)(
+                    LogLevel::Alert,
+                    &format!("worker thread {} panicked: {why}", exit.index),
+                ),
+                // Ended on its own (its event loop failed): as abnormal as a panic.
+                None if !asked => (self.errlog)(
+                    LogLevel::Alert,
+                    &format!("worker thread {} exited unexpectedly", exit.index),
+                ),
+                None => continue,
+            }
             if stopping || exit.generation != self.generation {
                 continue;
             }
-            let now = Instant::now();
-            let recent = self
-                .last_restart
-                .get(&exit.index)
-                .is_some_and(|t| now.duration_since(*t) < RESTART_BACKOFF);
-            let at = if recent { now + RESTART_BACKOFF } else { now };
-            self.delayed.push((exit.index, at));
+            self.schedule_restart(exit.index);
         }
+        if stopping {
+            self.delayed.clear();
+        } else {
+            self.restart_due();
+        }
+    }
+
+    /// Queues a restart of worker `index`, delayed if it restarted recently.
+    fn schedule_restart(&mut self, index: usize) {
+        let now = Instant::now();
+        let recent = self
+            .last_restart
+            .get(&index)
+            .is_some_and(|t| now.duration_since(*t) < RESTART_BACKOFF);
+        let at = if recent { now + RESTART_BACKOFF } else { now };
+        self.delayed.push((index, at));
+    }
+
+    /// Starts the queued restarts whose time has come.
+    fn restart_due(&mut self) {
         let now = Instant::now();
         let (due, later): (Vec<_>, Vec<_>) = self.delayed.drain(..).partition(|(_, at)| *at <= now);
         self.delayed = later;
-        if stopping {
-            return;
-        }
         let count = worker_count(&self.conf);
         for (index, _) in due {
             self.last_restart.insert(index, now);
-            (self.errlog)(
-                LogLevel::Notice,
-                &format!("restarting worker thread {index}"),
-            );
+            let msg = format!("restarting worker thread {index}");
+            (self.errlog)(LogLevel::Notice, &msg);
             if let Err(e) = self.spawn(index, count) {
                 (self.errlog)(LogLevel::Alert, &e.to_string());
             }

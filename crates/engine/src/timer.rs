@@ -1,114 +1,135 @@
-//! Per-worker connection timeouts at O(1) cost per operation.
+//! Per-worker connection timeouts: a hashed timing wheel with O(1) arm,
+//! disarm and expiry per connection, and memory bounded by the number of
+//! armed timers (at most one per connection).
 //!
-//! Each timeout length in use (client_header_timeout, keepalive_timeout,
-//! send_timeout, ... — a handful of distinct values) has its own FIFO queue:
-//! deadlines pushed into one queue are `now + d` with a non-decreasing
-//! `now`, so each queue is sorted by construction and the earliest deadline
-//! of the worker is the minimum of the queue fronts. Re-arming does not
-//! search: the connection bumps its timer generation and pushes a new entry;
-//! stale entries are skipped when they reach the front.
-//!
-//! Like nginx (`NGX_TIMER_LAZY_DELAY`, 300 ms), a re-arm within
-//! [`LAZY_DELAY`] of the armed deadline keeps the armed entry, so a busy
-//! connection does not push an entry per write; a timeout may then fire up
-//! to that much early, as it may in nginx.
+//! Time is cut into [`TICK`]s; slot `t % SLOTS` holds the timers due at
+//! tick `t`, `t + SLOTS`, ... (each entry keeps its due tick, so a timer
+//! longer than a revolution waits for its own turn). The wheel knows where
+//! each connection's entry sits, so re-arming moves it (swap-remove) rather
+//! than leaving a stale entry behind: a keep-alive connection re-arms
+//! twice per request, and stale entries would pile up with the request
+//! rate. A timer fires at most one tick late, never early (nginx may fire
+//! up to 300 ms early, `NGX_TIMER_LAZY_DELAY`).
 
-use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-/// nginx's `NGX_TIMER_LAZY_DELAY`.
-pub const LAZY_DELAY: Duration = Duration::from_millis(300);
+/// Wheel resolution.
+pub const TICK: Duration = Duration::from_millis(50);
+/// Slots per revolution (SLOTS × TICK = 204.8 s, beyond the usual timeouts).
+const SLOTS: usize = 4096;
 
-/// A connection's armed timer: which entry is live.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct TimerState {
-    /// The armed deadline, if any.
-    pub deadline: Option<Instant>,
-    /// Generation of the live entry; older entries are stale.
-    pub generation: u32,
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    key: usize,
+    due: u64,
 }
 
 #[derive(Debug)]
-struct Entry {
-    at: Instant,
-    key: usize,
-    generation: u32,
+pub struct Timers {
+    origin: Instant,
+    /// The next tick to process: every tick before it has fired.
+    cursor: u64,
+    slots: Vec<Vec<Entry>>,
+    /// Connection key → (slot, index in slot) of its armed entry.
+    pos: Vec<Option<(u32, u32)>>,
+    armed: usize,
 }
 
-#[derive(Debug, Default)]
-pub struct Timers {
-    queues: Vec<(Duration, VecDeque<Entry>)>,
-    /// Worker-wide generation counter: connection slots are reused, so a
-    /// stale entry of a closed connection must not match its successor.
-    next_generation: u32,
+impl Default for Timers {
+    fn default() -> Self {
+        Timers::new(Instant::now())
+    }
 }
 
 impl Timers {
-    /// Arms (or re-arms) `state` for `now + d`, for connection `key`.
-    pub fn arm(&mut self, state: &mut TimerState, key: usize, now: Instant, d: Duration) {
-        let at = now + d;
-        if let Some(cur) = state.deadline
-            && cur <= at
-            && at - cur < LAZY_DELAY
-        {
+    pub fn new(origin: Instant) -> Timers {
+        Timers {
+            origin,
+            cursor: 0,
+            slots: vec![Vec::new(); SLOTS],
+            pos: Vec::new(),
+            armed: 0,
+        }
+    }
+
+    /// The tick containing `t` (rounded down).
+    fn tick_of(&self, t: Instant) -> u64 {
+        let d = t.saturating_duration_since(self.origin);
+        u64::try_from(d.as_nanos() / TICK.as_nanos()).unwrap_or(u64::MAX)
+    }
+
+    /// Arms (or re-arms) connection `key` for `now + d`.
+    pub fn arm(&mut self, key: usize, now: Instant, d: Duration) {
+        self.disarm(key);
+        // Rounded up: never fire early.
+        let due = (self.tick_of(now + d) + 1).max(self.cursor);
+        let slot = (due % SLOTS as u64) as usize;
+        let list = &mut self.slots[slot];
+        list.push(Entry { key, due });
+        if self.pos.len() <= key {
+            self.pos.resize(key + 1, None);
+        }
+        self.pos[key] = Some((slot as u32, (list.len() - 1) as u32));
+        self.armed += 1;
+    }
+
+    /// Disarms connection `key`'s timer, if armed.
+    pub fn disarm(&mut self, key: usize) {
+        let Some((slot, idx)) = self.pos.get_mut(key).and_then(Option::take) else {
+            return;
+        };
+        let (slot, idx) = (slot as usize, idx as usize);
+        let list = &mut self.slots[slot];
+        if idx < list.len() {
+            list.swap_remove(idx);
+            if let Some(moved) = list.get(idx)
+                && let Some(p) = self.pos.get_mut(moved.key)
+            {
+                *p = Some((slot as u32, idx as u32));
+            }
+        }
+        self.armed -= 1;
+    }
+
+    #[cfg(test)]
+    pub fn is_armed(&self, key: usize) -> bool {
+        self.pos.get(key).is_some_and(Option::is_some)
+    }
+
+    /// When the worker should wake up next: the first tick with an entry
+    /// (possibly one of a later revolution: waking early is harmless).
+    pub fn next_deadline(&self) -> Option<Instant> {
+        if self.armed == 0 {
+            return None;
+        }
+        (0..SLOTS as u64)
+            .map(|i| self.cursor + i)
+            .find(|t| !self.slots[(t % SLOTS as u64) as usize].is_empty())
+            .map(|t| self.origin + TICK * u32::try_from(t).unwrap_or(u32::MAX))
+    }
+
+    /// Disarms and appends to `due` every connection whose timer expired.
+    pub fn expire(&mut self, now: Instant, due: &mut Vec<usize>) {
+        let now_tick = self.tick_of(now);
+        if self.armed == 0 {
+            self.cursor = self.cursor.max(now_tick + 1);
             return;
         }
-        self.next_generation = self.next_generation.wrapping_add(1);
-        state.generation = self.next_generation;
-        state.deadline = Some(at);
-        let q = match self.queues.iter().position(|(qd, _)| *qd == d) {
-            Some(i) => &mut self.queues[i].1,
-            None => {
-                self.queues.push((d, VecDeque::new()));
-                let last = self.queues.len() - 1;
-                &mut self.queues[last].1
-            }
-        };
-        q.push_back(Entry {
-            at,
-            key,
-            generation: state.generation,
-        });
-    }
-
-    /// Disarms: the queued entry becomes stale.
-    pub fn disarm(state: &mut TimerState) {
-        state.deadline = None;
-    }
-
-    /// The earliest queued deadline (possibly stale: waking early is harmless).
-    pub fn next_deadline(&self) -> Option<Instant> {
-        self.queues
-            .iter()
-            .filter_map(|(_, q)| q.front().map(|e| e.at))
-            .min()
-    }
-
-    /// Pops every entry due at `now`, calling `fire(key, generation)`; the
-    /// caller checks the generation against the connection's [`TimerState`]
-    /// (and disarms it) to tell live entries from stale ones.
-    pub fn expire(&mut self, now: Instant, mut fire: impl FnMut(usize, u32)) {
-        for (_, q) in &mut self.queues {
-            while let Some(e) = q.front() {
-                if e.at > now {
-                    break;
+        while self.cursor <= now_tick && self.armed > 0 {
+            let slot = (self.cursor % SLOTS as u64) as usize;
+            let mut i = 0;
+            while i < self.slots[slot].len() {
+                let e = self.slots[slot][i];
+                if e.due <= self.cursor {
+                    self.disarm(e.key);
+                    due.push(e.key);
+                } else {
+                    i += 1;
                 }
-                let (key, generation) = (e.key, e.generation);
-                q.pop_front();
-                fire(key, generation);
             }
+            self.cursor += 1;
         }
-    }
-
-    /// Whether the entry `(generation)` is the live one of `state`; if so the
-    /// timer is consumed.
-    pub fn take_if_live(state: &mut TimerState, generation: u32) -> bool {
-        if state.deadline.is_some() && state.generation == generation {
-            state.deadline = None;
-            true
-        } else {
-            false
-        }
+        self.cursor = self.cursor.max(now_tick + 1);
     }
 }
 
@@ -116,82 +137,84 @@ impl Timers {
 mod tests {
     use super::*;
 
-    fn fired(t: &mut Timers, states: &mut [TimerState], now: Instant) -> Vec<usize> {
+    fn fired(t: &mut Timers, now: Instant) -> Vec<usize> {
         let mut out = Vec::new();
-        t.expire(now, |k, g| {
-            if Timers::take_if_live(&mut states[k], g) {
-                out.push(k);
-            }
-        });
+        t.expire(now, &mut out);
         out.sort();
         out
     }
 
+    const S: Duration = Duration::from_secs(1);
+
     #[test]
-    fn fires_in_deadline_order_across_lengths() {
-        let mut t = Timers::default();
-        let mut s = [TimerState::default(); 3];
+    fn fires_in_deadline_order_never_early() {
         let t0 = Instant::now();
-        t.arm(&mut s[0], 0, t0, Duration::from_secs(10));
-        t.arm(&mut s[1], 1, t0, Duration::from_secs(2));
-        t.arm(
-            &mut s[2],
-            2,
-            t0 + Duration::from_secs(1),
-            Duration::from_secs(10),
+        let mut t = Timers::new(t0);
+        t.arm(0, t0, 10 * S);
+        t.arm(1, t0, 2 * S);
+        t.arm(2, t0 + S, 10 * S);
+        let next = t.next_deadline().unwrap();
+        assert!(
+            next >= t0 + 2 * S && next <= t0 + 2 * S + 2 * TICK,
+            "{:?}",
+            next - t0
         );
-        assert_eq!(t.next_deadline(), Some(t0 + Duration::from_secs(2)));
-        assert!(fired(&mut t, &mut s, t0 + Duration::from_secs(1)).is_empty());
-        assert_eq!(fired(&mut t, &mut s, t0 + Duration::from_secs(2)), vec![1]);
-        assert_eq!(fired(&mut t, &mut s, t0 + Duration::from_secs(10)), vec![0]);
-        assert_eq!(fired(&mut t, &mut s, t0 + Duration::from_secs(11)), vec![2]);
+        assert!(fired(&mut t, t0 + S).is_empty());
+        assert!(fired(&mut t, t0 + 2 * S - TICK).is_empty());
+        assert_eq!(fired(&mut t, t0 + 2 * S + 2 * TICK), vec![1]);
+        assert!(fired(&mut t, t0 + 10 * S - TICK).is_empty());
+        assert_eq!(fired(&mut t, t0 + 10 * S + 2 * TICK), vec![0]);
+        assert_eq!(fired(&mut t, t0 + 12 * S), vec![2]);
         assert_eq!(t.next_deadline(), None);
     }
 
     #[test]
-    fn rearm_and_disarm_make_entries_stale() {
-        let mut t = Timers::default();
-        let mut s = [TimerState::default(); 2];
+    fn rearm_and_disarm_leave_nothing_behind() {
         let t0 = Instant::now();
-        t.arm(&mut s[0], 0, t0, Duration::from_secs(5));
-        t.arm(
-            &mut s[0],
-            0,
-            t0 + Duration::from_secs(3),
-            Duration::from_secs(5),
-        );
-        t.arm(&mut s[1], 1, t0, Duration::from_secs(5));
-        Timers::disarm(&mut s[1]);
-        assert!(fired(&mut t, &mut s, t0 + Duration::from_secs(5)).is_empty());
-        assert_eq!(fired(&mut t, &mut s, t0 + Duration::from_secs(8)), vec![0]);
+        let mut t = Timers::new(t0);
+        for i in 0..1000u32 {
+            t.arm(7, t0 + TICK * i, 5 * S);
+        }
+        assert_eq!(t.slots.iter().map(Vec::len).sum::<usize>(), 1);
+        t.arm(8, t0, 5 * S);
+        t.disarm(8);
+        t.disarm(8);
+        assert!(!t.is_armed(8));
+        assert!(fired(&mut t, t0 + 6 * S).is_empty());
+        assert_eq!(fired(&mut t, t0 + TICK * 1000 + 6 * S), vec![7]);
+        assert_eq!(t.armed, 0);
     }
 
     #[test]
-    fn lazy_rearm_keeps_entry_within_delay() {
-        let mut t = Timers::default();
-        let mut s = [TimerState::default(); 1];
+    fn swap_remove_keeps_positions_right() {
         let t0 = Instant::now();
-        t.arm(&mut s[0], 0, t0, Duration::from_secs(5));
-        let g = s[0].generation;
-        t.arm(
-            &mut s[0],
-            0,
-            t0 + Duration::from_millis(100),
-            Duration::from_secs(5),
+        let mut t = Timers::new(t0);
+        for k in 0..5 {
+            t.arm(k, t0, S);
+        }
+        t.disarm(1);
+        t.disarm(0);
+        t.arm(3, t0, 3 * S);
+        assert_eq!(fired(&mut t, t0 + 2 * S), vec![2, 4]);
+        assert_eq!(fired(&mut t, t0 + 4 * S), vec![3]);
+    }
+
+    #[test]
+    fn longer_than_a_revolution_and_idle_gaps() {
+        let t0 = Instant::now();
+        let mut t = Timers::new(t0);
+        let long = TICK * (SLOTS as u32) + 3 * S;
+        t.arm(1, t0, long);
+        assert!(
+            fired(&mut t, t0 + 3 * S + TICK * 2).is_empty(),
+            "same slot, later revolution"
         );
-        assert_eq!(s[0].generation, g);
-        assert_eq!(t.queues[0].1.len(), 1);
-        // A shorter timeout is never deferred.
-        t.arm(
-            &mut s[0],
-            0,
-            t0 + Duration::from_millis(100),
-            Duration::from_secs(1),
-        );
-        assert_ne!(s[0].generation, g);
-        assert_eq!(
-            fired(&mut t, &mut s, t0 + Duration::from_millis(1100)),
-            vec![0]
-        );
+        assert_eq!(fired(&mut t, t0 + long + 2 * TICK), vec![1]);
+        // Nothing armed for a long while, then a short timer.
+        let later = t0 + Duration::from_secs(3600);
+        t.expire(later, &mut Vec::new());
+        t.arm(2, later, S);
+        assert!(fired(&mut t, later + S - TICK).is_empty());
+        assert_eq!(fired(&mut t, later + S + 2 * TICK), vec![2]);
     }
 }

@@ -16,7 +16,7 @@ use crate::conn::{Close, Conn, ListenCtx, Phase};
 use crate::pool::{Pool, READ_BUF_SIZE};
 use crate::stats::{Counters, Gauge, Registry};
 use crate::timer::Timers;
-use crate::{AccessLog, AccessLogFactory, ErrorLog};
+use crate::{AccessLog, ErrorLog};
 
 /// Token of the waker the master uses to signal state changes.
 const WAKER: Token = Token(0);
@@ -27,6 +27,9 @@ const EVENTS_CAPACITY: usize = 1024;
 /// Connection ids taken from the shared counter at once, so `$connection`
 /// stays unique across workers at one atomic add per this many accepts.
 const ID_BLOCK: u64 = 64;
+/// Pause of accepting after a resource error (nginx's 500 ms
+/// `accept_mutex_delay` default plays this role there).
+const ACCEPT_RETRY: Duration = Duration::from_millis(500);
 /// How often buffered access logs are flushed.
 const FLUSH_EVERY: Duration = Duration::from_secs(1);
 /// Idle connections closed at once when `worker_connections` runs out
@@ -57,7 +60,7 @@ pub struct Setup {
     pub counters: Arc<Counters>,
     pub registry: Arc<Registry>,
     pub errlog: ErrorLog,
-    pub access: Option<AccessLogFactory>,
+    pub access: Option<Box<dyn AccessLog>>,
     pub ids: Arc<AtomicU64>,
 }
 
@@ -111,7 +114,9 @@ struct Worker {
     id_next: u64,
     id_end: u64,
     drain_deadline: Option<Instant>,
-    expired: Vec<(usize, u32)>,
+    /// Accepting paused after EMFILE and the like, until then.
+    accept_retry: Option<Instant>,
+    expired: Vec<usize>,
     last_flush: Instant,
 }
 
@@ -152,6 +157,7 @@ fn listen_ctx(conf: &Config, spec_addr: SocketAddr) -> ListenCtx {
             .map(crate::exchange::server_name_text)
             .unwrap_or_default(),
         max_head,
+        default_server: srv.cloned(),
     }
 }
 
@@ -239,7 +245,6 @@ impl Worker {
             .collect();
         let listeners = register_listeners(&s.poll, s.listeners)?;
         let now = Instant::now();
-        let access = s.access.as_ref().map(|f| f(&s.conf));
         Ok(Worker {
             cx: Ctx {
                 core,
@@ -251,7 +256,7 @@ impl Worker {
                 wall: SystemTime::now(),
                 errlog: s.errlog,
                 log_level,
-                access,
+                access: s.access,
                 listen: listen_table,
                 listen_fallback: listen_ctx(&s.conf, SocketAddr::from(([0, 0, 0, 0], 0))),
                 draining: false,
@@ -267,6 +272,7 @@ impl Worker {
             id_next: 0,
             id_end: 0,
             drain_deadline: None,
+            accept_retry: None,
             expired: Vec::new(),
             last_flush: now,
         })
@@ -324,10 +330,13 @@ impl Worker {
     }
 
     fn poll_timeout(&self) -> Option<Duration> {
-        if self.listeners.iter().any(|l| l.ready) {
-            return Some(Duration::ZERO);
-        }
         let mut next = self.cx.timers.next_deadline();
+        if self.listeners.iter().any(|l| l.ready) {
+            match self.accept_retry {
+                Some(t) => next = Some(next.map_or(t, |n| n.min(t))),
+                None => return Some(Duration::ZERO),
+            }
+        }
         if let Some(d) = self.drain_deadline {
             next = Some(next.map_or(d, |n| n.min(d)));
         }
@@ -360,6 +369,10 @@ impl Worker {
     }
 
     fn accept_ready(&mut self) {
+        if self.accept_retry.is_some_and(|t| self.cx.now < t) {
+            return;
+        }
+        self.accept_retry = None;
         let multi = self.conf.events.multi_accept;
         for li in 0..self.listeners.len() {
             while self.listeners[li].ready {
@@ -372,13 +385,15 @@ impl Worker {
                     Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                     Err(e) if e.kind() == std::io::ErrorKind::ConnectionAborted => {}
                     Err(e) => {
-                        // EMFILE/ENFILE/ENOBUFS: nginx logs and retries later;
-                        // the next connection's event retries here.
+                        // EMFILE/ENFILE/ENOBUFS: nginx logs and stops
+                        // accepting for a while (`ngx_event_accept`); the
+                        // queue is kept, `ready` too, and retried later.
                         (self.cx.errlog)(
                             LogLevel::Alert,
                             &crate::errlog::with_os_error("accept4() failed", &e),
                         );
-                        self.listeners[li].ready = false;
+                        self.accept_retry = Some(self.cx.now + ACCEPT_RETRY);
+                        return;
                     }
                 }
                 if !multi {
@@ -418,7 +433,7 @@ impl Worker {
             self.conns.push(None);
             self.conns.len() - 1
         });
-        let mut conn = Conn::new(stream, info, lst, self.cx.wall);
+        let mut conn = Conn::new(stream, key, info, lst, self.cx.wall);
         if let Err(e) = self.poll.registry().register(
             &mut conn.stream,
             Token(CONN_BASE + key),
@@ -434,7 +449,7 @@ impl Worker {
         }
         conn.set_gauge(Gauge::Waiting, &self.cx);
         let d = self.cx.lctx(lst).header_timeout;
-        self.cx.timers.arm(&mut conn.timer, key, self.cx.now, d);
+        self.cx.timers.arm(key, self.cx.now, d);
         self.conns[key] = Some(conn);
         self.live += 1;
     }
@@ -466,14 +481,11 @@ impl Worker {
 
     fn expire_timers(&mut self) {
         let mut due = std::mem::take(&mut self.expired);
-        self.cx.timers.expire(self.cx.now, |k, g| due.push((k, g)));
-        for &(key, generation) in &due {
+        self.cx.timers.expire(self.cx.now, &mut due);
+        for &key in &due {
             let Some(Some(conn)) = self.conns.get_mut(key) else {
                 continue;
             };
-            if !Timers::take_if_live(&mut conn.timer, generation) {
-                continue;
-            }
             let how = conn.on_timeout(&mut self.cx);
             self.close(key, how);
         }
@@ -491,6 +503,7 @@ impl Worker {
         }
         conn.set_gauge(Gauge::None, &self.cx);
         self.cx.stats.closed();
+        self.cx.timers.disarm(key);
         if let Some(b) = conn.rbuf.take() {
             self.cx.pool.put_read_buf(b.data);
         }
@@ -520,9 +533,7 @@ impl Worker {
             match c.phase {
                 Phase::Idle { keepalive: true } => self.close(key, Close::Normal),
                 Phase::Idle { keepalive: false } => {
-                    self.cx
-                        .timers
-                        .arm(&mut c.timer, key, self.cx.now, DRAIN_FRESH_GRACE);
+                    self.cx.timers.arm(key, self.cx.now, DRAIN_FRESH_GRACE);
                 }
                 _ => {}
             }

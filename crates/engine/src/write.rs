@@ -13,6 +13,8 @@ use peregrine_core::{Body, Response};
 use peregrine_codec::response::CONTINUE;
 /// Most slices gathered into one `writev` (head + memory body pieces).
 const MAX_IOV: usize = 16;
+/// Encoder output gathered before it is framed and sent as one chunk.
+const MIN_CHUNK: usize = 16 * 1024;
 /// Largest `sendfile` count per call: nginx's `sendfile_max_chunk` default
 /// (2m) keeps one fast client from monopolising the worker.
 const SENDFILE_MAX_CHUNK: usize = 2 * 1024 * 1024;
@@ -128,6 +130,19 @@ pub enum WriteError {
     Truncated,
 }
 
+/// A body going through an encoder: the source pieces are read block by
+/// block, encoded, framed and staged in the output's file buffer.
+struct Deflate {
+    c: crate::compress::Compressing,
+    src: Vec<Piece>,
+    next: usize,
+    /// Encoder output not yet framed.
+    raw: Vec<u8>,
+    /// File bytes read for the encoder.
+    scratch: Vec<u8>,
+    done: bool,
+}
+
 /// A response in flight.
 pub struct Output {
     head: Vec<u8>,
@@ -137,6 +152,7 @@ pub struct Output {
     /// When `sendfile` is off: file bytes read but not yet written.
     file_buf: Option<Vec<u8>>,
     file_buf_pos: usize,
+    deflate: Option<Box<Deflate>>,
     pub sendfile: bool,
     pub head_bytes: u64,
     pub body_bytes: u64,
@@ -155,10 +171,25 @@ impl Output {
             next: 0,
             file_buf: None,
             file_buf_pos: 0,
+            deflate: None,
             sendfile,
             head_bytes: 0,
             body_bytes: 0,
         }
+    }
+
+    /// Sends the body through `c` instead of as is.
+    pub fn compress(&mut self, c: crate::compress::Compressing) {
+        let src = std::mem::take(&mut self.pieces);
+        self.next = 0;
+        self.deflate = Some(Box::new(Deflate {
+            c,
+            src,
+            next: 0,
+            raw: Vec::new(),
+            scratch: Vec::new(),
+            done: false,
+        }));
     }
 
     /// Whether a file piece will go out with sendfile (for `tcp_nopush`).
@@ -178,18 +209,17 @@ impl Output {
         pool: &mut crate::pool::Pool,
     ) -> Result<Progress, WriteError> {
         loop {
-            let step = if self.file_buf_pos < self.file_buf.as_ref().map_or(0, Vec::len) {
-                self.flush_file_buf(s).map_err(WriteError::Io)
-            } else {
-                let head_left = self.head.len() - self.head_pos;
-                match self.pieces.get(self.next) {
-                    None if head_left == 0 => return Ok(Progress::Done),
-                    Some(Piece::File { .. }) if head_left == 0 && self.sendfile => {
-                        self.send_file(s)
-                    }
-                    Some(Piece::File { .. }) if head_left == 0 => self.read_file(pool),
-                    _ => self.write_vectored(s).map_err(WriteError::Io),
-                }
+            let staged = self.file_buf_pos < self.file_buf.as_ref().map_or(0, Vec::len);
+            let head_left = self.head.len() - self.head_pos;
+            let encoding = self.deflate.as_ref().is_some_and(|d| !d.done);
+            let step = match self.pieces.get(self.next) {
+                // Without sendfile, file bytes are read first so the head and
+                // the first block leave in one writev (as nginx does).
+                Some(Piece::File { .. }) if !staged && !self.sendfile => self.read_file(pool),
+                None if !staged && encoding => self.encode_more(pool),
+                None if !staged && head_left == 0 => return Ok(Progress::Done),
+                Some(Piece::File { .. }) if !staged && head_left == 0 => self.send_file(s),
+                _ => self.write_gathered(s).map_err(WriteError::Io),
             };
             match step {
                 Ok(()) => {}
@@ -202,12 +232,22 @@ impl Output {
         }
     }
 
-    fn write_vectored(&mut self, s: &mut TcpStream) -> io::Result<()> {
+    /// One `writev` of what is next in order: the rest of the head, staged
+    /// file/encoder bytes, then memory pieces up to the next file piece.
+    fn write_gathered(&mut self, s: &mut TcpStream) -> io::Result<()> {
         let mut iov = [IoSlice::new(&[]); MAX_IOV];
         let mut used = 0;
         if self.head_pos < self.head.len() {
-            iov[0] = IoSlice::new(&self.head[self.head_pos..]);
-            used = 1;
+            iov[used] = IoSlice::new(&self.head[self.head_pos..]);
+            used += 1;
+        }
+        let staged = self
+            .file_buf
+            .as_deref()
+            .map_or(&[][..], |b| &b[self.file_buf_pos.min(b.len())..]);
+        if !staged.is_empty() {
+            iov[used] = IoSlice::new(staged);
+            used += 1;
         }
         for p in &self.pieces[self.next..] {
             match p {
@@ -218,6 +258,7 @@ impl Output {
                 _ => break,
             }
         }
+        let staged_len = staged.len();
         let mut n = s.write_vectored(&iov[..used])?;
         if n == 0 {
             return Err(io::ErrorKind::WriteZero.into());
@@ -227,6 +268,15 @@ impl Output {
         self.head_bytes += h as u64;
         n -= h;
         self.body_bytes += n as u64;
+        let f = n.min(staged_len);
+        self.file_buf_pos += f;
+        n -= f;
+        if f == staged_len && staged_len > 0 {
+            self.file_buf_pos = 0;
+            if let Some(b) = self.file_buf.as_mut() {
+                b.clear();
+            }
+        }
         while n > 0 {
             let Some(Piece::Mem { data, pos }) = self.pieces.get_mut(self.next) else {
                 break;
@@ -285,24 +335,77 @@ impl Output {
         Ok(())
     }
 
-    fn flush_file_buf(&mut self, s: &mut TcpStream) -> io::Result<()> {
-        let Some(buf) = &self.file_buf else {
+    /// Encodes the next block of the source into the file buffer (framed
+    /// as one chunk for HTTP/1.1), finishing the stream after the last.
+    fn encode_more(&mut self, pool: &mut crate::pool::Pool) -> Result<(), WriteError> {
+        let Some(d) = self.deflate.as_mut() else {
             return Ok(());
         };
-        let n = s.write(&buf[self.file_buf_pos..])?;
-        if n == 0 {
-            return Err(io::ErrorKind::WriteZero.into());
-        }
-        self.file_buf_pos += n;
-        self.body_bytes += n as u64;
-        if self.file_buf_pos == buf.len() {
-            self.file_buf_pos = 0;
-            if let Some(b) = self.file_buf.as_mut() {
-                b.clear();
+        let mut out = self.file_buf.take().unwrap_or_else(|| pool.file_buf());
+        out.clear();
+        self.file_buf_pos = 0;
+        d.raw.clear();
+        // Encode until a chunk's worth is ready: a small body goes out as one
+        // chunk (as nginx sends it), not as a header chunk and a data chunk.
+        while !d.done && d.raw.len() < MIN_CHUNK {
+            if let Err(e) = encode_block(d) {
+                self.file_buf = Some(out);
+                return Err(e);
             }
         }
+        if d.c.chunked && !d.raw.is_empty() {
+            let _ = write!(out, "{:x}\r\n", d.raw.len());
+            out.extend_from_slice(&d.raw);
+            out.extend_from_slice(b"\r\n");
+        } else {
+            out.extend_from_slice(&d.raw);
+        }
+        if d.done && d.c.chunked {
+            out.extend_from_slice(b"0\r\n\r\n");
+        }
+        self.file_buf = Some(out);
         Ok(())
     }
+}
+
+/// Feeds one block of `d`'s source to its encoder (output in `d.raw`).
+fn encode_block(d: &mut Deflate) -> Result<(), WriteError> {
+    let encode_err = |e: peregrine_compress::CompressError| WriteError::Io(io::Error::other(e));
+    let block = crate::pool::FILE_BUF_SIZE;
+    match d.src.get_mut(d.next) {
+        None => {
+            d.c.encoder.finish(&mut d.raw).map_err(encode_err)?;
+            d.done = true;
+        }
+        Some(Piece::Mem { data, pos }) => {
+            let bytes = data.bytes();
+            let end = (*pos + block).min(bytes.len());
+            d.c.encoder
+                .write(&bytes[*pos..end], &mut d.raw)
+                .map_err(encode_err)?;
+            *pos = end;
+            if end == bytes.len() {
+                d.next += 1;
+            }
+        }
+        Some(Piece::File { file, offset, left }) => {
+            let want = usize::try_from(*left).unwrap_or(usize::MAX).min(block);
+            d.scratch.resize(want, 0);
+            let n = file.read_at(&mut d.scratch, *offset)?;
+            if n == 0 {
+                return Err(WriteError::Truncated);
+            }
+            *offset += n as u64;
+            *left -= n as u64;
+            if *left == 0 {
+                d.next += 1;
+            }
+            d.c.encoder
+                .write(&d.scratch[..n], &mut d.raw)
+                .map_err(encode_err)?;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -381,9 +381,67 @@ fn vanishing_client_is_logged_and_serving_goes_on() {
         // Close with unread data: the kernel answers further writes with RST.
         drop(s);
     }
-    std::thread::sleep(Duration::from_millis(300));
     assert_eq!(get(&srv, "GET /a HTTP/1.1\r\nHost: x\r\n\r\n").status, 200);
-    let status = get(&srv, "GET /status HTTP/1.1\r\nHost: x\r\n\r\n");
-    let text = String::from_utf8(status.body).unwrap();
-    assert!(text.starts_with("Active connections: 1 \n"), "{text}");
+    // The resets reach the worker as errors on its next writes: wait for them.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let status = get(&srv, "GET /status HTTP/1.1\r\nHost: x\r\n\r\n");
+        let text = String::from_utf8(status.body).unwrap();
+        if text.starts_with("Active connections: 1 \n") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{text}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(srv.logged("while sending response to client"));
+}
+
+#[test]
+fn timed_out_head_is_access_logged_as_408() {
+    let conf = "
+events { }
+http {
+    log_format t '$status $request_length';
+    server {
+        listen 127.0.0.1:{PORT};
+        root {DIR}/html;
+        client_header_timeout 1s;
+        access_log {DIR}/logs/access.log t;
+    }
+}
+";
+    let elog = Arc::new(peregrine_log::ErrorLog::stderr(
+        peregrine_conf::model::LogLevel::Error,
+    ));
+    let factory =
+        peregrine_engine::logging::access_log_factory(elog, peregrine_log::ReopenSignal::new());
+    let srv = start_custom(conf, &[], |_| None, move |o| o.access_log = Some(factory));
+    let mut s = srv.connect();
+    s.write_all(b"GET / HTTP/1.1\r\n").unwrap();
+    assert!(closes_within(&mut s, Duration::from_secs(4)));
+    let path = srv.dir.join("logs/access.log");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        if !text.is_empty() {
+            assert_eq!(text, "408 16\n");
+            break;
+        }
+        assert!(Instant::now() < deadline, "408 not logged");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn reset_timedout_connection_sends_rst() {
+    let conf = BASIC.replace(
+        "root {DIR}/html;",
+        "root {DIR}/html; client_header_timeout 1s; reset_timedout_connection on;",
+    );
+    let srv = start(&conf, &[]);
+    let mut s = srv.connect();
+    s.write_all(b"GET / HTTP/1.1\r\n").unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(4))).unwrap();
+    let err = std::io::Read::read(&mut s, &mut [0u8; 16]).unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::ConnectionReset);
 }

@@ -16,6 +16,8 @@ use crate::error::{LogError, OsErr};
 use crate::format::LogFormat;
 use crate::logfile::{BufferConf, GZIP_DEFAULT_BUFFER, LogFile, Shared};
 use crate::record::RequestLog;
+use crate::request_id::RequestIds;
+use crate::script::ScriptLog;
 use crate::sink::Sink;
 use crate::time::{TimeCache, unix_millis};
 
@@ -48,11 +50,20 @@ impl ReopenSignal {
 /// One `access_log` directive, compiled.
 #[derive(Debug)]
 struct Writer {
-    file: usize,
+    dest: Dest,
     format: usize,
     /// `if=`: rendered like a format with `escape=none` (nginx evaluates a
     /// complex value: not-found variables are empty, nothing escaped).
     condition: Option<LogFormat>,
+}
+
+/// Where a writer's lines go.
+#[derive(Debug, Clone, Copy)]
+enum Dest {
+    /// An index in `files`.
+    File(usize),
+    /// An index in `scripts`: a path with variables.
+    Script(usize),
 }
 
 /// What configuration yields before any file is opened (also what
@@ -64,6 +75,11 @@ struct Plan {
     files: Vec<(LogTarget, Option<BufferConf>)>,
     lists: Vec<Box<[Writer]>>,
     list_confs: Vec<Vec<AccessLogConf>>,
+    /// Per list: some format or condition of it uses `$request_id`.
+    list_needs_id: Vec<bool>,
+    /// Paths with variables, opened per request (their state lives here:
+    /// the plan is per worker too).
+    scripts: Vec<ScriptLog>,
 }
 
 /// Hashes `LocConf` addresses: a multiply folds the always-zero low bits
@@ -101,6 +117,7 @@ pub struct AccessLogs {
     /// The signal watched and the generation last acted on.
     reopen: Option<(ReopenSignal, u64)>,
     time: TimeCache,
+    ids: RequestIds,
     line: Vec<u8>,
     cond: Vec<u8>,
     gzip_out: Vec<u8>,
@@ -173,6 +190,7 @@ impl AccessLogs {
             error_log,
             reopen: None,
             time: TimeCache::new(),
+            ids: RequestIds::new(),
             line: Vec::with_capacity(LINE_CAPACITY),
             cond: Vec::new(),
             gzip_out: Vec::new(),
@@ -229,6 +247,7 @@ impl AccessLogs {
             files,
             error_log,
             time,
+            ids,
             line,
             cond,
             gzip_out,
@@ -237,14 +256,29 @@ impl AccessLogs {
         let Some(writers) = plan.lists.get(id.0 as usize) else {
             return;
         };
+        // One `$request_id` for all of this request's logs, made only when
+        // a format uses it and the engine gave none.
+        let mut id_hex = [0u8; 32];
+        let with_id;
+        let rec = if rec.request_id.is_none() && plan.list_needs_id[id.0 as usize] {
+            ids.next_hex(&mut id_hex);
+            with_id = RequestLog {
+                request_id: Some(&id_hex),
+                ..*rec
+            };
+            &with_id
+        } else {
+            rec
+        };
         let now_sec = unix_millis(rec.end) / 1000;
         let mut sh = Shared {
             error_log,
             gzip_out,
         };
         for w in writers.iter() {
-            let file = &mut files[w.file];
-            if file.skipping(now_sec) {
+            if let Dest::File(f) = w.dest
+                && files[f].skipping(now_sec)
+            {
                 continue;
             }
             if let Some(c) = &w.condition {
@@ -257,7 +291,10 @@ impl AccessLogs {
             line.clear();
             plan.formats[w.format].render(rec, time, line);
             line.push(b'\n');
-            file.write_line(line, Some(rec), &mut sh);
+            match w.dest {
+                Dest::File(f) => files[f].write_line(line, Some(rec), &mut sh),
+                Dest::Script(s) => plan.scripts[s].write(line, rec, time, sh.error_log),
+            }
         }
     }
 
@@ -337,6 +374,7 @@ impl AccessLogs {
                 self.plan.files.truncate(self.files.len());
                 self.plan.lists.truncate(known_lists);
                 self.plan.list_confs.truncate(known_lists);
+                self.plan.list_needs_id.truncate(known_lists);
                 self.error_log
                     .log(LogLevel::Alert, None, format_args!("{e}"));
                 None
@@ -403,6 +441,8 @@ impl Plan {
             files: Vec::new(),
             lists: Vec::new(),
             list_confs: Vec::new(),
+            list_needs_id: Vec::new(),
+            scripts: Vec::new(),
         })
     }
 
@@ -416,8 +456,13 @@ impl Plan {
         for c in confs {
             writers.push(self.writer(c)?);
         }
+        let needs_id = writers.iter().any(|w: &Writer| {
+            self.formats[w.format].uses_request_id()
+                || w.condition.as_ref().is_some_and(LogFormat::uses_request_id)
+        });
         self.lists.push(writers.into());
         self.list_confs.push(confs.to_vec());
+        self.list_needs_id.push(needs_id);
         Ok(ListId((self.lists.len() - 1) as u32))
     }
 
@@ -439,9 +484,9 @@ impl Plan {
             })?),
             None => None,
         };
-        let file = self.file(c)?;
+        let dest = self.dest(c)?;
         Ok(Writer {
-            file,
+            dest,
             format,
             condition,
         })
@@ -449,16 +494,11 @@ impl Plan {
 
     /// The file index for `c.target`, merging buffer settings as nginx:
     /// one buffer per file; two differing settings are an error.
-    fn file(&mut self, c: &AccessLogConf) -> Result<usize, LogError> {
-        if let LogTarget::File(p) = &c.target {
-            // nginx opens such paths per request (a script); Peregrine does
-            // not, and a literal `$host.log` file would be silently wrong.
-            if p.as_os_str().as_encoded_bytes().contains(&b'$') {
-                return Err(LogError::VariablePath {
-                    path: p.clone(),
-                    span: c.span.clone(),
-                });
-            }
+    fn dest(&mut self, c: &AccessLogConf) -> Result<Dest, LogError> {
+        if let LogTarget::File(p) = &c.target
+            && p.as_os_str().as_encoded_bytes().contains(&b'$')
+        {
+            return self.script(p, c).map(Dest::Script);
         }
         let buffer = buffer_conf(c)?;
         if let Some(i) = self.files.iter().position(|(t, _)| *t == c.target) {
@@ -473,10 +513,34 @@ impl Plan {
                 (None, Some(new)) => *slot = Some(new),
                 _ => {}
             }
-            return Ok(i);
+            return Ok(Dest::File(i));
         }
         self.files.push((c.target.clone(), buffer));
-        Ok(self.files.len() - 1)
+        Ok(Dest::File(self.files.len() - 1))
+    }
+
+    /// A path with variables, compiled like a format (nothing escaped).
+    fn script(&mut self, p: &std::path::Path, c: &AccessLogConf) -> Result<usize, LogError> {
+        let span = || c.span.clone();
+        if c.buffer.is_some() || c.gzip.is_some() || c.flush.is_some() {
+            return Err(LogError::BufferedScript { span: span() });
+        }
+        // The configuration resolves relative paths against the prefix;
+        // one still relative here would depend on the working directory.
+        if !p.is_absolute() {
+            return Err(LogError::VariablePath {
+                path: p.to_path_buf(),
+                span: span(),
+            });
+        }
+        let text = p.to_string_lossy();
+        let path =
+            LogFormat::compile(&text, LogEscape::None).map_err(|error| LogError::Format {
+                error,
+                span: span(),
+            })?;
+        self.scripts.push(ScriptLog::new(path));
+        Ok(self.scripts.len() - 1)
     }
 }
 

@@ -55,6 +55,7 @@ fn rec(uri: &'static str, args: Option<&'static [u8]>) -> RequestLog<'static> {
         host: None,
         https: false,
         pipelined: false,
+        request_id: None,
     }
 }
 
@@ -231,17 +232,24 @@ fn disk_full_is_reported_once_per_interval() {
     let full = Path::new("/dev/full");
     let (mut logs, ids) =
         AccessLogs::from_lists(&[fmt("u", "$uri")], &[vec![alc(full, "u")]], e).expect("builds");
+    let headers = vec![("Host", "LocalHost:8080"), ("Referer", "http://r/")];
     let mut r = rec("/x", None);
     r.request_line = Some(b"GET /x HTTP/1.1");
+    r.request_headers = &headers;
     for i in 0..50u64 {
         // Advance the logical second so the ENOSPC skip does not hide writes.
         r.end = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000 + i);
         logs.log_list(ids[0], &r);
     }
     let text = read(&elog_path);
+    // nginx 1.22.1 with `access_log /dev/full;` wrote exactly this (once for
+    // three requests): `[alert] PID#TID: *1 write() to "/dev/full" failed
+    // (28: No space left on device) while logging request, client:
+    // 127.0.0.1, server: localhost, request: "GET / HTTP/1.1", host:
+    // "LocalHost:9", referrer: "http://r/"`.
     assert_eq!(text.matches("[alert]").count(), 1, "{text}");
     assert!(
-        text.contains(": *3 write() to \"/dev/full\" failed (28: No space left on device), client: 127.0.0.1, server: localhost, request: \"GET /x HTTP/1.1\""),
+        text.contains(": *3 write() to \"/dev/full\" failed (28: No space left on device) while logging request, client: 127.0.0.1, server: localhost, request: \"GET /x HTTP/1.1\", host: \"LocalHost:8080\", referrer: \"http://r/\"\n"),
         "{text}"
     );
     // Within the failing second the file is skipped (nginx's disk_full_time).
@@ -325,13 +333,18 @@ fn configuration_errors() {
         msg.starts_with("no buffer is defined for access_log"),
         "{msg}"
     );
-    let var = dir.path().join("$host.log");
-    let msg = try_lists(&[], &[vec![alc(&var, "combined")]]).unwrap_or_default();
+    let rel = Path::new("logs/$host.log");
+    let msg = try_lists(&[], &[vec![alc(rel, "combined")]]).unwrap_or_default();
     assert!(
-        msg.starts_with("variables in access_log paths are not supported"),
+        msg.starts_with("access_log path with variables must be absolute"),
         "{msg}"
     );
-    assert!(!var.exists());
+    let mut buffered = alc(&dir.path().join("$host.log"), "combined");
+    buffered.buffer = Some(4096);
+    let msg = try_lists(&[], &[vec![buffered]]).unwrap_or_default();
+    assert_eq!(msg, "buffered logs cannot have variables in name");
+    let msg = try_lists(&[], &[vec![alc(&dir.path().join("$nope.log"), "combined")]]);
+    assert_eq!(msg.as_deref(), Some("unknown \"nope\" variable"));
     let bad = dir.path().join("no/such/dir/a.log");
     let msg = try_lists(&[], &[vec![alc(&bad, "combined")]]).unwrap_or_default();
     assert!(
@@ -379,4 +392,66 @@ fn thread_safety() {
     send::<AccessLogs>();
     send_sync::<ErrorLog>();
     send_sync::<ReopenSignal>();
+}
+
+#[test]
+fn request_id_is_shared_by_the_requests_logs() {
+    let dir = TempDir::new("reqid");
+    let a = dir.path().join("a.log");
+    let b = dir.path().join("b.log");
+    let (mut logs, ids) = build(
+        dir.path(),
+        &[fmt("i", "$request_id"), fmt("j", "$request_id $uri")],
+        &[vec![alc(&a, "i"), alc(&b, "j")]],
+    );
+    logs.log_list(ids[0], &rec("/1", None));
+    logs.log_list(ids[0], &rec("/2", None));
+    let (ra, rb) = (read(&a), read(&b));
+    let la: Vec<&str> = ra.lines().collect();
+    let lb: Vec<&str> = rb.lines().collect();
+    assert_eq!(la.len(), 2);
+    assert_eq!(la[0].len(), 32);
+    assert_ne!(la[0], la[1]);
+    assert_eq!(lb, [format!("{} /1", la[0]), format!("{} /2", la[1])]);
+    // An id from the engine wins.
+    let mut r = rec("/3", None);
+    r.request_id = Some(b"0123456789abcdef0123456789abcdef");
+    logs.log_list(ids[0], &r);
+    assert!(read(&a).ends_with("0123456789abcdef0123456789abcdef\n"));
+}
+
+#[test]
+fn paths_with_variables_open_per_request() {
+    let dir = TempDir::new("script");
+    let (e, elog_path) = elog(dir.path());
+    let tpl = dir.path().join("$server_name-$arg_v.log");
+    let (mut logs, ids) =
+        AccessLogs::from_lists(&[fmt("u", "$uri")], &[vec![alc(&tpl, "u")]], e).expect("builds");
+    logs.log_list(ids[0], &rec("/a", Some(b"v=1")));
+    logs.log_list(ids[0], &rec("/b", Some(b"v=2")));
+    logs.log_list(ids[0], &rec("/c", Some(b"v=1")));
+    assert_eq!(read(&dir.path().join("localhost-1.log")), "/a\n/c\n");
+    assert_eq!(read(&dir.path().join("localhost-2.log")), "/b\n");
+    // A value that would climb out of the directory is refused.
+    logs.log_list(ids[0], &rec("/d", Some(b"v=/../../x")));
+    assert!(
+        read(&elog_path).contains("refusing access_log path"),
+        "{}",
+        read(&elog_path)
+    );
+    // A missing directory: reported (nginx: `[crit] open() ... failed`).
+    let sub = dir.path().join("sub");
+    std::fs::create_dir(&sub).expect("mkdir");
+    let (e2, elog2) = elog(&sub);
+    let missing = dir.path().join("nodir/$arg_v.log");
+    let (mut logs2, ids2) =
+        AccessLogs::from_lists(&[fmt("u", "$uri")], &[vec![alc(&missing, "u")]], e2)
+            .expect("builds");
+    logs2.log_list(ids2[0], &rec("/e", Some(b"v=1")));
+    let text = read(&elog2);
+    assert!(text.contains("[crit]"), "{text}");
+    assert!(
+        text.contains("failed (2: No such file or directory) while logging request"),
+        "{text}"
+    );
 }

@@ -36,9 +36,13 @@ pub enum LogError {
     /// `flush=` on an `access_log` without `buffer=` or `gzip`.
     #[error("no buffer is defined for access_log \"{}\"{}", .path.display(), in_span(.span))]
     NoBuffer { path: PathBuf, span: Span },
-    /// `access_log logs/$host.log`: variables in log paths are not supported.
-    #[error("variables in access_log paths are not supported: \"{}\"{}", .path.display(), in_span(.span))]
+    /// `access_log $x.log` left relative by the configuration: it would
+    /// depend on the working directory.
+    #[error("access_log path with variables must be absolute: \"{}\"{}", .path.display(), in_span(.span))]
     VariablePath { path: PathBuf, span: Span },
+    /// `buffer=`, `flush=` or `gzip` on a path with variables (nginx's words).
+    #[error("buffered logs cannot have variables in name{}", in_span(.span))]
+    BufferedScript { span: Span },
     /// `open(2)` of a log file failed.
     #[error("open() \"{}\" failed ({})", .path.display(), OsErr(.source))]
     Open { path: PathBuf, source: io::Error },

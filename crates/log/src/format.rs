@@ -62,6 +62,11 @@ impl LogFormat {
         })
     }
 
+    /// Whether rendering needs `$request_id` (so the caller makes one).
+    pub fn uses_request_id(&self) -> bool {
+        self.segments.contains(&Segment::Var(Var::RequestId))
+    }
+
     pub fn escape(&self) -> LogEscape {
         self.escape
     }

@@ -51,6 +51,7 @@ fn base<'a>(req: &'a dyn Headers, resp: &'a dyn Headers) -> RequestLog<'a> {
         host: Some(b"localhost"),
         https: false,
         pipelined: false,
+        request_id: None,
     }
 }
 

@@ -18,11 +18,19 @@
 //!   write(2) per line, several targets with their own levels, `reopen`.
 //! - [`TimeCache`]: `$time_local`/`$time_iso8601` recomputed once a second.
 //!
+//! Variables: the brief's list (`$remote_addr` ... `$pid`, `$http_*`,
+//! `$sent_http_*`), plus `$arg_*`, `$cookie_*`, `$is_args`, `$https`,
+//! `$document_uri`, `$content_type`, `$content_length`, `$hostname`,
+//! `$binary_remote_addr`, `$request_id` (made per request when the engine
+//! gives none); `$upstream_*` and `$gzip_ratio` are accepted and log `-`.
+//! Any other name fails at configuration time (`unknown "x" variable`).
+//!
 //! # What it does not own
 //! Parsing the directives (peregrine-conf: [`peregrine_conf::model`]),
 //! deciding when a request is finished or which location handled it
-//! (core/engine), timers and signals (engine), syslog targets and
-//! variables in log paths (not supported).
+//! (core/engine), timers and signals (engine). Not supported: syslog
+//! targets, `open_log_file_cache` (paths with variables are opened and
+//! closed per line, as nginx does without that cache; see `script`).
 //!
 //! # Time zone
 //! Times are local, as nginx prints them: the zone comes from `TZ` or
@@ -63,9 +71,12 @@ mod escape;
 mod format;
 mod logfile;
 mod record;
+mod request_id;
+mod script;
 mod sink;
 mod time;
 mod tz;
+mod tz_rule;
 mod var;
 
 #[cfg(test)]

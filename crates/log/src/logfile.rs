@@ -9,7 +9,7 @@ use peregrine_conf::model::LogLevel;
 
 use crate::errlog::{ConnContext, ErrorLog};
 use crate::error::OsErr;
-use crate::record::RequestLog;
+use crate::record::{RequestLog, with_first};
 use crate::sink::Sink;
 use crate::time::unix_millis;
 
@@ -169,25 +169,32 @@ impl LogFile {
             return;
         }
         self.last_report = Some(now);
-        let ctx = rec.map(|r| ConnContext {
-            id: r.connection,
-            action: None,
-            client: Some(r.remote.ip()),
-            server: Some(r.server_name),
-            request_line: r.request_line,
-            host: r.host,
-            referrer: None,
-        });
-        error_log.log(
-            LogLevel::Alert,
-            ctx.as_ref(),
-            format_args!(
-                "write() to \"{}\" failed ({})",
-                self.sink.name().display(),
-                OsErr(e)
-            ),
-        );
+        let path = self.sink.name().display();
+        let msg = format_args!("write() to \"{path}\" failed ({})", OsErr(e));
+        match rec {
+            Some(r) => request_context(r, |ctx| error_log.log(LogLevel::Alert, Some(ctx), msg)),
+            None => error_log.log(LogLevel::Alert, None, msg),
+        }
     }
+}
+
+/// Calls `f` with the error-log context of a request being logged, as
+/// nginx's: `*CID ... while logging request, client: ..., host: "..."`.
+pub(crate) fn request_context(r: &RequestLog<'_>, f: impl FnOnce(&ConnContext<'_>)) {
+    // nginx quotes the Host and Referer fields as received; copying them is
+    // fine on this rate-limited path.
+    let field = |name: &[u8]| with_first(r.request_headers, name, <[u8]>::to_vec);
+    let (host, referrer) = (field(b"host"), field(b"referer"));
+    f(&ConnContext {
+        id: r.connection,
+        // nginx sets this action around the log phase.
+        action: Some("logging request"),
+        client: Some(r.remote.ip()),
+        server: Some(r.server_name),
+        request_line: r.request_line,
+        host: host.as_deref(),
+        referrer: referrer.as_deref(),
+    })
 }
 
 /// Compresses `data` as one complete gzip member (nginx writes one member

@@ -136,6 +136,10 @@ pub struct RequestLog<'a> {
     /// The request was read from a buffer already holding it behind the
     /// previous one (`$pipe` = `p`).
     pub pipelined: bool,
+    /// `$request_id`: 32 lowercase hex digits. `None` → the access log
+    /// makes one per request (shared by all of the request's logs); set it
+    /// when something else (a header) must show the same id.
+    pub request_id: Option<&'a [u8]>,
 }
 
 impl RequestLog<'static> {
@@ -166,6 +170,7 @@ impl RequestLog<'static> {
             host: None,
             https: false,
             pipelined: false,
+            request_id: None,
         }
     }
 }

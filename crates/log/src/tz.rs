@@ -6,14 +6,13 @@
 //! header and four arrays; `localtime_r` itself would need `unsafe`, which
 //! this crate may not contain.
 //!
-//! Limits (documented, not silent): after a file's last transition the last
-//! offset stays in force (Debian's "fat" files list transitions to 2037;
-//! the POSIX rule in the footer is not evaluated), and a `TZ` value that is
-//! a POSIX rule rather than a zone name (`EST5EDT,M3.2.0,M11.1.0`) gives its
-//! standard offset only.
+//! After a file's last transition the footer's POSIX rule applies (see
+//! `tz_rule`); a `TZ` value that names no file is read as such a rule.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
+
+use crate::tz_rule::Rule;
 
 /// Where zone names in `TZ` are looked up (glibc's default `TZDIR`).
 const ZONEINFO_DIR: &str = "/usr/share/zoneinfo";
@@ -31,6 +30,8 @@ pub(crate) struct Zone {
     offsets: Vec<i32>,
     /// Offset before the first transition (RFC 8536 §3.2: time type 0).
     initial: i32,
+    /// The footer rule, for instants after the last transition.
+    rule: Option<Rule>,
 }
 
 /// UTC, for callers that must not depend on the machine's zone.
@@ -38,6 +39,7 @@ pub(crate) static UTC: Zone = Zone {
     transitions: Vec::new(),
     offsets: Vec::new(),
     initial: 0,
+    rule: None,
 };
 
 impl Zone {
@@ -46,12 +48,26 @@ impl Zone {
             transitions: Vec::new(),
             offsets: Vec::new(),
             initial: offset,
+            rule: None,
+        }
+    }
+
+    fn from_rule(rule: Rule) -> Zone {
+        Zone {
+            rule: Some(rule),
+            ..Zone::fixed(rule.std_offset())
         }
     }
 
     /// Seconds east of UTC at `unix`.
     pub(crate) fn offset_at(&self, unix: i64) -> i32 {
-        match self.transitions.partition_point(|&t| t <= unix) {
+        let n = self.transitions.partition_point(|&t| t <= unix);
+        if n == self.transitions.len()
+            && let Some(rule) = &self.rule
+        {
+            return rule.offset_at(unix);
+        }
+        match n {
             0 => self.initial,
             n => self.offsets.get(n - 1).copied().unwrap_or(self.initial),
         }
@@ -89,7 +105,7 @@ pub(crate) fn load(tz: Option<&str>) -> Option<Zone> {
     {
         return Some(z);
     }
-    posix_std_offset(name).map(Zone::fixed)
+    Rule::parse(name).map(Zone::from_rule)
 }
 
 fn read_tzif(path: &Path) -> Option<Zone> {
@@ -150,7 +166,10 @@ pub(crate) fn parse_tzif(b: &[u8]) -> Option<Zone> {
     if version >= b'2' {
         let at = HEADER_LEN + v1.data_len(4);
         let v2 = counts(b, at)?;
-        return parse_block(b, at + HEADER_LEN, &v2, 8);
+        let start = at + HEADER_LEN;
+        let mut zone = parse_block(b, start, &v2, 8)?;
+        zone.rule = footer(b.get(start + v2.data_len(8)..)?);
+        return Some(zone);
     }
     parse_block(b, HEADER_LEN, &v1, 4)
 }
@@ -180,37 +199,15 @@ fn parse_block(b: &[u8], at: usize, c: &Counts, time_size: usize) -> Option<Zone
         transitions,
         offsets,
         initial: type_offset(0)?,
+        rule: None,
     })
 }
 
-/// The standard offset of a POSIX `TZ` rule (`UTC0`, `<+0530>-5:30`,
-/// `EST5EDT,...`): POSIX counts hours *west*, so the sign flips.
-fn posix_std_offset(rule: &str) -> Option<i32> {
-    let rest = if let Some(r) = rule.strip_prefix('<') {
-        &r[r.find('>')? + 1..]
-    } else {
-        let n = rule.find(|c: char| !c.is_ascii_alphabetic())?;
-        if n < 3 {
-            return None;
-        }
-        &rule[n..]
-    };
-    let (sign, rest) = match rest.as_bytes().first()? {
-        b'-' => (1, &rest[1..]),
-        b'+' => (-1, &rest[1..]),
-        _ => (-1, rest),
-    };
-    let end = rest
-        .find(|c: char| !(c.is_ascii_digit() || c == ':'))
-        .unwrap_or(rest.len());
-    let mut parts = rest[..end].split(':').map(|p| p.parse::<i32>().ok());
-    let h = parts.next()??;
-    let m = parts.next().flatten().unwrap_or(0);
-    let s = parts.next().flatten().unwrap_or(0);
-    if h > 24 || m > 59 || s > 59 {
-        return None;
-    }
-    Some(sign * (h * 3600 + m * 60 + s))
+/// `\nRULE\n` after the v2+ data (RFC 8536 §3.3); empty means none.
+fn footer(b: &[u8]) -> Option<Rule> {
+    let text = b.strip_prefix(b"\n")?;
+    let end = text.iter().position(|&c| c == b'\n')?;
+    Rule::parse(std::str::from_utf8(&text[..end]).ok()?)
 }
 
 #[cfg(test)]

@@ -1,4 +1,5 @@
 use super::*;
+use crate::tz_rule::Rule;
 
 /// Builds a TZif file: a v1 block (32-bit times) and, for version 2, a v2
 /// block (64-bit times) and a footer, as `zic` lays them out.
@@ -49,9 +50,14 @@ fn offsets_between_transitions() {
         assert_eq!(z.offset_at(1_000), 7200);
         assert_eq!(z.offset_at(1_999), 7200);
         assert_eq!(z.offset_at(2_000), 3600);
-        assert_eq!(z.offset_at(i64::MAX), 19_800, "the last stays in force");
+        assert_eq!(z.offset_at(2_999), 3600);
+        // After the last transition: the v1 file keeps the last type; v2+
+        // files follow their footer rule (`ABC-1`: +01:00).
+        let after = if version == 0 { 19_800 } else { 3600 };
+        assert_eq!(z.offset_at(3_000), after);
+        assert_eq!(z.offset_at(i64::MAX / 4), after);
     }
-    let utc = parse_tzif(&tzif(b'2', &[], &[0])).expect("parses");
+    let utc = parse_tzif(&tzif(0, &[], &[0])).expect("parses");
     assert_eq!(utc, Zone::fixed(0));
 }
 
@@ -72,23 +78,42 @@ fn bad_files_are_refused_without_panic() {
 }
 
 #[test]
-fn posix_rules() {
-    assert_eq!(posix_std_offset("UTC0"), Some(0));
-    assert_eq!(posix_std_offset("EST5"), Some(-5 * 3600));
-    assert_eq!(posix_std_offset("EST5EDT,M3.2.0,M11.1.0"), Some(-5 * 3600));
-    assert_eq!(posix_std_offset("CET-1CEST,M3.5.0,M10.5.0/3"), Some(3600));
-    assert_eq!(posix_std_offset("<+0530>-5:30"), Some(19_800));
-    assert_eq!(posix_std_offset("NST+3:30"), Some(-12_600));
-    assert_eq!(posix_std_offset("XX1"), None);
-    assert_eq!(posix_std_offset("EST"), None);
-    assert_eq!(posix_std_offset("EST99"), None);
+fn footer_rule_after_the_last_transition() {
+    // A slim file: one transition in 1996, then the footer's EU rule.
+    let mut b = tzif(b'2', &[(820_454_400, 1)], &[0, 3600]);
+    b.truncate(b.len() - "ABC-1\n".len());
+    b.extend_from_slice(b"CET-1CEST,M3.5.0,M10.5.0/3\n");
+    let z = parse_tzif(&b).expect("parses");
+    assert_eq!(z.offset_at(0), 0, "before the transition: type 0");
+    assert_eq!(z.offset_at(1_767_225_600), 3600); // 2026-01-01
+    assert_eq!(z.offset_at(1_782_864_000), 7200); // 2026-07-01
+    assert_eq!(z.offset_at(4_102_444_800 + 180 * 86_400), 7200); // mid-2100
+}
+
+#[test]
+fn footer_agrees_with_the_table() {
+    // Debian's fat Europe/Paris lists transitions to 2037: its footer rule
+    // must give the same offset at every hour of 2000..2037.
+    let path = Path::new(ZONEINFO_DIR).join("Europe/Paris");
+    let Some(z) = read_tzif(&path) else {
+        return; // tzdata not installed
+    };
+    let rule = z.rule.expect("Paris has a footer rule");
+    let mut t = 946_684_800; // 2000-01-01
+    while t < 2_145_916_800 {
+        assert_eq!(rule.offset_at(t), z.offset_at(t), "at {t}");
+        t += 3600;
+    }
 }
 
 #[test]
 fn tz_values() {
     assert_eq!(load(Some("")), Some(Zone::fixed(0)));
     assert_eq!(load(Some(":")), Some(Zone::fixed(0)));
-    assert_eq!(load(Some("UTC0")), Some(Zone::fixed(0)));
+    assert_eq!(load(Some("UTC0")).map(|z| z.offset_at(0)), Some(0));
+    let ny = load(Some("EST5EDT,M3.2.0,M11.1.0")).expect("a rule");
+    assert_eq!(ny.offset_at(1_767_225_600), -5 * 3600);
+    assert_eq!(ny.offset_at(1_782_864_000), -4 * 3600);
     assert_eq!(load(Some("/nonexistent/zone")), None);
     assert_eq!(load(Some("../../../etc/passwd")), None);
     // Debian's tzdata, when installed: Paris is +01:00 in January and
@@ -98,5 +123,30 @@ fn tz_values() {
         assert_eq!(z.offset_at(1_767_225_600), 3600); // 2026-01-01
         assert_eq!(z.offset_at(1_782_864_000), 7200); // 2026-07-01
         assert_eq!(load(Some(":Europe/Paris")), Some(z));
+    }
+}
+
+proptest::proptest! {
+    #[test]
+    fn arbitrary_tzif_bytes_never_panic(
+        tail in proptest::collection::vec(proptest::num::u8::ANY, 0..200),
+        version in proptest::sample::select(vec![0u8, b'2', b'3']),
+    ) {
+        let mut b = b"TZif".to_vec();
+        b.push(version);
+        b.extend_from_slice(&tail);
+        if let Some(z) = parse_tzif(&b) {
+            // Whatever parsed answers every instant.
+            let _ = z.offset_at(0);
+            proptest::prop_assert_eq!(z.transitions.len(), z.offsets.len());
+        }
+    }
+
+    #[test]
+    fn arbitrary_tz_strings_never_panic(s in "\\PC{0,30}") {
+        if let Some(r) = Rule::parse(&s) {
+            let _ = r.offset_at(0);
+            let _ = r.offset_at(i64::from(i32::MAX));
+        }
     }
 }

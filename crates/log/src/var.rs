@@ -43,6 +43,7 @@ pub(crate) enum Var {
     Https,
     Pipe,
     Pid,
+    RequestId,
     Hostname,
     BinaryRemoteAddr,
     /// Variables nginx knows but Peregrine never has a value for (no
@@ -62,6 +63,7 @@ pub(crate) enum Var {
 impl Var {
     /// Resolves a variable name as written after `$`. nginx variable names
     /// are case-insensitive (it lowercases them before the hash lookup).
+    /// Long only because it is the table of names, one line each.
     pub(crate) fn parse(name: &str) -> Option<Var> {
         let lower = name.to_ascii_lowercase();
         let fixed = match lower.as_str() {
@@ -93,6 +95,7 @@ impl Var {
             "https" => Var::Https,
             "pipe" => Var::Pipe,
             "pid" => Var::Pid,
+            "request_id" => Var::RequestId,
             "hostname" => Var::Hostname,
             "binary_remote_addr" => Var::BinaryRemoteAddr,
             // nginx's `$content_type`/`$content_length` are these headers.
@@ -134,7 +137,8 @@ impl Var {
         }
     }
 
-    /// Appends the value.
+    /// Appends the value. One arm per variable: the function is the
+    /// dispatch table, kept whole so every variable's format is in one place.
     pub(crate) fn render(
         &self,
         rec: &RequestLog<'_>,
@@ -185,6 +189,7 @@ impl Var {
             // getpid(2) each time (glibc no longer caches it), but only for
             // formats that use `$pid`; a cached value would go stale on fork.
             Var::Pid => push_u64(out, u64::from(std::process::id())),
+            Var::RequestId => s(out, rec.request_id),
             Var::Hostname => push_escaped(out, mode, hostname()),
             Var::BinaryRemoteAddr => match rec.remote.ip() {
                 IpAddr::V4(ip) => push_escaped(out, mode, &ip.octets()),
@@ -217,7 +222,8 @@ fn push_header(out: &mut Vec<u8>, mode: LogEscape, rec: &RequestLog<'_>, name: &
     let mut count = 0usize;
     each_value(headers, name, &mut |v| {
         if count > 0 {
-            // Only the joined fields get here (see below).
+            // Reached only for joined fields: the closure returns
+            // `sep.is_some()`, so other names stop after the first value.
             out.extend_from_slice(sep.unwrap_or_default());
         }
         push_escaped(out, mode, v);
@@ -320,10 +326,23 @@ fn push_status(out: &mut Vec<u8>, status: u16) {
     push_u64(out, u64::from(status));
 }
 
-/// nginx prints IPv6 without brackets (`::1`), as `Display` does.
+/// nginx prints IPv6 without brackets (`::1`), as `Display` does. IPv4,
+/// the common case, skips the `fmt` machinery.
 fn push_ip(out: &mut Vec<u8>, ip: IpAddr) {
-    // Writing to a Vec cannot fail.
-    let _ = write!(out, "{ip}");
+    match ip {
+        IpAddr::V4(v4) => {
+            for (i, octet) in v4.octets().into_iter().enumerate() {
+                if i > 0 {
+                    out.push(b'.');
+                }
+                push_u64(out, u64::from(octet));
+            }
+        }
+        // Writing to a Vec cannot fail.
+        IpAddr::V6(v6) => {
+            let _ = write!(out, "{v6}");
+        }
+    }
 }
 
 #[cfg(test)]

@@ -21,7 +21,7 @@ pub mod user;
 
 pub use cpu::{allowed_cpus, num_cpus, set_thread_affinity};
 pub use net::{sendfile, set_linger_zero, set_tcp_cork, set_tcp_nodelay};
-pub use process::{daemonize, getpid, gettid, kill};
+pub use process::{daemonize, getpid, gettid, kill, signal_thread};
 pub use rlimit::{get_nofile, set_nofile};
 pub use signal::{SignalFd, block_signals};
 pub use user::{Ids, drop_privileges, is_root, lookup_group, lookup_user};

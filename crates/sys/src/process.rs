@@ -27,6 +27,22 @@ pub fn kill(pid: u32, sig: i32) -> io::Result<()> {
     }
 }
 
+/// Sends `sig` to one thread `tid` of this process (`tgkill(2)`): a signal
+/// only that thread receives, e.g. the master thread reading its signalfd
+/// (tests, and waking a thread blocked in a system call).
+pub fn signal_thread(tid: u32, sig: i32) -> io::Result<()> {
+    let tid = libc::pid_t::try_from(tid)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "tid out of range"))?;
+    // SAFETY: tgkill has no memory-safety preconditions; the ids are plain
+    // integers and an unknown tid is reported as ESRCH.
+    let rc = unsafe { libc::syscall(libc::SYS_tgkill, libc::getpid(), tid, sig) };
+    if rc < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
 /// Detaches from the terminal as nginx's `daemon on`: fork (the parent exits
 /// 0 at once), `setsid`, and standard input/output to `/dev/null`.
 ///
@@ -104,6 +120,28 @@ mod tests {
             Some(libc::ESRCH)
         );
         assert!(kill(u32::MAX, 0).is_err());
+    }
+
+    #[test]
+    fn signal_thread_reaches_only_that_thread() {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let t = std::thread::spawn(move || {
+            crate::block_signals(&[libc::SIGUSR2]).unwrap();
+            let sfd = crate::SignalFd::new(&[libc::SIGUSR2]).unwrap();
+            tx.send(gettid()).unwrap();
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+            loop {
+                if let Some(sig) = sfd.read().unwrap() {
+                    return sig;
+                }
+                assert!(std::time::Instant::now() < deadline, "no signal");
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+        });
+        let tid = rx.recv().unwrap();
+        signal_thread(tid, libc::SIGUSR2).unwrap();
+        assert_eq!(t.join().unwrap(), libc::SIGUSR2);
+        assert!(signal_thread(0x3fff_fff0, 0).is_err());
     }
 
     #[test]

@@ -113,16 +113,7 @@ mod tests {
             block_signals(&[libc::SIGUSR2]).unwrap();
             let sfd = SignalFd::new(&[libc::SIGUSR2]).unwrap();
             assert_eq!(sfd.read().unwrap(), None);
-            // SAFETY: signals our own (blocking) thread.
-            let rc = unsafe {
-                libc::syscall(
-                    libc::SYS_tgkill,
-                    libc::getpid(),
-                    libc::gettid(),
-                    libc::SIGUSR2,
-                )
-            };
-            assert_eq!(rc, 0);
+            crate::signal_thread(crate::gettid(), libc::SIGUSR2).unwrap();
             assert_eq!(sfd.read().unwrap(), Some(libc::SIGUSR2));
             assert_eq!(sfd.read().unwrap(), None);
         })

@@ -32,6 +32,9 @@ pub enum Mode {
     Silent,
     /// Answers one request with keep-alive, then closes the idle socket.
     OneThenClose { body: &'static str },
+    /// Like `Ok`, but the server stalls `ms` before answering the `nth`
+    /// request (counted over all connections).
+    Stall { nth: u64, ms: u64 },
 }
 
 pub struct Server {
@@ -66,8 +69,12 @@ pub fn start(mode: Mode) -> Server {
         first_request: Arc::new(Mutex::new(Vec::new())),
         stop: Arc::new(AtomicBool::new(false)),
     };
-    let (conns, reqs, first, stop) =
-        (s.connections.clone(), s.requests.clone(), s.first_request.clone(), s.stop.clone());
+    let (conns, reqs, first, stop) = (
+        s.connections.clone(),
+        s.requests.clone(),
+        s.first_request.clone(),
+        s.stop.clone(),
+    );
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             if stop.load(Ordering::Relaxed) {
@@ -118,10 +125,20 @@ fn serve(mut s: TcpStream, mode: Mode, conn_no: u64, reqs: &AtomicU64, first: &M
         }
         let text = String::from_utf8_lossy(&req).to_ascii_lowercase();
         let http10 = text.lines().next().is_some_and(|l| l.ends_with("http/1.0"));
-        let close = text.contains("connection: close") || (http10 && !text.contains("connection: keep-alive"));
+        let close = text.contains("connection: close")
+            || (http10 && !text.contains("connection: keep-alive"));
         let is_head = text.starts_with("head ");
         let conn_hdr = if close { "close" } else { "keep-alive" };
+        if let Mode::Stall { nth, ms } = mode
+            && n == nth
+        {
+            std::thread::sleep(Duration::from_millis(ms));
+        }
         let resp: Vec<u8> = match &mode {
+            Mode::Stall { .. } => format!(
+                "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nConnection: {conn_hdr}\r\n\r\ns"
+            )
+            .into_bytes(),
             Mode::Ok { body } | Mode::OneThenClose { body } => {
                 let b = if is_head { "" } else { body };
                 format!(
@@ -148,7 +165,7 @@ fn serve(mut s: TcpStream, mode: Mode, conn_no: u64, reqs: &AtomicU64, first: &M
                 return;
             }
             Mode::Varying => {
-                let body = if conn_no % 2 == 0 { "12345" } else { "123456" };
+                let body = if conn_no.is_multiple_of(2) { "12345" } else { "123456" };
                 format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len())
                     .into_bytes()
             }

@@ -36,7 +36,7 @@ pub fn parse_request(buf: &[u8], limits: &Limits, req: &mut Request) -> Result<P
         };
     };
     sim.commit(start, line.end);
-    apply_request_line(buf, &line, req)?;
+    apply_request_line(buf, &line, limits, req)?;
 
     let mut seen = Seen::default();
     let mut pos = line.end;
@@ -86,6 +86,12 @@ pub fn discardable_prefix(buf: &[u8], limits: &Limits) -> usize {
     empty / block * block
 }
 
+#[derive(Clone, Copy)]
+enum ConnectionType {
+    Close,
+    KeepAlive,
+}
+
 /// Header handlers that must see the whole head before deciding.
 #[derive(Default)]
 struct Seen {
@@ -93,13 +99,19 @@ struct Seen {
     content_length: Option<Range<usize>>,
     transfer_encoding: Option<Range<usize>>,
     expect: Option<Range<usize>>,
-    /// nginx's `connection_type`: 0 unset, 1 close, 2 keep-alive.
-    connection: u8,
+    /// nginx's `connection_type`, set by the last Connection header that
+    /// mentions `close` or `keep-alive`.
+    connection: Option<ConnectionType>,
     /// Bit per header nginx handles with `ngx_http_process_unique_header_line`.
     unique: u16,
 }
 
-fn apply_request_line(buf: &[u8], line: &RequestLine, req: &mut Request) -> Result<(), HttpError> {
+fn apply_request_line(
+    buf: &[u8],
+    line: &RequestLine,
+    limits: &Limits,
+    req: &mut Request,
+) -> Result<(), HttpError> {
     let target = buf.get(line.target.clone()).unwrap_or(&[]);
     // nginx passes raw non-ASCII bytes through; Peregrine's accessors are
     // `str`, so a target that is not UTF-8 is refused (documented deviation).
@@ -132,7 +144,8 @@ fn apply_request_line(buf: &[u8], line: &RequestLine, req: &mut Request) -> Resu
         req.path.clear();
         req.path.push('/');
     } else {
-        uri::normalize(raw_path, &mut req.path).map_err(|_| bad(K::InvalidUri))?;
+        uri::normalize_with(raw_path, &mut req.path, limits.merge_slashes)
+            .map_err(|_| bad(K::InvalidUri))?;
     }
     Ok(())
 }
@@ -186,9 +199,9 @@ fn on_header(
         10 if is("connection") => {
             // nginx matches substrings, "close" first (ngx_http_process_connection).
             if contains_ci(v, b"close") {
-                seen.connection = 1;
+                seen.connection = Some(ConnectionType::Close);
             } else if contains_ci(v, b"keep-alive") {
-                seen.connection = 2;
+                seen.connection = Some(ConnectionType::KeepAlive);
             }
         }
         14 if is("content-length") => seen.content_length = once(&seen.content_length)?,
@@ -258,9 +271,9 @@ fn finish(buf: &[u8], end: usize, req: &mut Request, seen: &Seen) -> Result<(), 
         return Err(HttpError::new(405, K::MethodNotAllowed));
     }
     req.keep_alive = match seen.connection {
-        1 => false,
-        2 => true,
-        _ => req.version >= Version::Http11,
+        Some(ConnectionType::Close) => false,
+        Some(ConnectionType::KeepAlive) => true,
+        None => req.version >= Version::Http11,
     };
     req.expect_continue = req.version >= Version::Http11
         && value(&seen.expect).is_some_and(|v| v.eq_ignore_ascii_case(b"100-continue"));

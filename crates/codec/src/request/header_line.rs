@@ -71,6 +71,22 @@ fn line_end(rest: &[u8], mut at: usize) -> Result<Option<usize>, HttpError> {
     }
 }
 
+/// The name: up to `:` or the line end. Returns (its length, whether a
+/// colon ends it, whether nginx calls it invalid), `None` when incomplete.
+fn scan_name(rest: &[u8], limits: &Limits) -> Result<Option<(usize, bool, bool)>, HttpError> {
+    let mut invalid = false;
+    for (i, &b) in rest.iter().enumerate() {
+        match NAME_CLASS[usize::from(b)] {
+            OK => {}
+            STOP => return Ok(Some((i, b == b':', invalid))),
+            UNDERSCORE => invalid |= !limits.underscores_in_headers,
+            FATAL => return Err(bad()),
+            _ => invalid = true,
+        }
+    }
+    Ok(None)
+}
+
 pub(crate) fn scan_line(rest: &[u8], limits: &Limits) -> Result<Scanned, HttpError> {
     // The empty line: exactly one optional CR before the LF.
     match rest.first() {
@@ -87,20 +103,8 @@ pub(crate) fn scan_line(rest: &[u8], limits: &Limits) -> Result<Scanned, HttpErr
         Some(b':') => return Err(bad()),
         Some(_) => {}
     }
-    let mut invalid = false;
-    let mut i = 0;
-    let colon = loop {
-        let Some(&b) = rest.get(i) else {
-            return Ok(Scanned::Incomplete);
-        };
-        match NAME_CLASS[usize::from(b)] {
-            OK => {}
-            STOP => break b == b':',
-            UNDERSCORE => invalid |= !limits.underscores_in_headers,
-            FATAL => return Err(bad()),
-            _ => invalid = true,
-        }
-        i += 1;
+    let Some((i, colon, invalid)) = scan_name(rest, limits)? else {
+        return Ok(Scanned::Incomplete);
     };
     let name = 0..i;
     // Non-ASCII names cannot be exposed as `str`: skipped even with

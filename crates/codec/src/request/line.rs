@@ -79,22 +79,9 @@ pub(crate) fn parse_line(buf: &[u8], start: usize) -> Result<Option<RequestLine>
     let Some(version) = parse_version(buf, &mut p)? else {
         return Ok(None);
     };
-    // Optional spaces, then CRLF or LF; `$request` keeps the trailing
-    // spaces, as nginx's `request_end` does.
-    while at(p) == Some(b' ') {
-        p += 1;
-    }
-    let line_stop = p;
-    match at(p) {
-        None => return Ok(None),
-        Some(b'\n') => {}
-        Some(b'\r') => match at(p + 1) {
-            None => return Ok(None),
-            Some(b'\n') => p += 1,
-            Some(_) => return Err(bad(K::InvalidRequestLine)),
-        },
-        Some(_) => return Err(bad(K::InvalidRequestLine)),
-    }
+    let Some((line_stop, end)) = line_ending(buf, p)? else {
+        return Ok(None);
+    };
     Ok(Some(RequestLine {
         method: Method::from_bytes(buf.get(method_span.clone()).unwrap_or(&[])),
         method_span,
@@ -103,8 +90,29 @@ pub(crate) fn parse_line(buf: &[u8], start: usize) -> Result<Option<RequestLine>
         path_start,
         version,
         line: start..line_stop,
-        end: p + 1,
+        end,
     }))
+}
+
+/// Optional spaces, then CRLF or LF. Returns where `$request` stops (it
+/// keeps the trailing spaces, as nginx's `request_end` does) and the index
+/// past the LF.
+fn line_ending(buf: &[u8], mut p: usize) -> Result<Option<(usize, usize)>, HttpError> {
+    let at = |p: usize| buf.get(p).copied();
+    while at(p) == Some(b' ') {
+        p += 1;
+    }
+    let stop = p;
+    match at(p) {
+        None => Ok(None),
+        Some(b'\n') => Ok(Some((stop, p + 1))),
+        Some(b'\r') => match at(p + 1) {
+            None => Ok(None),
+            Some(b'\n') => Ok(Some((stop, p + 2))),
+            Some(_) => Err(bad(K::InvalidRequestLine)),
+        },
+        Some(_) => Err(bad(K::InvalidRequestLine)),
+    }
 }
 
 type TargetParts = (Option<Range<usize>>, Option<usize>, usize);
@@ -214,30 +222,21 @@ fn parse_version(buf: &[u8], p: &mut usize) -> Result<Option<Version>, HttpError
             Some(_) => return Err(bad(K::InvalidRequestLine)),
         }
     }
-    let mut major: u32 = match at(*p) {
+    // The major version must be exactly 1: a first digit of 2-9, or any
+    // second digit (10+), is 505 as soon as it is seen.
+    let unsupported = || HttpError::new(505, K::UnsupportedVersion);
+    match at(*p) {
         None => return Ok(None),
-        Some(b @ b'1'..=b'9') => u32::from(b - b'0'),
+        Some(b'1') => *p += 1,
+        Some(b'2'..=b'9') => return Err(unsupported()),
         Some(_) => return Err(bad(K::InvalidVersion)),
-    };
-    if major > 1 {
-        return Err(HttpError::new(505, K::UnsupportedVersion));
     }
-    *p += 1;
-    loop {
-        match at(*p) {
-            None => return Ok(None),
-            Some(b'.') => break,
-            Some(b @ b'0'..=b'9') => {
-                major = major * 10 + u32::from(b - b'0');
-                if major > 1 {
-                    return Err(HttpError::new(505, K::UnsupportedVersion));
-                }
-            }
-            Some(_) => return Err(bad(K::InvalidVersion)),
-        }
-        *p += 1;
+    match at(*p) {
+        None => return Ok(None),
+        Some(b'.') => *p += 1,
+        Some(b'0'..=b'9') => return Err(unsupported()),
+        Some(_) => return Err(bad(K::InvalidVersion)),
     }
-    *p += 1;
     let mut minor: u32 = match at(*p) {
         None => return Ok(None),
         Some(b @ b'0'..=b'9') => u32::from(b - b'0'),

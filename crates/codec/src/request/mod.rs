@@ -7,7 +7,16 @@
 //! with `_` or `@` is skipped rather than fatal, control bytes other than NUL
 //! are allowed in values, request lines may use bare LF). One parser that
 //! decides all of it avoids two parsers disagreeing, which is how request
-//! smuggling starts.
+//! smuggling starts. A differential test (`tests/nginx_differential.rs`)
+//! replays mutated heads against the real nginx.
+//!
+//! Engine protocol: after each read, drop [`discardable_prefix`] bytes, call
+//! [`parse_request`] on everything buffered; `Partial` → read more (the
+//! parser itself fails with 414/494 before the buffer can exceed
+//! `header_buffer_size + count * size`); `Complete(n)` → the body (see
+//! [`crate::BodyDecoder`]) or the next pipelined request starts at `n`;
+//! `Err(e)` → answer `e.status`'s page and close. EOF with a partial head
+//! closes silently, as nginx does.
 
 mod head;
 mod header_line;
@@ -38,6 +47,8 @@ pub struct Limits {
     /// `ignore_invalid_headers` (default on): header lines whose name has
     /// characters outside `[A-Za-z0-9-]` are skipped; when off they are kept.
     pub ignore_invalid_headers: bool,
+    /// `merge_slashes` (default on): `//` in the path collapses to `/`.
+    pub merge_slashes: bool,
 }
 
 /// nginx's default `client_header_buffer_size`.
@@ -52,6 +63,7 @@ impl Default for Limits {
             large_header_buffers: DEFAULT_LARGE_HEADER_BUFFERS,
             underscores_in_headers: false,
             ignore_invalid_headers: true,
+            merge_slashes: true,
         }
     }
 }

@@ -3,7 +3,8 @@
 //! file, patterns expanded in sorted order, a pattern matching nothing is not
 //! an error while a missing plain file is.
 
-use std::path::PathBuf;
+use std::io::Read;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::Builder;
@@ -29,6 +30,18 @@ pub fn open_failed(path: &std::path::Path, e: &std::io::Error) -> String {
         e.raw_os_error().unwrap_or(0),
         text
     )
+}
+
+/// Reads a configuration file as nginx does: up to the size `fstat` reports
+/// (`ngx_conf_read_token` stops at `ngx_file_size`), so a device such as
+/// `/dev/zero` reads as an empty file (as `nginx -t` accepts it) instead of
+/// growing until memory runs out.
+pub fn read_conf_file(path: &Path) -> std::io::Result<Vec<u8>> {
+    let file = std::fs::File::open(path)?;
+    let size = file.metadata()?.len();
+    let mut bytes = Vec::new();
+    file.take(size).read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 impl Builder {
@@ -74,14 +87,14 @@ impl Builder {
     }
 
     /// Reads and parses one included file, recording it for `-T`.
-    pub(super) fn load_file(&mut self, path: &std::path::Path, d: &Directive) -> Result<Parsed> {
+    pub(super) fn load_file(&mut self, path: &Path, d: &Directive) -> Result<Parsed> {
         let bytes =
-            std::fs::read(path).map_err(|e| ConfError::at(&d.span, open_failed(path, &e)))?;
+            read_conf_file(path).map_err(|e| ConfError::at(&d.span, open_failed(path, &e)))?;
         Ok(self.parse_file(path, &bytes))
     }
 
     /// Parses file bytes and records the file.
-    pub fn parse_file(&mut self, path: &std::path::Path, bytes: &[u8]) -> Parsed {
+    pub fn parse_file(&mut self, path: &Path, bytes: &[u8]) -> Parsed {
         self.files.push(SourceFile {
             path: path.to_path_buf(),
             text: String::from_utf8_lossy(bytes).into_owned(),

@@ -23,6 +23,7 @@ use crate::syntax::{Block, Directive};
 use crate::table::{self, ctx};
 
 pub use include::open_failed as include_open_failed;
+pub use include::read_conf_file;
 pub use listen::Listens;
 use raw::*;
 

@@ -9,7 +9,11 @@ const DOC: &str = include_str!("../../../../docs/directives.md");
 fn every_directive_is_documented() {
     for spec in TABLE {
         let cell = format!("| `{}` |", spec.name);
-        assert!(DOC.contains(&cell), "docs/directives.md lacks {}", spec.name);
+        assert!(
+            DOC.contains(&cell),
+            "docs/directives.md lacks {}",
+            spec.name
+        );
     }
     for name in UNSUPPORTED {
         assert!(

@@ -350,3 +350,23 @@ fn nesting_across_includes_is_bounded() {
     let e = load(&t.opts("conf/nginx.conf")).expect_err("bounded");
     assert!(e.message.contains("nested deeper"), "{e}");
 }
+
+/// `include /dev/zero` (or `-c /dev/zero`) was read until memory ran out.
+/// nginx reads a file up to the size `fstat` reports, 0 for a device, so it
+/// accepts the include and finds no `events` in the main file.
+#[test]
+fn devices_read_as_empty_files() {
+    let t = TempPrefix::new();
+    t.write(
+        "conf/nginx.conf",
+        "events {}\ninclude /dev/zero;\nhttp {}\n",
+    );
+    let c = load(&t.opts("conf/nginx.conf")).expect("nginx -t accepts it");
+    assert!(
+        c.files
+            .iter()
+            .any(|f| f.path == Path::new("/dev/zero") && f.text.is_empty())
+    );
+    let e = load(&t.opts("/dev/zero")).expect_err("no events");
+    assert_eq!(e.to_string(), "no \"events\" section in configuration");
+}

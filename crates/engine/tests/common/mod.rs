@@ -18,6 +18,8 @@ pub struct Server {
     pub dir: PathBuf,
     pub thread: Option<JoinHandle<Result<(), String>>>,
     pub log: Arc<std::sync::Mutex<Vec<String>>>,
+    /// The master thread (it runs the `ready` callback), for `tgkill`.
+    pub master_tid: u32,
 }
 
 pub fn free_port() -> u16 {
@@ -101,11 +103,11 @@ pub fn start_custom(
     tweak(&mut opts);
     let (tx, rx) = mpsc::channel();
     opts.ready = Some(Box::new(move |r| {
-        let _ = tx.send(r);
+        let _ = tx.send((r, peregrine_sys::gettid()));
     }));
     let thread =
         std::thread::spawn(move || peregrine_engine::run(c, opts).map_err(|e| e.to_string()));
-    let ready = rx
+    let (ready, master_tid) = rx
         .recv_timeout(Duration::from_secs(10))
         .expect("engine did not start");
     Server {
@@ -114,6 +116,7 @@ pub fn start_custom(
         dir,
         thread: Some(thread),
         log,
+        master_tid,
     }
 }
 

@@ -1,0 +1,217 @@
+//! On-the-fly compression of the responses core marks `compressible`:
+//! gzip, brotli and zstd as nginx's filter modules apply them.
+//!
+//! The decision (`gzip`, `gzip_types`, `gzip_min_length`, `gzip_http_version`,
+//! `Accept-Encoding`, ...) and the encoders are peregrine-compress's. This
+//! module does what nginx's filters do around them: rewrite the head (drop
+//! `Content-Length` and `Accept-Ranges`, weaken the ETag, add
+//! `Transfer-Encoding: chunked`, `Vary` and `Content-Encoding` where nginx's
+//! header filter puts them) and stream the body through the encoder,
+//! chunk-framed for HTTP/1.1 (an HTTP/1.0 body ends with the connection).
+
+use std::time::SystemTime;
+
+use peregrine_codec::{Request, Version};
+use peregrine_compress::{
+    Accepted, Coding, Encoder, Policy, RequestFacts, ResponseFacts, VARY_ACCEPT_ENCODING, decide,
+    weaken_etag,
+};
+use peregrine_core::{HeadLines, Response};
+
+/// A body to be sent through an encoder.
+pub struct Compressing {
+    pub encoder: Encoder,
+    /// HTTP/1.1: chunked transfer coding; HTTP/1.0: delimited by close.
+    pub chunked: bool,
+}
+
+/// The value of header `name` in serialized head lines.
+fn head_value<'a>(head: &'a [u8], name: &str) -> Option<&'a str> {
+    head.split(|&b| b == b'\n').find_map(|line| {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let colon = line.iter().position(|&b| b == b':')?;
+        if !line[..colon].eq_ignore_ascii_case(name.as_bytes()) {
+            return None;
+        }
+        std::str::from_utf8(&line[colon + 1..]).ok().map(str::trim)
+    })
+}
+
+fn line_name(line: &[u8]) -> &[u8] {
+    let colon = line.iter().position(|&b| b == b':').unwrap_or(line.len());
+    &line[..colon]
+}
+
+/// Decides and, when compressing or varying, rewrites `resp`'s head.
+/// Returns the encoder when the body must go through one.
+pub fn apply(req: &Request, resp: &mut Response, now: SystemTime) -> Option<Compressing> {
+    let conf = resp.conf.clone()?;
+    if !resp.compressible || !(conf.gzip.on || conf.brotli.on || conf.zstd.on) {
+        return None;
+    }
+    let policy = Policy::of(&conf);
+    let head = resp.head.as_bytes();
+    let http11 = req.version() == Version::Http11;
+    let req_facts = RequestFacts {
+        accepted: Accepted::from_header(req.header("accept-encoding")),
+        http_version: if http11 { (1, 1) } else { (1, 0) },
+        user_agent: req.header("user-agent"),
+        via: req.header("via").is_some(),
+        authorization: req.header("authorization").is_some(),
+        gzip_tested: None,
+    };
+    let resp_facts = ResponseFacts {
+        status: resp.status,
+        content_type: head_value(head, "content-type"),
+        content_length: resp.content_length,
+        content_encoding: head_value(head, "content-encoding"),
+        // A static file's Last-Modified is made after the filters ran.
+        last_modified: false,
+        etag: head_value(head, "etag").is_some(),
+        now: peregrine_codec::date::unix_secs(now),
+        ..ResponseFacts::default()
+    };
+    let decision = decide(&req_facts, &resp_facts, &policy);
+    let encoder = decision
+        .coding
+        .and_then(|c| Encoder::with_length_hint(c, policy.level(c), resp.content_length).ok());
+    if encoder.is_none() && !decision.vary {
+        return None;
+    }
+    let coding = encoder.as_ref().map(Encoder::coding);
+    let chunked = http11 && !resp.header_only;
+    let (out, new_split) = rewrite_head(resp, coding, chunked, decision.vary);
+    if coding.is_some() {
+        resp.content_length = None;
+        if !http11 {
+            // No length and no chunked coding: the close ends the body.
+            resp.keepalive = false;
+        }
+    }
+    resp.head = HeadLines::Owned(out);
+    resp.head_split = new_split;
+    let encoder = encoder?;
+    (!resp.header_only).then_some(Compressing { encoder, chunked })
+}
+
+/// The head with nginx's compression edits: `(lines, head_split)`.
+fn rewrite_head(
+    resp: &Response,
+    coding: Option<Coding>,
+    chunked: bool,
+    vary: bool,
+) -> (Vec<u8>, usize) {
+    let head = resp.head.as_bytes();
+    let split = resp.head_split.min(head.len());
+    let mut early = Vec::with_capacity(head.len() + 96);
+    for line in head[..split].split_inclusive(|&b| b == b'\n') {
+        if coding.is_some() && line_name(line).eq_ignore_ascii_case(b"content-length") {
+            continue;
+        }
+        early.extend_from_slice(line);
+    }
+    if coding.is_some() && chunked {
+        early.extend_from_slice(b"Transfer-Encoding: chunked\r\n");
+    }
+    let mut out = early;
+    let new_split = out.len();
+    if vary {
+        out.extend_from_slice(format!("Vary: {VARY_ACCEPT_ENCODING}\r\n").as_bytes());
+    }
+    for line in head[split..].split_inclusive(|&b| b == b'\n') {
+        let name = line_name(line);
+        if coding.is_some() && name.eq_ignore_ascii_case(b"accept-ranges") {
+            continue;
+        }
+        if coding.is_some() && name.eq_ignore_ascii_case(b"etag") {
+            let value = line
+                .get(name.len() + 1..)
+                .and_then(|v| std::str::from_utf8(v).ok())
+                .unwrap_or("")
+                .trim();
+            if let Some(weak) = weaken_etag(value) {
+                out.extend_from_slice(format!("ETag: {weak}\r\n").as_bytes());
+            }
+            continue;
+        }
+        out.extend_from_slice(line);
+    }
+    if let Some(c) = coding {
+        out.extend_from_slice(format!("Content-Encoding: {}\r\n", c.token()).as_bytes());
+    }
+    (out, new_split)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use peregrine_core::Body;
+
+    fn request(text: &str) -> Request {
+        let mut r = Request::new();
+        let limits = peregrine_codec::Limits::default();
+        peregrine_codec::parse_request(text.as_bytes(), &limits, &mut r).unwrap();
+        r
+    }
+
+    fn response(head: &str, split: usize) -> Response {
+        let conf = peregrine_conf::parse_str(
+            "events {} http { gzip on; server { listen 8080; } }",
+            "/tmp/peregrine-compress-test/nginx.conf",
+        )
+        .unwrap();
+        let loc = conf.http.as_ref().unwrap().servers[0].conf.clone();
+        Response {
+            status: 200,
+            head: HeadLines::Owned(head.as_bytes().to_vec()),
+            head_split: split,
+            body: Body::Static(b"x"),
+            content_length: Some(100),
+            keepalive: true,
+            header_only: false,
+            conf: Some(loc),
+            server: None,
+            compressible: true,
+        }
+    }
+
+    #[test]
+    fn rewrites_head_like_nginx() {
+        let head = "Content-Type: text/html\r\nContent-Length: 100\r\nETag: bogus\r\nno colon\r\nAccept-Ranges: bytes\r\n";
+        let mut resp = response(head, 46);
+        let req = request("GET / HTTP/1.1\r\nHost: x\r\nAccept-Encoding: gzip\r\n\r\n");
+        let c = apply(&req, &mut resp, SystemTime::now()).expect("compresses");
+        assert!(c.chunked);
+        let text = String::from_utf8(resp.head.as_bytes().to_vec()).unwrap();
+        // An ETag that is not a quoted tag is dropped (ngx_http_weak_etag).
+        assert_eq!(
+            text,
+            "Content-Type: text/html\r\nTransfer-Encoding: chunked\r\nno colon\r\nContent-Encoding: gzip\r\n"
+        );
+        assert_eq!(resp.head_split, 53);
+        assert_eq!(resp.content_length, None);
+    }
+
+    #[test]
+    fn untouched_when_not_compressible_or_not_accepted() {
+        let head = "Content-Type: text/plain\r\nContent-Length: 100\r\n";
+        let mut resp = response(head, head.len());
+        resp.compressible = false;
+        let req = request("GET / HTTP/1.1\r\nHost: x\r\nAccept-Encoding: gzip\r\n\r\n");
+        assert!(apply(&req, &mut resp, SystemTime::now()).is_none());
+        assert_eq!(resp.head.as_bytes(), head.as_bytes());
+        // text/plain is not in gzip_types (default text/html only): no Vary either.
+        resp.compressible = true;
+        assert!(apply(&req, &mut resp, SystemTime::now()).is_none());
+        assert_eq!(resp.head.as_bytes(), head.as_bytes());
+    }
+
+    #[test]
+    fn finds_header_values() {
+        let h = b"Content-Type: text/html\r\nETag: \"x\"\r\n";
+        assert_eq!(head_value(h, "content-type"), Some("text/html"));
+        assert_eq!(head_value(h, "ETAG"), Some("\"x\""));
+        assert_eq!(head_value(h, "vary"), None);
+        assert_eq!(line_name(b"ETag: 1\r\n"), b"ETag");
+    }
+}
