@@ -189,7 +189,7 @@ fn main() {
         std::process::exit(2);
     }
     let mut rng = Rng(seed.max(1));
-    let (mut same, mut differ) = (0usize, 0usize);
+    let (mut same, mut differ, mut unknown) = (0usize, 0usize, 0usize);
     for i in 0..count {
         let text = config(&mut rng);
         if let Err(e) = std::fs::write(&conf, &text) {
@@ -200,13 +200,20 @@ fn main() {
         let ours = peregrine_verdict(&prefix, &conf);
         if theirs == ours {
             same += 1;
+        } else if theirs
+            .as_deref()
+            .is_some_and(|m| m.starts_with("unknown directive"))
+        {
+            // Peregrine's own directives (brotli, zstd, metrics...) or
+            // modules this nginx was built without.
+            unknown += 1;
         } else {
             differ += 1;
             println!("--- #{i}\n{text}nginx:     {theirs:?}\nperegrine: {ours:?}");
         }
     }
     let _ = std::fs::remove_dir_all(&prefix);
-    println!("{same} agree, {differ} differ");
+    println!("{same} agree, {differ} differ, {unknown} unknown to nginx");
     if differ > 0 {
         std::process::exit(1);
     }

@@ -134,6 +134,9 @@ pub struct LogFormatConf {
     pub escape: LogEscape,
     /// The concatenated format strings, variables unexpanded.
     pub format: String,
+    /// The format strings as written: a variable name ends where its string
+    /// ends (`'$uri' 'x'` is `$uri` then `x`, not `$urix`), as in nginx.
+    pub parts: Vec<String>,
     pub span: Span,
 }
 

@@ -12,7 +12,7 @@
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::rc::Rc;
 use std::time::{Duration, SystemTime};
 
@@ -58,7 +58,13 @@ pub(crate) fn open_uncached(path: &str, test_only: bool) -> Result<FileInfo, Err
         let meta = std::fs::metadata(path).map_err(|e| errno(&e))?;
         return Ok(info_from(&meta, None));
     }
-    let file = File::open(path).map_err(|e| errno(&e))?;
+    // O_NONBLOCK as nginx (`NGX_FILE_NONBLOCK`): opening a FIFO must not
+    // block the worker; fstat then shows it is not a regular file (404).
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| errno(&e))?;
     let meta = file.metadata().map_err(|e| errno(&e))?;
     Ok(info_from(&meta, Some(Rc::new(file))))
 }
@@ -403,6 +409,18 @@ mod tests {
         assert_eq!(c.syscalls, 2, "second use reopened: fd was not kept");
         assert!(c.open(&p, false, &pol, t0).unwrap().file.is_some());
         assert_eq!(c.syscalls, 2, "third use is a hit");
+    }
+
+    #[test]
+    fn fifo_does_not_block_and_is_not_a_file() {
+        let d = TestDir::new("fcache-fifo");
+        let p = d.path("fifo");
+        let status = std::process::Command::new("mkfifo").arg(&p).status();
+        if !status.is_ok_and(|s| s.success()) {
+            return; // no mkfifo on this system: nothing to check
+        }
+        let info = open_uncached(&p, false).unwrap();
+        assert!(!info.is_file && !info.is_dir);
     }
 
     #[test]

@@ -203,6 +203,70 @@ mod tests {
         assert!(l.named("@other").is_none());
     }
 
+    /// The documented algorithm on a flat list, written the simple way.
+    fn reference(specs: &[String], uri: &str) -> String {
+        if let Some(s) = specs.iter().find(|s| s.strip_prefix("= ") == Some(uri)) {
+            return format!("={}", &s[2..]);
+        }
+        let prefix = specs
+            .iter()
+            .filter_map(|s| {
+                let (p, noregex) = match s.strip_prefix("^~ ") {
+                    Some(p) => (p, true),
+                    None if !s.starts_with(['=', '~']) => (s.as_str(), false),
+                    None => return None,
+                };
+                uri.starts_with(p).then_some((p, noregex))
+            })
+            .fold(None, |best: Option<(&str, bool)>, c| match best {
+                Some(b) if b.0.len() >= c.0.len() => Some(b),
+                _ => Some(c),
+            });
+        if prefix.is_none_or(|p| !p.1) {
+            for s in specs {
+                if let Some(re) = s.strip_prefix("~ ") {
+                    if regex::Regex::new(re).unwrap().is_match(uri) {
+                        return format!("~{re}");
+                    }
+                }
+            }
+        }
+        match prefix {
+            Some((p, true)) => format!("^~{p}"),
+            Some((p, false)) => p.to_string(),
+            None => "none".into(),
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn matches_the_reference_algorithm(
+            specs in proptest::collection::vec(
+                proptest::prop_oneof![
+                    "/[ab]{0,3}".prop_map(|p| p),
+                    "/[ab]{0,3}".prop_map(|p| format!("^~ {p}")),
+                    "/[ab]{0,3}".prop_map(|p| format!("= {p}")),
+                    "[ab]{1,2}\\$?".prop_map(|r| format!("~ {r}")),
+                ],
+                0..8,
+            ),
+            uri in "/[ab]{0,4}",
+        ) {
+            use proptest::prelude::Strategy as _;
+            let _ = "".prop_map(|s: String| s);
+            // nginx refuses duplicate prefix/exact locations at load time.
+            let mut seen = std::collections::HashSet::new();
+            let specs: Vec<String> = specs
+                .into_iter()
+                .filter(|s| s.starts_with('~') || seen.insert(s.trim_start_matches("^~ ").to_string()))
+                .collect();
+            let c = loc_conf("/tmp");
+            let locs: Vec<_> = specs.iter().map(|s| loc(s, &c)).collect();
+            let l = Locations::new(&locs);
+            proptest::prop_assert_eq!(name(&l, &uri), reference(&specs, &uri));
+        }
+    }
+
     #[test]
     fn nested_locations() {
         let c = loc_conf("/tmp");

@@ -165,6 +165,12 @@ impl HttpCore {
                 }
             }
         }
+        // CONTENT FILTER HOOK: a whole-file 200 is marked `compressible`;
+        // the engine runs the compression filters (gzip/brotli/zstd, from
+        // peregrine-compress) on it after core, where nginx's gzip filter
+        // sits in the header and body filter chains. `gzip_static` (serving
+        // a precompressed `.gz` sibling) would be decided here, before
+        // opening the file: not implemented yet.
         let head = self.full_head(ctx, info, status);
         let body = match (&info.file, ctx.header_only()) {
             (Some(f), false) if info.size > 0 => Body::File {

@@ -424,7 +424,10 @@ impl Plan {
         let mut format_names = Vec::with_capacity(log_formats.len() + 1);
         for f in log_formats {
             let compiled =
-                LogFormat::compile(&f.format, f.escape).map_err(|error| LogError::Format {
+                LogFormat::compile_parts(
+                    &f.parts.iter().map(String::as_str).collect::<Vec<_>>(),
+                    f.escape,
+                ).map_err(|error| LogError::Format {
                     error,
                     span: f.span.clone(),
                 })?;

@@ -26,6 +26,7 @@ fn fmt(name: &str, format: &str) -> LogFormatConf {
         name: name.to_owned(),
         escape: LogEscape::Default,
         format: format.to_owned(),
+        parts: vec![format.to_owned()],
         span: Span::default(),
     }
 }

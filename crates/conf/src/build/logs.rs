@@ -25,6 +25,7 @@ pub fn combined() -> LogFormatConf {
         name: "combined".into(),
         escape: LogEscape::Default,
         format: COMBINED.into(),
+        parts: vec![COMBINED.into()],
         span: Span {
             file: Arc::new(PathBuf::from("(built-in)")),
             line: 0,
@@ -61,6 +62,7 @@ pub fn log_format(d: &Directive, existing: &[LogFormatConf]) -> Result<LogFormat
         name,
         escape,
         format: rest.concat(),
+        parts: rest.to_vec(),
         span: d.span.clone(),
     })
 }
@@ -181,13 +183,14 @@ pub fn access_log(d: &Directive, env: &Env<'_>) -> Result<Option<AccessLogConf>>
             return Err(err(format!("invalid parameter \"{p}\"")));
         }
     }
+    // gzip implies nginx's default 64k buffer, so `gzip flush=1h` is valid.
+    if conf.gzip.is_some() && conf.buffer.is_none() {
+        conf.buffer = Some(DEFAULT_GZIP_LOG_BUFFER);
+    }
     if conf.flush.is_some() && conf.buffer.is_none() {
         return Err(err(format!(
             "no buffer is defined for access_log \"{path}\""
         )));
-    }
-    if conf.gzip.is_some() && conf.buffer.is_none() {
-        conf.buffer = Some(DEFAULT_GZIP_LOG_BUFFER);
     }
     Ok(Some(conf))
 }
