@@ -127,3 +127,26 @@ fn if_range() {
     let r = req(&s, &format!("Range: bytes=0-1\r\nIf-Range: {lm}\r\n"));
     assert_eq!(r.status, 206);
 }
+
+/// Deliberate difference: nginx 1.22 answers 412 with `Connection:
+/// keep-alive` and then closes the connection anyway (its not-modified
+/// filter finalizes the request as an error). Peregrine keeps the connection
+/// open as its header announces; a client reusing it is answered.
+#[test]
+fn precondition_failed_keeps_the_connection_as_announced() {
+    if crate::support::is_nginx() {
+        return;
+    }
+    let (s, _, _) = site();
+    let mut c = s.connect();
+    std::io::Write::write_all(
+        &mut c,
+        b"GET /f.txt HTTP/1.1\r\nHost: x\r\nIf-Match: \"nope\"\r\n\r\nGET /f.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+    )
+    .unwrap();
+    let rs = crate::support::read_responses(&mut c, 2, false);
+    assert_eq!(rs.len(), 2);
+    assert_eq!(rs[0].status, 412);
+    assert_eq!(rs[0].header("Connection"), Some("keep-alive"));
+    assert_eq!((rs[1].status, rs[1].body_str()), (200, BODY));
+}

@@ -62,6 +62,9 @@ const ARGS: &[&str] = &[
     "/a",
     "@n",
     "$uri",
+    "/a$",
+    "${x",
+    "/x$1",
     "~",
     "^~",
     "~^(a|b)$",
@@ -109,8 +112,13 @@ fn directive(rng: &mut Rng) -> (String, u8) {
 /// A configuration of up to six directives, each placed in the innermost
 /// context it allows.
 fn config(rng: &mut Rng) -> String {
-    let (mut main, mut events, mut http, mut server, mut location) =
-        (String::new(), String::new(), String::new(), String::new(), String::new());
+    let (mut main, mut events, mut http, mut server, mut location) = (
+        String::new(),
+        String::new(),
+        String::new(),
+        String::new(),
+        String::new(),
+    );
     for _ in 0..=rng.below(6) {
         let (line, contexts) = directive(rng);
         let target = if contexts & ctx::LOCATION != 0 {
@@ -174,13 +182,20 @@ fn peregrine_verdict(prefix: &Path, conf: &Path) -> Option<String> {
     })
 }
 
+/// Peregrine's deliberate wording differences (see tests/e2e/cli.rs): a bad
+/// `keepalive_timeout` value is named (`invalid value "X" in
+/// "keepalive_timeout" directive`) where nginx says `directive invalid value`.
+fn deliberate(ours: &str) -> bool {
+    ours.starts_with("invalid value \"")
+        && ours.contains("\" in \"keepalive_timeout\" directive in ")
+}
+
 fn main() {
     let mut argv = std::env::args().skip(1);
     let count: usize = argv.next().and_then(|a| a.parse().ok()).unwrap_or(300);
     let seed: u64 = argv.next().and_then(|a| a.parse().ok()).unwrap_or(1);
     let nginx = argv.next().unwrap_or_else(|| "/usr/sbin/nginx".into());
-    let prefix =
-        std::env::temp_dir().join(format!("peregrine-nginx-diff-{}", std::process::id()));
+    let prefix = std::env::temp_dir().join(format!("peregrine-nginx-diff-{}", std::process::id()));
     let conf = prefix.join("conf/nginx.conf");
     if let Err(e) = std::fs::create_dir_all(prefix.join("conf"))
         .and_then(|()| std::fs::create_dir_all(prefix.join("logs")))
@@ -189,7 +204,7 @@ fn main() {
         std::process::exit(2);
     }
     let mut rng = Rng(seed.max(1));
-    let (mut same, mut differ, mut unknown) = (0usize, 0usize, 0usize);
+    let (mut same, mut differ, mut unknown, mut known) = (0usize, 0usize, 0usize, 0usize);
     for i in 0..count {
         let text = config(&mut rng);
         if let Err(e) = std::fs::write(&conf, &text) {
@@ -200,6 +215,8 @@ fn main() {
         let ours = peregrine_verdict(&prefix, &conf);
         if theirs == ours {
             same += 1;
+        } else if ours.as_deref().is_some_and(deliberate) {
+            known += 1;
         } else if theirs
             .as_deref()
             .is_some_and(|m| m.starts_with("unknown directive"))
@@ -213,7 +230,9 @@ fn main() {
         }
     }
     let _ = std::fs::remove_dir_all(&prefix);
-    println!("{same} agree, {differ} differ, {unknown} unknown to nginx");
+    println!(
+        "{same} agree, {differ} differ, {unknown} unknown to nginx, {known} deliberate differences"
+    );
     if differ > 0 {
         std::process::exit(1);
     }

@@ -64,6 +64,12 @@ pub(crate) struct Ctx<'a> {
     /// The status `error_page` imposes (nginx's `r->err_status`).
     pub err_status: Option<u16>,
     error_page_done: bool,
+    /// A status that drops keep-alive was met (nginx clears `r->keepalive`
+    /// before looking for an error_page, so a custom page also closes).
+    close: bool,
+    /// The body was discarded (after a special response): nginx's 413 check
+    /// (`!r->discard_body`) no longer applies on internal redirects.
+    discarded: bool,
     /// The location settings in effect and what `alias` replaces.
     pub conf: Arc<LocConf>,
     pub name_len: Option<usize>,
@@ -245,6 +251,8 @@ impl HttpCore {
             uri_changes: MAX_URI_CHANGES + 1,
             err_status: None,
             error_page_done: false,
+            close: false,
+            discarded: false,
             conf: srv.conf.conf.clone(),
             name_len: Some(0),
         };
@@ -259,7 +267,10 @@ impl HttpCore {
         let mut step = self.server_rewrite_phase(ctx, servers);
         loop {
             step = match step {
-                Step::Done(r) => return r,
+                Step::Done(mut r) => {
+                    r.keepalive &= !ctx.close;
+                    return r;
+                }
                 Step::Special(sp) => self.special(ctx, sp, servers),
                 Step::Redirect(uri, args) => {
                     if !count_change(ctx) {
@@ -298,34 +309,43 @@ impl HttpCore {
 
     fn server_rewrite_phase(&mut self, ctx: &mut Ctx<'_>, servers: &[ServerRt]) -> Step {
         let srv = &servers[ctx.server];
-        ctx.conf = srv.conf.conf.clone();
-        ctx.name_len = Some(0);
         if let Some(ret) = &srv.conf.conf.return_ {
+            ctx.conf = srv.conf.conf.clone();
+            ctx.name_len = Some(0);
             return self.do_return(ctx, ret, servers);
         }
-        if let Some(id) = srv.locs.find(&ctx.uri) {
-            let node = srv.locs.node(id);
-            ctx.conf = node.loc.conf.clone();
-            ctx.name_len = node.name_len;
+        // Assigned once (reference counts are not free on the hot path).
+        let (conf, name_len) = match srv.locs.find(&ctx.uri) {
+            Some(id) => {
+                let node = srv.locs.node(id);
+                (&node.loc.conf, node.name_len)
+            }
+            None => (&srv.conf.conf, Some(0)),
+        };
+        if !Arc::ptr_eq(&ctx.conf, conf) {
+            ctx.conf = conf.clone();
         }
+        ctx.name_len = name_len;
         let limit = ctx.conf.client_max_body_size;
-        if limit > 0 && ctx.req.content_length.is_some_and(|n| n > limit) {
+        if limit > 0 && !ctx.discarded && ctx.req.content_length.is_some_and(|n| n > limit) {
             return Step::Special(Special::status(413));
         }
         self.location_phases(ctx, servers)
     }
 
     fn location_phases(&mut self, ctx: &mut Ctx<'_>, servers: &[ServerRt]) -> Step {
-        let conf = ctx.conf.clone();
-        if let Some(ret) = &conf.return_ {
-            return self.do_return(ctx, ret, servers);
+        if ctx.conf.return_.is_some() {
+            let conf = ctx.conf.clone();
+            if let Some(ret) = &conf.return_ {
+                return self.do_return(ctx, ret, servers);
+            }
         }
-        if !conf.try_files.is_empty()
+        if !ctx.conf.try_files.is_empty()
             && let Some(step) = self.try_files(ctx, servers)
         {
             return step;
         }
-        if conf.stub_status {
+        if ctx.conf.stub_status {
             return self.stub_status(ctx);
         }
         self.content(ctx)
@@ -333,6 +353,8 @@ impl HttpCore {
 
     /// `ngx_http_special_response_handler`: error_page, else the built-in page.
     fn special(&mut self, ctx: &mut Ctx<'_>, sp: Special, servers: &[ServerRt]) -> Step {
+        ctx.close |= special::closes_connection(sp.status);
+        ctx.discarded = true;
         if !ctx.error_page_done
             && ctx.uri_changes != 0
             && let Some(ep) = find_error_page(&ctx.conf, sp.status).cloned()

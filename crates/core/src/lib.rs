@@ -19,6 +19,7 @@ mod conditional;
 mod date;
 mod fcache;
 pub mod fixtures;
+mod fxhash;
 mod head;
 mod http;
 mod locations;

@@ -7,10 +7,11 @@
 //! Built once per configuration: lookups allocate nothing (a hash probe for
 //! exact names, a scan of prefixes sorted longest first, `Regex::is_match`).
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use peregrine_conf::model::{LocationConf, LocationMatch};
+
+use crate::fxhash::FxHashMap;
 
 /// One location with its nested locations indexed.
 #[derive(Debug)]
@@ -26,7 +27,7 @@ pub(crate) struct LocNode {
 /// The locations of one level (server or enclosing location).
 #[derive(Debug, Default)]
 pub(crate) struct LocTree {
-    exact: HashMap<String, usize>,
+    exact: FxHashMap<String, usize>,
     /// (prefix, node), longest first; equal lengths keep configuration order.
     prefixes: Vec<(String, usize)>,
     regexes: Vec<usize>,
@@ -37,7 +38,7 @@ pub(crate) struct LocTree {
 pub(crate) struct Locations {
     nodes: Vec<LocNode>,
     top: LocTree,
-    named: HashMap<String, usize>,
+    named: FxHashMap<String, usize>,
 }
 
 enum Found {
@@ -224,10 +225,10 @@ mod tests {
             });
         if prefix.is_none_or(|p| !p.1) {
             for s in specs {
-                if let Some(re) = s.strip_prefix("~ ") {
-                    if regex::Regex::new(re).unwrap().is_match(uri) {
-                        return format!("~{re}");
-                    }
+                if let Some(re) = s.strip_prefix("~ ")
+                    && regex::Regex::new(re).unwrap().is_match(uri)
+                {
+                    return format!("~{re}");
                 }
             }
         }
@@ -238,22 +239,22 @@ mod tests {
         }
     }
 
-    proptest::proptest! {
+    use proptest::prelude::*;
+
+    proptest! {
         #[test]
         fn matches_the_reference_algorithm(
             specs in proptest::collection::vec(
-                proptest::prop_oneof![
-                    "/[ab]{0,3}".prop_map(|p| p),
+                prop_oneof![
+                    "/[ab]{0,3}".prop_map(|p: String| p),
                     "/[ab]{0,3}".prop_map(|p| format!("^~ {p}")),
                     "/[ab]{0,3}".prop_map(|p| format!("= {p}")),
                     "[ab]{1,2}\\$?".prop_map(|r| format!("~ {r}")),
                 ],
                 0..8,
             ),
-            uri in "/[ab]{0,4}",
+            uri in "/[ab]{0,4}".prop_map(|u: String| u),
         ) {
-            use proptest::prelude::Strategy as _;
-            let _ = "".prop_map(|s: String| s);
             // nginx refuses duplicate prefix/exact locations at load time.
             let mut seen = std::collections::HashSet::new();
             let specs: Vec<String> = specs
@@ -263,7 +264,7 @@ mod tests {
             let c = loc_conf("/tmp");
             let locs: Vec<_> = specs.iter().map(|s| loc(s, &c)).collect();
             let l = Locations::new(&locs);
-            proptest::prop_assert_eq!(name(&l, &uri), reference(&specs, &uri));
+            prop_assert_eq!(name(&l, &uri), reference(&specs, &uri));
         }
     }
 

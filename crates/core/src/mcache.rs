@@ -9,10 +9,11 @@
 //! `size`: inserts happen only on misses of files no larger than
 //! `max_file`, so the scan stays off the hit path.
 
-use std::collections::HashMap;
 use std::os::unix::fs::MetadataExt;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
+
+use crate::fxhash::FxHashMap;
 
 /// A cached 200 response for one file under one location's settings.
 #[derive(Debug, Clone)]
@@ -60,7 +61,7 @@ impl MemEntry {
 
 #[derive(Debug, Default)]
 pub(crate) struct MemCache {
-    map: HashMap<Box<str>, MemEntry>,
+    map: FxHashMap<Box<str>, MemEntry>,
     total: usize,
     /// `stat` calls made to revalidate (tests: a fresh hit makes none).
     pub(crate) syscalls: u64,

@@ -184,13 +184,12 @@ impl HttpCore {
         if !ctx.uri.ends_with('/') {
             return self.static_file(ctx);
         }
-        let conf = ctx.conf.clone();
         if matches!(ctx.method, Method::Get | Method::Head | Method::Post)
             && let Some(step) = self.index(ctx)
         {
             return step;
         }
-        if conf.autoindex && matches!(ctx.method, Method::Get | Method::Head) {
+        if ctx.conf.autoindex && matches!(ctx.method, Method::Get | Method::Head) {
             return self.autoindex(ctx);
         }
         if !matches!(ctx.method, Method::Get | Method::Head | Method::Post) {
@@ -284,6 +283,8 @@ impl HttpCore {
         let status = ctx.status(200);
         let mut r = simple(ctx, status, head, body, None);
         r.keepalive = http11 || ctx.header_only();
+        // The body is already chunk-framed: not for the compression filter.
+        r.compressible = false;
         Step::Done(r)
     }
 }
@@ -307,7 +308,7 @@ pub(crate) fn simple(
         header_only: ctx.header_only() || status == 204,
         conf: Some(ctx.conf.clone()),
         server: None,
-        compressible: false,
+        compressible: status != 204,
     }
 }
 

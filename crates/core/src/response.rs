@@ -121,10 +121,12 @@ pub struct Response {
     pub conf: Option<Arc<LocConf>>,
     /// The server block that was selected, for logs (`$server_name`).
     pub server: Option<Arc<ServerConf>>,
-    /// The body should be passed to the compression filter (gzip/brotli/zstd)
-    /// if the request and `conf` allow it: core sets this for 200 responses
-    /// to GET/HEAD that are not ranges. The compression hook lives in the
-    /// engine/compress crates; core itself never compresses.
+    /// The body may be passed to the compression filter (gzip/brotli/zstd),
+    /// which decides by status (nginx: 200, 403, 404), type, length and
+    /// request: core sets it on whole bodies — static files, `return` text,
+    /// stub_status, built-in error pages — and not on 206/304/204/444 or on
+    /// autoindex listings (already chunk-framed by core). The compression
+    /// hook lives in the engine/compress crates; core never compresses.
     pub compressible: bool,
 }
 

@@ -5,10 +5,11 @@
 //! matching regex in configuration order, else the address's default server
 //! (`default_server`, else the first server listening there).
 
-use std::collections::HashMap;
 use std::net::SocketAddr;
 
 use peregrine_conf::model::{ServerConf, ServerName};
+
+use crate::fxhash::FxHashMap;
 
 /// Longest Host kept in a stack buffer for lowercasing; longer ones (nginx
 /// allows up to the header buffer size) are lowercased on the heap.
@@ -22,7 +23,7 @@ struct AddrTable {
     /// Whether more than one server listens here; nginx skips the name
     /// lookup otherwise (`ngx_http_optimize_servers`).
     several: bool,
-    exact: HashMap<String, usize>,
+    exact: FxHashMap<String, usize>,
     /// (suffix like `.example.com`, also matches the bare name, server),
     /// longest first.
     wild_start: Vec<(String, bool, usize)>,
@@ -50,7 +51,7 @@ impl ServerIndex {
                             addr: listen.addr,
                             default: si,
                             several: false,
-                            exact: HashMap::new(),
+                            exact: FxHashMap::default(),
                             wild_start: Vec::new(),
                             wild_end: Vec::new(),
                             regex: Vec::new(),

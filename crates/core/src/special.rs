@@ -112,7 +112,7 @@ pub(crate) fn builtin(sp: &Special, ctx: &PageCtx<'_>) -> Response {
         header_only: ctx.header_only || no_length,
         conf: Some(ctx.conf.clone()),
         server: None,
-        compressible: false,
+        compressible: has_page,
     }
 }
 

@@ -23,10 +23,7 @@ impl HttpCore {
         if !matches!(ctx.method, Method::Get | Method::Head | Method::Post) {
             return Step::Special(Special::status(405));
         }
-        let conf = ctx.conf.clone();
-        let mut buf = std::mem::take(&mut self.path_buf);
-        map_path(&mut buf, &conf.root, ctx.name_len, &ctx.uri);
-        self.path_buf = buf;
+        map_path(&mut self.path_buf, &ctx.conf.root, ctx.name_len, &ctx.uri);
 
         let conds = conditions(ctx);
         let plain = ctx.method != Method::Post
@@ -34,7 +31,7 @@ impl HttpCore {
             && conds.is_empty()
             && ctx.req.header("Range").is_none();
         if plain
-            && conf.memory_cache.is_some()
+            && ctx.conf.memory_cache.is_some()
             && let Some(r) = self.memory_hit(ctx)
         {
             return Step::Done(r);
@@ -63,6 +60,16 @@ impl HttpCore {
         if ctx.method == Method::Post {
             return Step::Special(Special::status(405));
         }
+        // The open file cache keeps no descriptor below `min_uses`; a body
+        // needs one.
+        let info = match info.file {
+            Some(_) => info,
+            None => match crate::fcache::open_uncached(&self.path_buf, false) {
+                Ok(i) if i.is_file && i.file.is_some() => i,
+                Ok(_) => return Step::Special(Special::status(404)),
+                Err(e) => return Step::Special(Special::status(open_error_status(e))),
+            },
+        };
         if plain && let Some(r) = self.memory_insert(ctx, &info) {
             return Step::Done(r);
         }
@@ -180,7 +187,7 @@ impl HttpCore {
             },
             _ => Body::Empty,
         };
-        Step::Done(self.file_response(ctx, status, head, body, info.size, status == 200))
+        Step::Done(self.file_response(ctx, status, head, body, info.size, true))
     }
 
     fn file_response(

@@ -169,6 +169,7 @@ fn static_file_head_matches_nginx() {
     );
     assert_eq!(o.body, b"0123456789abcdefghij");
     assert!(o.resp.keepalive && !o.resp.header_only && o.resp.content_length == Some(20));
+    assert!(o.resp.compressible);
     assert!(matches!(
         o.resp.body,
         Body::File {
@@ -197,6 +198,7 @@ fn missing_forbidden_and_methods() {
         o.head
             .starts_with("Content-Type: text/html\r\nContent-Length: ")
     );
+    assert!(o.resp.compressible, "nginx gzips its 404 page");
     assert_eq!(f.run(&get("/emptydir/")).status, 403);
     assert_eq!(f.run(&get("/nodir/")).status, 404);
     assert_eq!(f.run(&get("/r.txt").method("POST")).status, 405);
@@ -266,6 +268,7 @@ fn autoindex_chunked_for_http11_and_closing_for_http10() {
         "Content-Type: text/html\r\nTransfer-Encoding: chunked\r\n"
     );
     assert_eq!(o.resp.content_length, None);
+    assert!(!o.resp.compressible, "already chunk-framed");
     let body = String::from_utf8(o.body).unwrap();
     let (size, rest) = body.split_once("\r\n").unwrap();
     let html = rest.strip_suffix("\r\n0\r\n\r\n").unwrap();
@@ -330,6 +333,7 @@ fn ranges_single_multi_unsatisfiable_if_range() {
         )
     );
     assert_eq!(o.body, b"234");
+    assert!(!o.resp.compressible, "nginx does not compress 206");
 
     let o = f.run(&get("/r.txt").h("Range", "bytes=2-4,-3"));
     assert_eq!(o.status, 206);
@@ -604,6 +608,20 @@ fn client_max_body_size_413_closes() {
     r.content_length = Some(50);
     let o = f.run(&r);
     assert_eq!(o.status, 413);
+    assert!(!o.resp.keepalive);
+    // A custom page for 413 still closes, as nginx.
+    let d = TestDir::new("core-413-page");
+    d.file("big.html", b"too big");
+    let mut c = loc_conf(d.root());
+    c.client_max_body_size = 10;
+    c.error_pages = vec![ErrorPageConf {
+        codes: vec![413],
+        overwrite: None,
+        target: "/big.html".into(),
+    }];
+    let mut f = Fixture::one(c, vec![]);
+    let o = f.run(&r);
+    assert_eq!((o.status, o.body.as_slice()), (413, &b"too big"[..]));
     assert!(!o.resp.keepalive);
 }
 

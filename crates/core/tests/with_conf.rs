@@ -14,7 +14,8 @@ struct Site {
 
 impl Site {
     fn new(name: &str, conf: &str) -> Site {
-        let dir = std::env::temp_dir().join(format!("peregrine-core-conf-{name}-{}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("peregrine-core-conf-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(dir.join("www/sub")).unwrap();
         std::fs::create_dir_all(dir.join("data")).unwrap();
@@ -58,7 +59,11 @@ impl Site {
         let r = self.core.handle_view(&conn, &view, SystemTime::now());
         let mut body = Vec::new();
         collect(&r.body, &mut body);
-        (r.status, String::from_utf8_lossy(r.head.as_bytes()).into_owned(), body)
+        (
+            r.status,
+            String::from_utf8_lossy(r.head.as_bytes()).into_owned(),
+            body,
+        )
     }
 }
 
@@ -119,11 +124,17 @@ fn parsed_configuration_serves_as_nginx() {
     assert_eq!(s.get("GET", "a.test", "/data/d.txt").2, b"aliased");
     let (st, head, _) = s.get("GET", "a.test", "/old?x=1");
     assert_eq!(st, 301);
-    assert!(head.contains("Location: http://a.test:8080/new?x=1\r\n"), "{head}");
+    assert!(
+        head.contains("Location: http://a.test:8080/new?x=1\r\n"),
+        "{head}"
+    );
     assert_eq!(s.get("GET", "a.test", "/try/zz").2, b"named /try/zz");
     let (st, _, body) = s.get("GET", "a.test", "/missing");
     assert_eq!((st, body.as_slice()), (404, &b"custom 404"[..]));
     assert_eq!(s.get("GET", "a.test", "/status").0, 200);
-    assert_eq!(s.get("GET", "www.b.test", "/anything").2, b"server b www.b.test");
+    assert_eq!(
+        s.get("GET", "www.b.test", "/anything").2,
+        b"server b www.b.test"
+    );
     assert_eq!(s.get("GET", "b.test", "/").2, b"server b b.test");
 }

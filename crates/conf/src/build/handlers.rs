@@ -814,10 +814,22 @@ pub fn hint_time(d: &Directive) -> Result<()> {
     time(d, arg(d, 0)).map(|_| ())
 }
 
-pub fn hint_size(d: &Directive) -> Result<()> {
-    size(d, arg(d, 0)).map(|_| ())
+/// The `*_hash_max_size` and `*_hash_bucket_size` directives: nginx reads
+/// them with `ngx_conf_set_num_slot`, so `1k` is an "invalid number".
+pub fn hint_number(d: &Directive) -> Result<()> {
+    number(d).map(|_| ())
 }
 
-pub fn hint_any(_: &Directive) -> Result<()> {
-    Ok(())
+/// `worker_priority [-+]N` (nginx's `ngx_set_priority`: an optional sign,
+/// then `ngx_atoi`; the range is left to setpriority(2)). nginx stores the
+/// number in an `int` before comparing it with `NGX_ERROR` (-1), so a value
+/// whose low 32 bits are all ones (4294967295, 2^63-1) is refused too, as
+/// `nginx -t` 1.22.1 does.
+pub fn hint_priority(d: &Directive) -> Result<()> {
+    let v = arg(d, 0);
+    let digits = v.strip_prefix(['-', '+']).unwrap_or(v);
+    parse_number(digits)
+        .filter(|&n| n & 0xFFFF_FFFF != 0xFFFF_FFFF)
+        .map(|_| ())
+        .ok_or_else(|| invalid_number(d))
 }

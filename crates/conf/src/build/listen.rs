@@ -54,6 +54,16 @@ fn parse_addr(arg: &str) -> std::result::Result<SocketAddr, String> {
             "unix domain sockets are not supported by Peregrine yet in \"{arg}\" of the \"listen\" directive"
         ));
     }
+    if arg.is_empty() {
+        return Err("no host in \"\" of the \"listen\" directive".to_string());
+    }
+    // ngx_parse_inet_url: a `/` or `?` starts a URI part, which `listen`
+    // refuses before looking at the host.
+    if arg.contains(['/', '?']) {
+        return Err(format!(
+            "invalid host in \"{arg}\" of the \"listen\" directive"
+        ));
+    }
     if let Some(rest) = arg.strip_prefix('[') {
         let Some((host, after)) = rest.split_once(']') else {
             return Err(format!(
@@ -82,7 +92,10 @@ fn parse_addr(arg: &str) -> std::result::Result<SocketAddr, String> {
         None => (arg, DEFAULT_PORT),
     };
     let ip: IpAddr = match host {
-        "*" | "" => Ipv4Addr::UNSPECIFIED.into(),
+        "" => {
+            return Err(format!("no host in \"{arg}\" of the \"listen\" directive"));
+        }
+        "*" => Ipv4Addr::UNSPECIFIED.into(),
         "localhost" => Ipv4Addr::LOCALHOST.into(),
         _ => host
             .parse::<Ipv4Addr>()
@@ -245,6 +258,24 @@ mod tests {
             a("abc").unwrap_err(),
             "host not found in \"abc\" of the \"listen\" directive"
         );
+        // Found by the differential check against nginx -t (examples/nginx_diff.rs).
+        for (arg, want) in [
+            ("a/b", "invalid host"),
+            ("80/x", "invalid host"),
+            ("1.2.3.4:80?", "invalid host"),
+            ("[::1]/x", "invalid host"),
+            ("*:80/", "invalid host"),
+            (":80", "no host"),
+            ("", "no host"),
+            (":", "invalid port"),
+            ("[::]:", "invalid port"),
+        ] {
+            assert_eq!(
+                a(arg).unwrap_err(),
+                format!("{want} in \"{arg}\" of the \"listen\" directive")
+            );
+        }
+        assert_eq!(a("*").unwrap(), "0.0.0.0:80".parse().unwrap());
         assert!(a("[zz]:80").is_err());
         assert!(a("[::1").is_err());
         assert!(a("unix:/tmp/s").is_err());

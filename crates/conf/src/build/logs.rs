@@ -58,6 +58,7 @@ pub fn log_format(d: &Directive, existing: &[LogFormatConf]) -> Result<LogFormat
         };
         rest = &rest[1..];
     }
+    super::vars::check_log_format(d, rest)?;
     Ok(LogFormatConf {
         name,
         escape,

@@ -12,6 +12,7 @@ mod listen;
 mod location;
 mod logs;
 pub mod raw;
+mod vars;
 
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
@@ -166,7 +167,8 @@ impl Builder {
 
     fn directive(&mut self, d: &Directive, frame: &mut Frame<'_>) -> Result<()> {
         let spec = check(d, frame.ctx())?;
-        self.dispatch(spec, d, frame)
+        self.dispatch(spec, d, frame)?;
+        vars::check_script(d)
     }
 
     /// Gives a checked directive its meaning. One arm per kind of handler:

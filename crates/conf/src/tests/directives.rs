@@ -116,10 +116,33 @@ fn hints_are_accepted_with_notices() {
         c.notices[3].contains("\"server_names_hash_bucket_size\"")
             && c.notices[3].contains("/p/conf/nginx.conf:4")
     );
-    assert!(
-        err(&http("server_names_hash_bucket_size x;"))
-            .starts_with("\"server_names_hash_bucket_size\" directive invalid value")
-    );
+    // nginx reads the hash sizes as plain numbers (`ngx_conf_set_num_slot`)
+    // and `worker_priority` as a signed one; checked with nginx -t 1.22.1.
+    for v in ["x", "1k", "-1", "9223372036854775808"] {
+        assert_eq!(
+            err(&http(&format!("server_names_hash_bucket_size {v};"))),
+            "\"server_names_hash_bucket_size\" directive invalid number in /p/conf/nginx.conf:3"
+        );
+    }
+    parse(&http(
+        "types_hash_max_size 0;\nvariables_hash_bucket_size 9223372036854775807;",
+    ));
+    for v in [
+        "auto",
+        "-",
+        "+",
+        "\"\"",
+        "9223372036854775808",
+        "4294967295",
+        "-8589934591",
+    ] {
+        assert_eq!(
+            err(&format!("worker_priority {v};\nevents {{}}\n")),
+            "\"worker_priority\" directive invalid number in /p/conf/nginx.conf:1"
+        );
+    }
+    parse("worker_priority +5;\nevents {}\n");
+    parse("worker_priority 4294967296;\nevents {}\n");
     assert!(err("events { accept_mutex maybe; }").contains("it must be \"on\" or \"off\""));
 }
 
