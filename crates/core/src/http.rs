@@ -10,7 +10,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use peregrine_conf::model::{Config, LocConf, LocationConf, ServerConf, ServerName};
+use peregrine_conf::model::{Config, LocConf, LocationConf, LocationMatch, ServerConf, ServerName};
 
 use crate::fcache::OpenFileCache;
 use crate::locations::Locations;
@@ -73,6 +73,10 @@ pub(crate) struct Ctx<'a> {
     /// The location settings in effect and what `alias` replaces.
     pub conf: Arc<LocConf>,
     pub name_len: Option<usize>,
+    /// `$server_name`.
+    pub server_name: &'a str,
+    /// Captures of the regex location, when its settings use them.
+    pub captures: Vec<String>,
 }
 
 impl Ctx<'_> {
@@ -85,15 +89,16 @@ impl Ctx<'_> {
         self.method == Method::Head
     }
 
-    pub(crate) fn vars<'v>(&'v self, server_name: &'v str, root: &'v str) -> VarCtx<'v> {
+    pub(crate) fn vars(&self) -> VarCtx<'_> {
         VarCtx {
             req: self.req,
             uri: &self.uri,
             args: self.args.as_deref(),
             local: self.conn.local,
             peer: self.conn.peer,
-            server_name,
-            document_root: root,
+            server_name: self.server_name,
+            document_root: root_of(&self.conf),
+            captures: &self.captures,
         }
     }
 
@@ -255,6 +260,8 @@ impl HttpCore {
             discarded: false,
             conf: srv.conf.conf.clone(),
             name_len: Some(0),
+            server_name: &srv.name,
+            captures: Vec::new(),
         };
         let mut resp = self.run(&mut ctx, &servers);
         if resp.server.is_none() {
@@ -271,7 +278,7 @@ impl HttpCore {
                     r.keepalive &= !ctx.close;
                     return r;
                 }
-                Step::Special(sp) => self.special(ctx, sp, servers),
+                Step::Special(sp) => self.special(ctx, sp),
                 Step::Redirect(uri, args) => {
                     if !count_change(ctx) {
                         return self.cycle(ctx);
@@ -290,7 +297,7 @@ impl HttpCore {
                             let node = srv.locs.node(id);
                             ctx.conf = node.loc.conf.clone();
                             ctx.name_len = node.name_len;
-                            self.location_phases(ctx, servers)
+                            self.location_phases(ctx)
                         }
                         // nginx: "could not find named location" → 500.
                         None => Step::Special(Special::status(500)),
@@ -312,12 +319,21 @@ impl HttpCore {
         if let Some(ret) = &srv.conf.conf.return_ {
             ctx.conf = srv.conf.conf.clone();
             ctx.name_len = Some(0);
-            return self.do_return(ctx, ret, servers);
+            return self.do_return(ctx, ret);
         }
         // Assigned once (reference counts are not free on the hot path).
         let (conf, name_len) = match srv.locs.find(&ctx.uri) {
             Some(id) => {
                 let node = srv.locs.node(id);
+                if node.captures
+                    && let LocationMatch::Regex { regex, .. } = &node.loc.matcher
+                    && let Some(c) = regex.captures(&ctx.uri)
+                {
+                    ctx.captures = c
+                        .iter()
+                        .map(|m| m.map_or(String::new(), |m| m.as_str().to_string()))
+                        .collect();
+                }
                 (&node.loc.conf, node.name_len)
             }
             None => (&srv.conf.conf, Some(0)),
@@ -330,18 +346,18 @@ impl HttpCore {
         if limit > 0 && !ctx.discarded && ctx.req.content_length.is_some_and(|n| n > limit) {
             return Step::Special(Special::status(413));
         }
-        self.location_phases(ctx, servers)
+        self.location_phases(ctx)
     }
 
-    fn location_phases(&mut self, ctx: &mut Ctx<'_>, servers: &[ServerRt]) -> Step {
+    fn location_phases(&mut self, ctx: &mut Ctx<'_>) -> Step {
         if ctx.conf.return_.is_some() {
             let conf = ctx.conf.clone();
             if let Some(ret) = &conf.return_ {
-                return self.do_return(ctx, ret, servers);
+                return self.do_return(ctx, ret);
             }
         }
         if !ctx.conf.try_files.is_empty()
-            && let Some(step) = self.try_files(ctx, servers)
+            && let Some(step) = self.try_files(ctx)
         {
             return step;
         }
@@ -352,7 +368,7 @@ impl HttpCore {
     }
 
     /// `ngx_http_special_response_handler`: error_page, else the built-in page.
-    fn special(&mut self, ctx: &mut Ctx<'_>, sp: Special, servers: &[ServerRt]) -> Step {
+    fn special(&mut self, ctx: &mut Ctx<'_>, sp: Special) -> Step {
         ctx.close |= special::closes_connection(sp.status);
         ctx.discarded = true;
         if !ctx.error_page_done
@@ -365,9 +381,7 @@ impl HttpCore {
                 Some(None) => None,
                 Some(Some(code)) => Some(code),
             };
-            let srv = &servers[ctx.server];
-            let root = root_of(&ctx.conf);
-            let target = ctx.vars(&srv.name, root).expand(&ep.target);
+            let target = ctx.vars().expand(&ep.target);
             if target.starts_with('/') {
                 if ctx.method != Method::Head {
                     ctx.method = Method::Get;

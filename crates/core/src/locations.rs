@@ -20,6 +20,9 @@ pub(crate) struct LocNode {
     /// The length of the prefix/exact name (what `alias` replaces); for a
     /// regex location `alias` replaces the whole URI (`None`).
     pub(crate) name_len: Option<usize>,
+    /// A regex location whose settings use `$1`..`$9`: its captures are
+    /// taken when it matches (otherwise matching stays allocation-free).
+    pub(crate) captures: bool,
     noregex: bool,
     children: LocTree,
 }
@@ -67,9 +70,12 @@ impl Locations {
             };
             let children = self.build_level(&loc.locations, false);
             let id = self.nodes.len();
+            let captures = matches!(&loc.matcher, LocationMatch::Regex { regex, .. } if regex.captures_len() > 1)
+                && uses_captures(&loc.conf);
             self.nodes.push(LocNode {
                 loc: loc.clone(),
                 name_len,
+                captures,
                 noregex,
                 children,
             });
@@ -143,6 +149,26 @@ impl Locations {
         }
         found
     }
+}
+
+/// Whether any setting expanded per request mentions `$1`..`$9`.
+fn uses_captures(conf: &peregrine_conf::model::LocConf) -> bool {
+    let has = |s: &str| {
+        s.as_bytes()
+            .windows(2)
+            .any(|w| w[0] == b'$' && w[1].is_ascii_digit())
+    };
+    let root = match &conf.root {
+        peregrine_conf::model::DocRoot::Root(r) | peregrine_conf::model::DocRoot::Alias(r) => r,
+    };
+    has(root)
+        || conf.try_files.iter().any(|t| has(t))
+        || conf
+            .return_
+            .as_ref()
+            .and_then(|r| r.text.as_deref())
+            .is_some_and(has)
+        || conf.error_pages.iter().any(|e| has(&e.target))
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use peregrine_conf::model::{DocRoot, ReturnConf};
 
 use crate::fcache::{self, Errno, FileInfo, Policy};
 use crate::head::{HeadSpec, charset_for, content_type};
-use crate::http::{Ctx, HttpCore, ServerRt, Step, root_of, split_args};
+use crate::http::{Ctx, HttpCore, Step, split_args};
 use crate::request::Method;
 use crate::response::{Body, HeadLines, Response, StubStatus};
 use crate::special::Special;
@@ -36,6 +36,26 @@ pub(crate) fn map_path(out: &mut String, root: &DocRoot, name_len: Option<usize>
             }
         }
     }
+}
+
+/// [`map_path`] with variables in `root`/`alias` expanded (`root
+/// /srv/$host;`, `alias /data/$1;` in a regex location): allocates only
+/// when the setting has a `$`.
+pub(crate) fn map_uri(out: &mut String, ctx: &Ctx<'_>, uri: &str) {
+    let root = &ctx.conf.root;
+    let raw = match root {
+        DocRoot::Root(r) | DocRoot::Alias(r) => r,
+    };
+    if !raw.contains('$') {
+        map_path(out, root, ctx.name_len, uri);
+        return;
+    }
+    let expanded = ctx.vars().expand(raw);
+    let root = match root {
+        DocRoot::Root(_) => DocRoot::Root(expanded),
+        DocRoot::Alias(_) => DocRoot::Alias(expanded),
+    };
+    map_path(out, &root, ctx.name_len, uri);
 }
 
 /// An `errno` from opening a file → nginx's status.
@@ -70,21 +90,12 @@ impl HttpCore {
 
     /// `return code [text|URL]` (`ngx_http_rewrite_return`,
     /// `ngx_http_send_response`).
-    pub(crate) fn do_return(
-        &mut self,
-        ctx: &mut Ctx<'_>,
-        ret: &ReturnConf,
-        servers: &[ServerRt],
-    ) -> Step {
+    pub(crate) fn do_return(&mut self, ctx: &mut Ctx<'_>, ret: &ReturnConf) -> Step {
         let code = ret.code;
         if code == 444 {
             return Step::Done(close_silently(&ctx.conf));
         }
-        let srv = &servers[ctx.server];
-        let text = ret
-            .text
-            .as_deref()
-            .map(|t| ctx.vars(&srv.name, root_of(&ctx.conf)).expand(t));
+        let text = ret.text.as_deref().map(|t| ctx.vars().expand(t));
         if code >= 400 && text.is_none() {
             return Step::Special(Special::status(code));
         }
@@ -118,18 +129,17 @@ impl HttpCore {
 
     /// `try_files` (`ngx_http_try_files_handler`): `None` to go on to the
     /// content phase with the URI of the file found.
-    pub(crate) fn try_files(&mut self, ctx: &mut Ctx<'_>, servers: &[ServerRt]) -> Option<Step> {
+    pub(crate) fn try_files(&mut self, ctx: &mut Ctx<'_>) -> Option<Step> {
         let conf = ctx.conf.clone();
-        let srv = &servers[ctx.server];
         let (last, tests) = conf.try_files.split_last()?;
         for t in tests {
             let (template, test_dir) = match t.strip_suffix('/') {
                 Some(s) => (s, true),
                 None => (t.as_str(), false),
             };
-            let name = ctx.vars(&srv.name, root_of(&conf)).expand(template);
+            let name = ctx.vars().expand(template);
             let mut buf = std::mem::take(&mut self.path_buf);
-            map_path(&mut buf, &conf.root, ctx.name_len, &name);
+            map_uri(&mut buf, ctx, &name);
             self.path_buf = buf;
             match self.open_path(ctx, true) {
                 Ok(info) if info.is_dir == test_dir => {
@@ -145,7 +155,7 @@ impl HttpCore {
             let code = code.parse().unwrap_or(500);
             return Some(Step::Special(Special::status(code)));
         }
-        let target = ctx.vars(&srv.name, root_of(&conf)).expand(last);
+        let target = ctx.vars().expand(last);
         if target.starts_with('@') {
             return Some(Step::Named(target));
         }
@@ -210,7 +220,7 @@ impl HttpCore {
                 return Some(Step::Redirect(name.clone(), args));
             }
             let mut buf = std::mem::take(&mut self.path_buf);
-            map_path(&mut buf, &conf.root, ctx.name_len, &ctx.uri);
+            map_uri(&mut buf, ctx, &ctx.uri);
             buf.push_str(name);
             self.path_buf = buf;
             match self.open_path(ctx, false) {
@@ -222,7 +232,7 @@ impl HttpCore {
                 Err(libc::ENOENT) if !dir_tested => {
                     dir_tested = true;
                     let mut buf = std::mem::take(&mut self.path_buf);
-                    map_path(&mut buf, &conf.root, ctx.name_len, &ctx.uri);
+                    map_uri(&mut buf, ctx, &ctx.uri);
                     self.path_buf = buf;
                     match self.open_path(ctx, true) {
                         Ok(info) if info.is_dir => {}
@@ -249,7 +259,7 @@ impl HttpCore {
     fn autoindex(&mut self, ctx: &mut Ctx<'_>) -> Step {
         let conf = ctx.conf.clone();
         let mut dir = String::new();
-        map_path(&mut dir, &conf.root, ctx.name_len, &ctx.uri);
+        map_uri(&mut dir, ctx, &ctx.uri);
         if dir.len() > 1 {
             dir.pop();
         }

@@ -9,7 +9,7 @@ use crate::fcache::FileInfo;
 use crate::head::{HeadSpec, content_type, etag_value};
 use crate::http::{Ctx, HttpCore, Step};
 use crate::mcache::MemEntry;
-use crate::phases::{map_path, open_error_status};
+use crate::phases::{map_uri, open_error_status};
 use crate::range::{self, Ranges};
 use crate::request::Method;
 use crate::response::{Body, HeadLines, Response};
@@ -23,7 +23,7 @@ impl HttpCore {
         if !matches!(ctx.method, Method::Get | Method::Head | Method::Post) {
             return Step::Special(Special::status(405));
         }
-        map_path(&mut self.path_buf, &ctx.conf.root, ctx.name_len, &ctx.uri);
+        map_uri(&mut self.path_buf, ctx, &ctx.uri);
 
         let conds = conditions(ctx);
         let plain = ctx.method != Method::Post

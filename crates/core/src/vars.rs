@@ -15,6 +15,8 @@ pub(crate) struct VarCtx<'a> {
     pub peer: SocketAddr,
     pub server_name: &'a str,
     pub document_root: &'a str,
+    /// `$0`..`$9` of the regex location that matched.
+    pub captures: &'a [String],
 }
 
 impl VarCtx<'_> {
@@ -50,7 +52,10 @@ impl VarCtx<'_> {
             }
             "document_root" => out.push_str(self.document_root),
             _ => {
-                if let Some(h) = name.strip_prefix("http_") {
+                if name.bytes().all(|c| c.is_ascii_digit()) {
+                    let n: usize = name.parse().unwrap_or(usize::MAX);
+                    out.push_str(self.captures.get(n).map_or("", String::as_str));
+                } else if let Some(h) = name.strip_prefix("http_") {
                     let header: String =
                         h.chars().map(|c| if c == '_' { '-' } else { c }).collect();
                     out.push_str(self.req.header(&header).unwrap_or(""));
@@ -79,9 +84,14 @@ impl VarCtx<'_> {
                     None => (&template[i + 2..], b.len()),
                 }
             } else {
-                let n = template[i + 1..]
-                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                    .unwrap_or(b.len() - i - 1);
+                // nginx: `$1` is a single digit (`$12` is `$1` then `2`).
+                let n = if b.get(i + 1).is_some_and(u8::is_ascii_digit) {
+                    1
+                } else {
+                    template[i + 1..]
+                        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                        .unwrap_or(b.len() - i - 1)
+                };
                 (&template[i + 1..i + 1 + n], i + 1 + n)
             };
             if name.is_empty() {
@@ -130,6 +140,7 @@ mod tests {
             peer: "10.0.0.1:5555".parse().unwrap(),
             server_name: "srv",
             document_root: "/www",
+            captures: &["/a b".to_string(), "a".to_string()],
         };
         assert_eq!(
             v.expand("https://$host$request_uri"),
@@ -144,5 +155,6 @@ mod tests {
         assert_eq!(v.expand("$ $unknown end$"), "$  end$");
         assert_eq!(v.expand("${unterminated"), "");
         assert_eq!(v.expand("$remote_addr $scheme"), "10.0.0.1 http");
+        assert_eq!(v.expand("/x/$1/$2/$0"), "/x/a///a b");
     }
 }

@@ -24,6 +24,8 @@ impl Site {
         std::fs::write(dir.join("www/404.html"), b"custom 404").unwrap();
         std::fs::write(dir.join("www/pic.JPG"), b"jpeg").unwrap();
         std::fs::write(dir.join("data/d.txt"), b"aliased").unwrap();
+        std::fs::create_dir_all(dir.join("h.test")).unwrap();
+        std::fs::write(dir.join("h.test/index.html"), b"by host").unwrap();
         let text = conf.replace("DIR", dir.to_str().unwrap());
         let cfg = peregrine_conf::parse_str(&text, &dir.join("nginx.conf").to_string_lossy())
             .unwrap_or_else(|e| panic!("config: {e}"));
@@ -105,6 +107,13 @@ http {
         location /try/ { try_files $uri @named; }
         location @named { return 200 "named $uri"; }
         location = /status { stub_status; }
+        location ~ ^/cap/(\w+)/(.*)$ { alias DIR/data/$2; }
+        location ~ ^/num/(\d+)$ { return 200 "n=$1 $12"; }
+    }
+    server {
+        listen 127.0.0.1:8080;
+        server_name h.test;
+        root DIR/$host;
     }
     server {
         listen 127.0.0.1:8080;
@@ -137,4 +146,8 @@ fn parsed_configuration_serves_as_nginx() {
         b"server b www.b.test"
     );
     assert_eq!(s.get("GET", "b.test", "/").2, b"server b b.test");
+    // Regex captures in alias and return; variables in root.
+    assert_eq!(s.get("GET", "a.test", "/cap/x/d.txt").2, b"aliased");
+    assert_eq!(s.get("GET", "a.test", "/num/42").2, b"n=42 422");
+    assert_eq!(s.get("GET", "h.test", "/").2, b"by host");
 }

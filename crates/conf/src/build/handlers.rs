@@ -39,10 +39,29 @@ fn invalid_number(d: &Directive) -> ConfError {
 
 /// Sets a value once per level, as nginx's slot functions do.
 fn set<T>(slot: &mut Option<T>, v: T, d: &Directive) -> Result<()> {
-    if slot.is_some() {
-        return Err(duplicate(d));
-    }
+    fresh(slot, d)?;
     *slot = Some(v);
+    Ok(())
+}
+
+/// Refuses a second value at one level. nginx's slot functions (and most of
+/// its own handlers) do this first, before reading the value: of
+/// `x 1; x bad;` the error is "duplicate".
+fn fresh<T>(slot: &Option<T>, d: &Directive) -> Result<()> {
+    match slot {
+        Some(_) => Err(duplicate(d)),
+        None => Ok(()),
+    }
+}
+
+/// [`set`] with the value read only once the slot is known to be free.
+fn set_with<T>(
+    slot: &mut Option<T>,
+    d: &Directive,
+    read: impl FnOnce() -> Result<T>,
+) -> Result<()> {
+    fresh(slot, d)?;
+    *slot = Some(read()?);
     Ok(())
 }
 
@@ -104,6 +123,7 @@ fn static_mode(d: &Directive) -> Result<StaticMode> {
 // ---- main ----
 
 pub fn worker_processes(m: &mut RawMain, d: &Directive, _: &Env<'_>) -> Result<()> {
+    fresh(&m.worker_processes, d)?;
     let v = match arg(d, 0) {
         "auto" => WorkerProcesses::Auto,
         s => WorkerProcesses::Count(
@@ -145,6 +165,7 @@ fn cpu_mask(d: &Directive, s: &str) -> Result<CpuMask> {
 }
 
 pub fn worker_cpu_affinity(m: &mut RawMain, d: &Directive, _: &Env<'_>) -> Result<()> {
+    fresh(&m.worker_cpu_affinity, d)?;
     let v = if arg(d, 0) == "auto" {
         match d.args.len() {
             1 => CpuAffinity::Auto(None),
@@ -168,13 +189,11 @@ pub fn worker_cpu_affinity(m: &mut RawMain, d: &Directive, _: &Env<'_>) -> Resul
 }
 
 pub fn worker_rlimit_nofile(m: &mut RawMain, d: &Directive, _: &Env<'_>) -> Result<()> {
-    let n = number(d)?;
-    set(&mut m.worker_rlimit_nofile, n, d)
+    set_with(&mut m.worker_rlimit_nofile, d, || number(d))
 }
 
 pub fn worker_shutdown_timeout(m: &mut RawMain, d: &Directive, _: &Env<'_>) -> Result<()> {
-    let t = time(d, arg(d, 0))?;
-    set(&mut m.worker_shutdown_timeout, t, d)
+    set_with(&mut m.worker_shutdown_timeout, d, || time(d, arg(d, 0)))
 }
 
 pub fn pid(m: &mut RawMain, d: &Directive, env: &Env<'_>) -> Result<()> {
@@ -183,14 +202,14 @@ pub fn pid(m: &mut RawMain, d: &Directive, env: &Env<'_>) -> Result<()> {
 }
 
 pub fn daemon(m: &mut RawMain, d: &Directive, _: &Env<'_>) -> Result<()> {
-    let f = flag(d)?;
-    set(&mut m.daemon, f, d)
+    set_with(&mut m.daemon, d, || flag(d))
 }
 
 /// `user name [group]`. Names are looked up by the engine (through NSS, as
 /// nginx's getpwnam), not here; like nginx, the directive only warns when not
 /// running as root, and the engine then ignores it.
 pub fn user(m: &mut RawMain, d: &Directive, env: &Env<'_>) -> Result<()> {
+    fresh(&m.user, d)?;
     let u = UserConf {
         user: arg(d, 0).to_string(),
         group: d.args.get(1).cloned(),
@@ -222,6 +241,7 @@ pub fn worker_connections(e: &mut RawEvents, d: &Directive, _: &Env<'_>) -> Resu
 const EVENT_METHODS: &[&str] = &["epoll", "poll", "select"];
 
 pub fn use_method(e: &mut RawEvents, d: &Directive, _: &Env<'_>) -> Result<()> {
+    fresh(&e.use_method, d)?;
     if !EVENT_METHODS.contains(&arg(d, 0)) {
         return Err(msg(d, format!("invalid event type \"{}\"", arg(d, 0))));
     }
@@ -229,25 +249,21 @@ pub fn use_method(e: &mut RawEvents, d: &Directive, _: &Env<'_>) -> Result<()> {
 }
 
 pub fn multi_accept(e: &mut RawEvents, d: &Directive, _: &Env<'_>) -> Result<()> {
-    let f = flag(d)?;
-    set(&mut e.multi_accept, f, d)
+    set_with(&mut e.multi_accept, d, || flag(d))
 }
 
 // ---- server level ----
 
 pub fn client_header_timeout(s: &mut RawSrv, d: &Directive, _: &Env<'_>) -> Result<()> {
-    let t = time(d, arg(d, 0))?;
-    set(&mut s.client_header_timeout, t, d)
+    set_with(&mut s.client_header_timeout, d, || time(d, arg(d, 0)))
 }
 
 pub fn client_header_buffer_size(s: &mut RawSrv, d: &Directive, _: &Env<'_>) -> Result<()> {
-    let n = size(d, arg(d, 0))?;
-    set(&mut s.client_header_buffer_size, n, d)
+    set_with(&mut s.client_header_buffer_size, d, || size(d, arg(d, 0)))
 }
 
 pub fn large_client_header_buffers(s: &mut RawSrv, d: &Directive, _: &Env<'_>) -> Result<()> {
-    let b = bufs(d)?;
-    set(&mut s.large_client_header_buffers, b, d)
+    set_with(&mut s.large_client_header_buffers, d, || bufs(d))
 }
 
 pub fn listen(
@@ -264,6 +280,16 @@ pub fn listen(
 
 /// One `server_name` argument (ngx_http_core_server_name).
 fn server_name_one(d: &Directive, name: &str, env: &Env<'_>) -> Result<ServerName> {
+    // ngx_http_core_server_name's first check: a leading `*` must be `*.`
+    // plus something, a leading `.` must be followed by something.
+    let invalid_start = match name.as_bytes() {
+        [b'*', rest @ ..] => rest.len() < 2 || rest[0] != b'.',
+        [b'.'] => true,
+        _ => false,
+    };
+    if invalid_start {
+        return Err(msg(d, format!("server name \"{name}\" is invalid")));
+    }
     if let Some(re) = name.strip_prefix('~') {
         if re.is_empty() {
             return Err(msg(d, format!("empty regex in server name \"{name}\"")));
@@ -280,7 +306,8 @@ fn server_name_one(d: &Directive, name: &str, env: &Env<'_>) -> Result<ServerNam
             format_args!("server name \"{name}\" has suspicious symbols"),
         );
     }
-    let name = if name == "$hostname" {
+    // nginx compares with ngx_strcasecmp.
+    let name = if name.eq_ignore_ascii_case("$hostname") {
         env.hostname.to_string()
     } else {
         name.to_ascii_lowercase()
@@ -398,11 +425,11 @@ pub fn index(l: &mut RawLoc, d: &Directive, env: &Env<'_>) -> Result<()> {
 }
 
 pub fn autoindex(l: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result<()> {
-    let f = flag(d)?;
-    set(&mut l.autoindex, f, d)
+    set_with(&mut l.autoindex, d, || flag(d))
 }
 
 pub fn try_files(l: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result<()> {
+    fresh(&l.try_files, d)?;
     if let Some(code) = d.args.last().and_then(|a| a.strip_prefix('='))
         && parse_number(code).filter(|&c| c <= 999).is_none()
     {
@@ -463,9 +490,14 @@ pub fn error_page(l: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result<()> {
         }
         None => code_args = d.args.get(..d.args.len() - 1).unwrap_or_default(),
     }
+    // nginx compiles the URI before it reads the codes.
+    super::vars::check_value(d, &target)?;
     let mut codes = Vec::new();
     for c in code_args {
-        let code = parse_number(c).ok_or_else(|| msg(d, format!("invalid value \"{c}\"")))?;
+        // 499 is nginx's internal "client closed request", refused here.
+        let code = parse_number(c)
+            .filter(|&c| c != 499)
+            .ok_or_else(|| msg(d, format!("invalid value \"{c}\"")))?;
         if !(300..=599).contains(&code) {
             return Err(msg(d, format!("value \"{c}\" must be between 300 and 599")));
         }
@@ -491,8 +523,7 @@ pub fn stub_status(l: &mut RawLoc, _: &Directive, _: &Env<'_>) -> Result<()> {
 }
 
 pub fn metrics(l: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result<()> {
-    let f = flag(d)?;
-    set(&mut l.metrics, f, d)
+    set_with(&mut l.metrics, d, || flag(d))
 }
 
 pub fn default_type(l: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result<()> {
@@ -500,6 +531,7 @@ pub fn default_type(l: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result<()> {
 }
 
 pub fn charset(l: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result<()> {
+    fresh(&l.charset, d)?;
     let v = match arg(d, 0) {
         "off" => None,
         c => Some(c.to_string()),
@@ -526,8 +558,7 @@ pub fn charset_types(l: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result<()> {
 macro_rules! flag_handler {
     ($name:ident, $field:ident) => {
         pub fn $name(l: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result<()> {
-            let f = flag(d)?;
-            set(&mut l.$field, f, d)
+            set_with(&mut l.$field, d, || flag(d))
         }
     };
 }
@@ -535,8 +566,7 @@ macro_rules! flag_handler {
 macro_rules! time_handler {
     ($name:ident, $field:ident, $parse:ident) => {
         pub fn $name(l: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result<()> {
-            let t = $parse(d, arg(d, 0))?;
-            set(&mut l.$field, t, d)
+            set_with(&mut l.$field, d, || $parse(d, arg(d, 0)))
         }
     };
 }
@@ -575,18 +605,17 @@ pub fn keepalive_timeout(l: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result<(
 }
 
 pub fn keepalive_requests(l: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result<()> {
-    let n = number(d)?;
-    set(&mut l.keepalive_requests, n, d)
+    set_with(&mut l.keepalive_requests, d, || number(d))
 }
 
 pub fn client_max_body_size(l: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result<()> {
-    let n = parse_size(arg(d, 0)).ok_or_else(|| invalid(d))?;
-    set(&mut l.client_max_body_size, n, d)
+    set_with(&mut l.client_max_body_size, d, || {
+        parse_size(arg(d, 0)).ok_or_else(|| invalid(d))
+    })
 }
 
 pub fn client_body_buffer_size(l: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result<()> {
-    let n = size(d, arg(d, 0))?;
-    set(&mut l.client_body_buffer_size, n, d)
+    set_with(&mut l.client_body_buffer_size, d, || size(d, arg(d, 0)))
 }
 
 /// nginx's default `inactive=` of `open_file_cache`.
@@ -630,8 +659,9 @@ pub fn open_file_cache(l: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result<()>
 }
 
 pub fn open_file_cache_min_uses(l: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result<()> {
-    let n = u32::try_from(number(d)?).map_err(|_| invalid_number(d))?;
-    set(&mut l.open_file_cache_min_uses, n, d)
+    set_with(&mut l.open_file_cache_min_uses, d, || {
+        u32::try_from(number(d)?).map_err(|_| invalid_number(d))
+    })
 }
 
 /// `memory_cache off | [size=N] [max_file=N]` (Peregrine's).
@@ -682,13 +712,13 @@ pub fn gzip_types(l: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result<()> {
 }
 
 pub fn gzip_min_length(l: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result<()> {
-    let n = parse_buf_size(arg(d, 0)).ok_or_else(|| invalid(d))?;
-    set(&mut l.gzip_min_length, n, d)
+    set_with(&mut l.gzip_min_length, d, || {
+        parse_buf_size(arg(d, 0)).ok_or_else(|| invalid(d))
+    })
 }
 
 pub fn gzip_comp_level(l: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result<()> {
-    let n = bounded(d, 1, 9)?;
-    set(&mut l.gzip_comp_level, n, d)
+    set_with(&mut l.gzip_comp_level, d, || bounded(d, 1, 9))
 }
 
 pub fn gzip_proxied(l: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result<()> {
@@ -730,6 +760,7 @@ pub fn gzip_disable(l: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result<()> {
 }
 
 pub fn gzip_http_version(l: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result<()> {
+    fresh(&l.gzip_http_version, d)?;
     let v = match arg(d, 0) {
         "1.0" => (1, 0),
         "1.1" => (1, 1),
@@ -739,36 +770,32 @@ pub fn gzip_http_version(l: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result<(
 }
 
 pub fn gzip_buffers(l: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result<()> {
-    let b = bufs(d)?;
-    set(&mut l.gzip_buffers, b, d)
+    set_with(&mut l.gzip_buffers, d, || bufs(d))
 }
 
 pub fn gzip_static(l: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result<()> {
-    let m = static_mode(d)?;
-    set(&mut l.gzip_static, m, d)
+    set_with(&mut l.gzip_static, d, || static_mode(d))
 }
 
 macro_rules! compress_handlers {
     ($field:ident, $on:ident, $types:ident, $level:ident, $min:ident, $static:ident, $lo:expr, $hi:expr) => {
         pub fn $on(l: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result<()> {
-            let f = flag(d)?;
-            set(&mut l.$field.on, f, d)
+            set_with(&mut l.$field.on, d, || flag(d))
         }
         pub fn $types(l: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result<()> {
             types_list(&mut l.$field.types, d);
             Ok(())
         }
         pub fn $level(l: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result<()> {
-            let n = bounded(d, $lo, $hi)?;
-            set(&mut l.$field.comp_level, n, d)
+            set_with(&mut l.$field.comp_level, d, || bounded(d, $lo, $hi))
         }
         pub fn $min(l: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result<()> {
-            let n = parse_buf_size(arg(d, 0)).ok_or_else(|| invalid(d))?;
-            set(&mut l.$field.min_length, n, d)
+            set_with(&mut l.$field.min_length, d, || {
+                parse_buf_size(arg(d, 0)).ok_or_else(|| invalid(d))
+            })
         }
         pub fn $static(l: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result<()> {
-            let m = static_mode(d)?;
-            set(&mut l.$field.static_, m, d)
+            set_with(&mut l.$field.static_, d, || static_mode(d))
         }
     };
 }
@@ -795,41 +822,43 @@ compress_handlers!(
 );
 
 pub fn proxy_buffers(l: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result<()> {
-    let b = bufs(d)?;
-    set(&mut l.proxy_buffers, b, d)
+    set_with(&mut l.proxy_buffers, d, || bufs(d))
 }
 
 pub fn proxy_busy_buffers_size(l: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result<()> {
-    let n = size(d, arg(d, 0))?;
-    set(&mut l.proxy_busy_buffers_size, n, d)
+    set_with(&mut l.proxy_busy_buffers_size, d, || size(d, arg(d, 0)))
 }
 
 // ---- hints: values checked as nginx checks them, then ignored ----
+//
+// Each returns whether the directive now counts as set at its level: a
+// second one there is "duplicate", as nginx's slot functions say.
 
-pub fn hint_flag(d: &Directive) -> Result<()> {
-    flag(d).map(|_| ())
+pub fn hint_flag(d: &Directive) -> Result<bool> {
+    flag(d).map(|_| true)
 }
 
-pub fn hint_time(d: &Directive) -> Result<()> {
-    time(d, arg(d, 0)).map(|_| ())
+pub fn hint_time(d: &Directive) -> Result<bool> {
+    time(d, arg(d, 0)).map(|_| true)
 }
 
 /// The `*_hash_max_size` and `*_hash_bucket_size` directives: nginx reads
 /// them with `ngx_conf_set_num_slot`, so `1k` is an "invalid number".
-pub fn hint_number(d: &Directive) -> Result<()> {
-    number(d).map(|_| ())
+pub fn hint_number(d: &Directive) -> Result<bool> {
+    number(d).map(|_| true)
 }
 
 /// `worker_priority [-+]N` (nginx's `ngx_set_priority`: an optional sign,
 /// then `ngx_atoi`; the range is left to setpriority(2)). nginx stores the
-/// number in an `int` before comparing it with `NGX_ERROR` (-1), so a value
-/// whose low 32 bits are all ones (4294967295, 2^63-1) is refused too, as
-/// `nginx -t` 1.22.1 does.
-pub fn hint_priority(d: &Directive) -> Result<()> {
+/// number in an `int`, so a value whose low 32 bits are all ones
+/// (4294967295, 2^63-1) equals `NGX_ERROR` and is refused, and 0 is its
+/// "unset" mark: after `worker_priority 0` (or 4294967296) another one is
+/// not a duplicate. Both checked with `nginx -t` 1.22.1.
+pub fn hint_priority(d: &Directive) -> Result<bool> {
     let v = arg(d, 0);
     let digits = v.strip_prefix(['-', '+']).unwrap_or(v);
-    parse_number(digits)
+    let n = parse_number(digits)
         .filter(|&n| n & 0xFFFF_FFFF != 0xFFFF_FFFF)
-        .map(|_| ())
-        .ok_or_else(|| invalid_number(d))
+        .ok_or_else(|| invalid_number(d))?;
+    Ok(n & 0xFFFF_FFFF != 0)
 }

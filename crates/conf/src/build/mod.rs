@@ -15,6 +15,7 @@ pub mod raw;
 mod vars;
 
 use std::cell::RefCell;
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -67,8 +68,9 @@ pub enum Handler {
     Server(fn(&mut RawServer, &Directive, &mut Listens, &Env<'_>) -> Result<()>),
     LogFormat,
     ErrorLog,
-    /// A tuning hint: the function checks the value; a notice is recorded.
-    Hint(fn(&Directive) -> Result<()>),
+    /// A tuning hint: the function checks the value and says whether the
+    /// directive now counts as set at its level; a notice is recorded.
+    Hint(fn(&Directive) -> Result<bool>),
 }
 
 /// The block directives.
@@ -115,6 +117,13 @@ pub struct Builder {
     include_depth: usize,
     /// Nesting of blocks and includes being walked, bounded by [`MAX_WALK_DEPTH`].
     walk_depth: usize,
+    /// The block being walked (0: the main level), numbered in the order
+    /// blocks are entered; `include`d directives stay in the includer's.
+    scope: usize,
+    /// How many blocks have been entered.
+    scopes: usize,
+    /// Tuning hints set so far, by block: their duplicate check.
+    hints_set: HashSet<(usize, &'static str)>,
     log_formats: Vec<LogFormatConf>,
     listens: Listens,
     hostname: String,
@@ -134,6 +143,9 @@ impl Builder {
             warnings: RefCell::new(Vec::new()),
             include_depth: 0,
             walk_depth: 0,
+            scope: 0,
+            scopes: 0,
+            hints_set: HashSet::new(),
             log_formats: vec![logs::combined()],
             listens: Listens::default(),
             hostname,
@@ -189,7 +201,12 @@ impl Builder {
                     .block
                     .as_ref()
                     .ok_or_else(|| ConfError::at(&d.span, "internal: block expected"))?;
-                self.block(*kind, d, block, frame)
+                let outer = self.scope;
+                self.scopes += 1;
+                self.scope = self.scopes;
+                let r = self.block(*kind, d, block, frame);
+                self.scope = outer;
+                r
             }
             (Handler::Include, frame) => self.include(d, frame),
             (Handler::Main(f), Frame::Main(m)) => f(m, d, &env),
@@ -232,7 +249,18 @@ impl Builder {
                 Ok(())
             }
             (Handler::Hint(check), _) => {
-                check(d)?;
+                // nginx's slot functions refuse a second value at one level
+                // before reading it.
+                let key = (self.scope, spec.name);
+                if self.hints_set.contains(&key) {
+                    return Err(ConfError::at(
+                        &d.span,
+                        format!("\"{}\" directive is duplicate", d.name),
+                    ));
+                }
+                if check(d)? {
+                    self.hints_set.insert(key);
+                }
                 self.notices.push(format!(
                     "\"{}\" is an nginx tuning hint with no effect in Peregrine (in {})",
                     d.name, d.span

@@ -143,6 +143,42 @@ fn hints_are_accepted_with_notices() {
     }
     parse("worker_priority +5;\nevents {}\n");
     parse("worker_priority 4294967296;\nevents {}\n");
+}
+
+/// Hints are refused twice at one level, before their value is read, as
+/// nginx's slot functions do; each block is its own level. Found by the
+/// differential check (examples/nginx_diff.rs), checked with nginx -t 1.22.1.
+#[test]
+fn hints_are_duplicate_at_one_level() {
+    assert_eq!(
+        err("timer_resolution 1s;\ntimer_resolution x;\nevents {}\n"),
+        "\"timer_resolution\" directive is duplicate in /p/conf/nginx.conf:2"
+    );
+    assert_eq!(
+        err("events {\naccept_mutex on;\naccept_mutex on;\n}\n"),
+        "\"accept_mutex\" directive is duplicate in /p/conf/nginx.conf:3"
+    );
+    assert_eq!(
+        err(&http(
+            "server_names_hash_max_size 1;\nserver {}\nserver_names_hash_max_size 1;"
+        )),
+        "\"server_names_hash_max_size\" directive is duplicate in /p/conf/nginx.conf:5"
+    );
+    assert_eq!(
+        err(&server(
+            "types_hash_max_size 2;\nlocation / { types_hash_max_size 3; }\ntypes_hash_max_size 4;"
+        )),
+        "\"types_hash_max_size\" directive is duplicate in /p/conf/nginx.conf:6"
+    );
+    parse(&http(
+        "types_hash_max_size 1;\nserver { types_hash_max_size 2; location / { types_hash_max_size 3; } }\nserver { types_hash_max_size 2; }",
+    ));
+    // worker_priority's 0 is nginx's "unset" mark.
+    assert_eq!(
+        err("worker_priority 1;\nworker_priority x;\nevents {}\n"),
+        "\"worker_priority\" directive is duplicate in /p/conf/nginx.conf:2"
+    );
+    parse("worker_priority -0;\nworker_priority 4294967296;\nworker_priority 1;\nevents {}\n");
     assert!(err("events { accept_mutex maybe; }").contains("it must be \"on\" or \"off\""));
 }
 
@@ -252,6 +288,18 @@ fn server_name_forms() {
     assert!(
         err(&server("server_name a*b.com;"))
             .starts_with("invalid server name or wildcard \"a*b.com\"")
+    );
+    // ngx_http_core_server_name's own check (nginx -t 1.22.1); found by
+    // the differential check, examples/nginx_diff.rs.
+    for name in ["*:8080", "*", "*.", "*x", "."] {
+        assert_eq!(
+            err(&server(&format!("server_name {name};"))),
+            format!("server name \"{name}\" is invalid in /p/conf/nginx.conf:4")
+        );
+    }
+    let c = parse(&server("server_name $HOSTNAME;"));
+    assert!(
+        matches!(&only_server(&c).server_names[0], ServerName::Exact(s) if !s.starts_with('$'))
     );
     let c = parse(&server("server_name ~^A\\.b$;"));
     assert!(matches!(&only_server(&c).server_names[0], ServerName::Regex(r) if r.is_match("a.b")));
@@ -402,6 +450,16 @@ fn error_page_forms() {
             overwrite: None,
             target: "=".into()
         }
+    );
+    // nginx -t 1.22.1: 499 is refused, and the URI is compiled (its `$`
+    // checked) before the codes are read.
+    assert_eq!(
+        err(&server("error_page 499 /x;")),
+        "invalid value \"499\" in /p/conf/nginx.conf:4"
+    );
+    assert_eq!(
+        err(&server("error_page 1s /x$;")),
+        "invalid variable name in /p/conf/nginx.conf:4"
     );
 }
 

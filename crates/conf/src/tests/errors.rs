@@ -623,3 +623,37 @@ fn seed_002_article_is_refused_at_nginx_line() {
     );
     assert_eq!(e.span.as_ref().map(|s| s.line), Some(49));
 }
+
+/// A second value at one level is "duplicate" before it is read, as nginx's
+/// slot functions check (found by the differential check,
+/// examples/nginx_diff.rs; each case checked with nginx -t 1.22.1).
+#[test]
+fn duplicate_is_reported_before_the_value() {
+    assert_eq!(
+        err("worker_shutdown_timeout 1s;\nworker_shutdown_timeout x;\nevents {}\n"),
+        "\"worker_shutdown_timeout\" directive is duplicate in /p/conf/nginx.conf:2"
+    );
+    assert_eq!(
+        err("worker_processes 1;\nworker_processes x;\nevents {}\n"),
+        "\"worker_processes\" directive is duplicate in /p/conf/nginx.conf:2"
+    );
+    assert_eq!(
+        err("events {\nuse epoll;\nuse x;\n}\n"),
+        "\"use\" directive is duplicate in /p/conf/nginx.conf:3"
+    );
+    for (first, second) in [
+        ("sendfile on", "sendfile x"),
+        ("charset utf-8", "charset x"),
+        ("gzip_http_version 1.0", "gzip_http_version x"),
+        ("client_max_body_size 1", "client_max_body_size x"),
+        ("keepalive_requests 1", "keepalive_requests x"),
+    ] {
+        let name = first.split(' ').next().unwrap_or_default();
+        let text = http(&format!("{first};\n{second};"));
+        assert_eq!(
+            err(&text),
+            format!("\"{name}\" directive is duplicate in /p/conf/nginx.conf:4"),
+            "{text}"
+        );
+    }
+}
