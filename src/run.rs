@@ -28,7 +28,16 @@ pub fn nginx_style(cli: Cli) -> Result<i32> {
     }
     let opts = load_options(&cli)?;
     let conf_path = opts.prefix.join(&opts.conf_file);
-    let conf = match peregrine_conf::load(&opts) {
+    let loaded = peregrine_conf::load(&opts).map_err(|e| e.to_string());
+    // Log formats and access_log parameters are checked here too, so `-t`
+    // refuses what the workers would refuse.
+    let loaded = loaded.and_then(|conf| match &conf.http {
+        Some(http) => peregrine_log::AccessLogs::check(http)
+            .map(|()| conf)
+            .map_err(|e| e.to_string()),
+        None => Ok(conf),
+    });
+    let conf = match loaded {
         Ok(conf) => conf,
         Err(err) => {
             eprintln!("peregrine: [emerg] {err}");

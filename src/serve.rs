@@ -28,12 +28,6 @@ pub fn serve(conf: Arc<Config>, opts: LoadOptions, early_log: Option<String>) ->
     for notice in &conf.notices {
         elog.log(LogLevel::Notice, None, format_args!("{notice}"));
     }
-    if let Some(http) = &conf.http {
-        if let Err(err) = peregrine_log::AccessLogs::check(http) {
-            eprintln!("peregrine: [emerg] {err}");
-            return Ok(1);
-        }
-    }
     let reopen = ReopenSignal::new();
     let mut run = RunOptions::new(Box::new(move || {
         peregrine_conf::load(&opts)
