@@ -370,7 +370,8 @@ fn duration_mode_runs_for_the_duration() {
     let s = start(Mode::Ok { body: "d" });
     let t0 = Instant::now();
     let r = bench(&["--duration", "1s", "-c", "2", "-k", &s.url("/")]).expect("run");
-    assert!(t0.elapsed() < Duration::from_millis(1500));
+    // Nothing waits past the duration; the margin is for a loaded CI machine.
+    assert!(t0.elapsed() < Duration::from_millis(3000));
     assert_eq!(r.info.time_taken, 1.0);
     assert!(r.stats.complete > 100);
     assert_eq!(r.stats.failed(), 0);
