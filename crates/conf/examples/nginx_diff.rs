@@ -1,6 +1,7 @@
 //! Differential check against the real nginx: writes random configurations
 //! built from the directive table (each directive in a context it allows,
-//! with arguments drawn from value shapes the handlers parse), runs
+//! rarely one it does not, with arguments drawn from value shapes the
+//! handlers parse, plus location forms), runs
 //! `nginx -t` on each and compares its verdict and `[emerg]` message with
 //! [`peregrine_conf::load`]'s. The fuzz targets look for panics; this looks
 //! for configurations the two judge differently.
@@ -109,32 +110,52 @@ fn directive(rng: &mut Rng) -> (String, u8) {
     }
 }
 
-/// A configuration of up to six directives, each placed in the innermost
-/// context it allows.
+/// Extra blocks for the server: location forms, including a duplicate of
+/// the generated `location /loc` and forms nginx refuses.
+const LOCATIONS: &[&str] = &[
+    "location = /loc {}",
+    "location /loc {}",
+    "location ~ ^/a {}",
+    "location ~* \\.(gif|jpg)$ {}",
+    "location ^~ /s/ {}",
+    "location @n {}",
+    "location @n { location /x {} }",
+    "location /p { location /p/q {} }",
+    "location /p { location /other {} }",
+    "location = /e { location /e/x {} }",
+    "location ~ x { location ~ y {} }",
+    "location ! /a {}",
+];
+
+/// A configuration of up to ten directives, each in a context it allows
+/// (sometimes one it does not), plus sometimes an extra location.
 fn config(rng: &mut Rng) -> String {
-    let (mut main, mut events, mut http, mut server, mut location) = (
-        String::new(),
-        String::new(),
-        String::new(),
-        String::new(),
-        String::new(),
-    );
-    for _ in 0..=rng.below(6) {
+    let mut bodies: [String; 5] = Default::default();
+    let levels = [
+        ctx::MAIN,
+        ctx::EVENTS,
+        ctx::HTTP,
+        ctx::SERVER,
+        ctx::LOCATION,
+    ];
+    for _ in 0..=rng.below(10) {
         let (line, contexts) = directive(rng);
-        let target = if contexts & ctx::LOCATION != 0 {
-            &mut location
-        } else if contexts & ctx::SERVER != 0 {
-            &mut server
-        } else if contexts & ctx::HTTP != 0 {
-            &mut http
-        } else if contexts & ctx::EVENTS != 0 {
-            &mut events
+        let allowed: Vec<usize> = (0..levels.len())
+            .filter(|&i| contexts & levels[i] != 0)
+            .collect();
+        let level = if allowed.is_empty() || rng.below(20) == 0 {
+            rng.below(levels.len())
         } else {
-            &mut main
+            allowed[rng.below(allowed.len())]
         };
-        target.push_str(&line);
-        target.push('\n');
+        bodies[level].push_str(&line);
+        bodies[level].push('\n');
     }
+    if rng.below(3) == 0 {
+        bodies[3].push_str(LOCATIONS[rng.below(LOCATIONS.len())]);
+        bodies[3].push('\n');
+    }
+    let [main, events, http, server, location] = &bodies;
     format!(
         "{main}events {{\n{events}}}\nhttp {{\n{http}server {{\nlisten 127.0.0.1:8080;\n\
          {server}location /loc {{\n{location}}}\n}}\n}}\n"

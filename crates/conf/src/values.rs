@@ -74,9 +74,14 @@ enum Step {
 /// (`1h30m`, `500ms`, `2d`), units `y M w d h m s ms`; a bare number (or a
 /// trailing bare part) is seconds. `is_sec` is nginx's flag for directives
 /// kept in seconds: those take `y` and `M` but not `ms`; millisecond
-/// directives take `ms` but not `y` and `M`. Returns milliseconds.
-fn parse_time_ms(s: &str, is_sec: bool) -> Option<u64> {
+/// directives take `ms` but not `y` and `M`. Returns the total in the
+/// directive's unit (seconds if `is_sec`, else milliseconds), which nginx
+/// bounds by `NGX_MAX_INT_T_VALUE`: `open_file_cache_valid` takes
+/// 9223372036854775807 (seconds) while `send_timeout` takes at most
+/// 9223372036854775 (seconds, as milliseconds).
+fn parse_time_units(s: &str, is_sec: bool) -> Option<u64> {
     const MAX: u64 = i64::MAX as u64;
+    let per_sec = if is_sec { 1 } else { 1000 };
     let mut step = if is_sec { Step::Start } else { Step::Month };
     let mut value: u64 = 0;
     let mut total: u64 = 0;
@@ -112,34 +117,40 @@ fn parse_time_ms(s: &str, is_sec: bool) -> Option<u64> {
             _ => return None,
         };
         step = next;
-        let ms = if next == Step::Msec {
+        let part = if next == Step::Msec {
             value
         } else {
-            value.checked_mul(scale_s)?.checked_mul(1000)?
+            value.checked_mul(scale_s)?.checked_mul(per_sec)?
         };
-        total = total.checked_add(ms)?;
+        total = total.checked_add(part)?;
         value = 0;
     }
     if !valid {
         return None;
     }
-    let rest = value.checked_mul(1000)?;
+    let rest = value.checked_mul(per_sec)?;
     total.checked_add(rest).filter(|&t| t <= MAX)
 }
+
+/// The longest time a directive yields: nginx's millisecond bound. Second
+/// directives accept larger values (as nginx does) but are clamped to it,
+/// so that no user of the configuration overflows adding one to an
+/// `Instant` (about 292 million years either way).
+pub const MAX_TIME: Duration = Duration::from_millis(i64::MAX as u64);
 
 /// A time as nginx's millisecond directives take it (`keepalive_timeout`,
 /// `send_timeout`, ...): `30` (seconds), `30s`, `1m`, `1h30m`, `500ms`, `2d`,
 /// `1w`. `M` (30 days) and `y` (365 days) are taken by [`parse_time_sec`] only,
 /// as in nginx.
 pub fn parse_time(s: &str) -> Option<Duration> {
-    parse_time_ms(s, false).map(Duration::from_millis)
+    parse_time_units(s, false).map(Duration::from_millis)
 }
 
 /// A time as nginx's second directives take it (`open_file_cache_valid`,
 /// `inactive=`, `flush=`, the Keep-Alive header timeout): units `y M w d h m s`,
-/// no `ms`.
+/// no `ms`; at most [`MAX_TIME`].
 pub fn parse_time_sec(s: &str) -> Option<Duration> {
-    parse_time_ms(s, true).map(Duration::from_millis)
+    parse_time_units(s, true).map(|n| Duration::from_secs(n).min(MAX_TIME))
 }
 
 /// `on` / `off`, exactly (nginx compares case-insensitively).
@@ -221,6 +232,18 @@ mod tests {
         assert_eq!(parse_time_sec("60"), Some(Duration::from_secs(60)));
         assert_eq!(parse_time_sec("1ms"), None);
         assert_eq!(parse_time("99999999999999999999999"), None);
+        // nginx -t 1.22.1 bounds each in its own unit (found by the
+        // differential check, examples/nginx_diff.rs).
+        assert_eq!(
+            parse_time("9223372036854775"),
+            ms(9_223_372_036_854_775_000)
+        );
+        assert_eq!(parse_time("9223372036854776"), None);
+        assert_eq!(parse_time_sec("9223372036854775807"), Some(MAX_TIME));
+        assert_eq!(parse_time_sec("106751991167300d"), Some(MAX_TIME));
+        assert_eq!(parse_time_sec("9223372036854775808"), None);
+        assert_eq!(parse_time_sec("292471208677y"), Some(MAX_TIME));
+        assert_eq!(parse_time_sec("292471208678y"), None);
     }
 
     #[test]

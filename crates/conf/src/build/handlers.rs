@@ -658,9 +658,11 @@ pub fn open_file_cache(l: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result<()>
     Ok(())
 }
 
+/// nginx takes any `ngx_uint_t`; past `u32::MAX` uses (never reached) the
+/// count is clamped rather than refused.
 pub fn open_file_cache_min_uses(l: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result<()> {
     set_with(&mut l.open_file_cache_min_uses, d, || {
-        u32::try_from(number(d)?).map_err(|_| invalid_number(d))
+        Ok(u32::try_from(number(d)?).unwrap_or(u32::MAX))
     })
 }
 

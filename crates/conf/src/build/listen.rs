@@ -84,6 +84,11 @@ fn parse_addr(arg: &str) -> std::result::Result<SocketAddr, String> {
     }
     let (host, p) = match arg.rsplit_once(':') {
         Some((h, p)) => (h, port(p).ok_or_else(invalid_port)?),
+        // A number ngx_atoi cannot read (past 2^63-1) is not a port to
+        // nginx but a host name, which does not resolve.
+        None if arg.bytes().all(|b| b.is_ascii_digit()) && parse_number(arg).is_none() => {
+            return Err(host_not_found());
+        }
         None if arg.bytes().all(|b| b.is_ascii_digit()) => {
             return port(arg)
                 .map(|p| SocketAddr::new(Ipv4Addr::UNSPECIFIED.into(), p))
@@ -268,6 +273,8 @@ mod tests {
             (":80", "no host"),
             ("", "no host"),
             (":", "invalid port"),
+            ("4294967296", "invalid port"),
+            ("9223372036854775808", "host not found"),
             ("[::]:", "invalid port"),
         ] {
             assert_eq!(

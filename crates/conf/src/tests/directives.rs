@@ -530,6 +530,12 @@ fn caches() {
     assert_eq!(l.open_file_cache_valid, secs(30));
     assert_eq!(l.open_file_cache_min_uses, 2);
     assert!(l.open_file_cache_errors);
+    // nginx -t accepts any ngx_uint_t (differential check).
+    let c = parse(&http(
+        "open_file_cache_min_uses 9223372036854775807;
+server {}",
+    ));
+    assert_eq!(only_server(&c).conf.open_file_cache_min_uses, u32::MAX);
     let c = parse(&http(
         "open_file_cache max=1000 inactive=20s;\nmemory_cache size=1m max_file=4k;\nserver {}",
     ));
