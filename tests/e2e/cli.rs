@@ -197,3 +197,24 @@ fn signal_without_pid_file() {
         )
     );
 }
+
+/// `-e FILE`: errors go to that file as well as to the configured error_log;
+/// here a port already in use stops the start, with the reason in both.
+#[test]
+fn early_error_log_option() {
+    let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = busy.local_addr().unwrap().port();
+    let prefix = Prefix::new("early");
+    prefix.conf(&format!(
+        "error_log logs/error.log;\nevents {{}}\nhttp {{ server {{ listen 127.0.0.1:{port}; }} }}\n"
+    ));
+    let out = prefix.run(&["-e", "logs/early.log"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let early = std::fs::read_to_string(prefix.dir.join("logs/early.log")).unwrap_or_default();
+    let main = std::fs::read_to_string(prefix.dir.join("logs/error.log")).unwrap_or_default();
+    assert!(early.contains("[emerg]"), "early log: {early:?}");
+    assert!(early.contains("Address already in use"), "early log: {early:?}");
+    assert!(main.contains("Address already in use"), "error log: {main:?}");
+    assert!(stderr(&out).starts_with("peregrine: [emerg] "), "{}", stderr(&out));
+    drop(busy);
+}
