@@ -22,3 +22,4 @@ mod tune;
 mod compress_nginx;
 mod log_formats;
 mod bench;
+mod metrics;

@@ -23,6 +23,7 @@ mod fxhash;
 mod head;
 mod http;
 mod locations;
+pub mod metrics;
 mod mcache;
 mod phases;
 mod range;
@@ -36,6 +37,8 @@ mod testdir;
 #[cfg(test)]
 mod tests;
 mod vars;
+mod compress_variant;
+mod static_variants;
 
 pub use http::{HttpCore, MAX_URI_CHANGES};
 pub use request::{Method, RequestView};

@@ -8,12 +8,40 @@
 //! Eviction is least-recently-used by a scan when an insert overflows
 //! `size`: inserts happen only on misses of files no larger than
 //! `max_file`, so the scan stays off the hit path.
+//!
+//! An entry also holds its compressed variants ([`Variant`], made by
+//! `compress_variant`): a file is compressed once per coding, level and
+//! `Vary`, and the variants live and die with the entry, so a changed file
+//! (new inode, size or mtime at revalidation) drops them with its body.
+//! Their bytes count against the same `size` budget.
 
 use std::os::unix::fs::MetadataExt;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use peregrine_compress::Coding;
+
 use crate::fxhash::FxHashMap;
+
+/// A compressed 200 of an entry's body, ready to send.
+#[derive(Debug, Clone)]
+pub(crate) struct Variant {
+    pub coding: Coding,
+    pub level: i32,
+    /// The head says `Vary: Accept-Encoding`.
+    pub vary: bool,
+    /// Head lines with `Transfer-Encoding: chunked` (HTTP/1.1 GET), and
+    /// where Connection goes in them.
+    pub head_chunked: Arc<[u8]>,
+    pub split_chunked: usize,
+    /// Head lines without it (HEAD, HTTP/1.0).
+    pub head_plain: Arc<[u8]>,
+    pub split_plain: usize,
+    /// The chunk-size line of the single chunk the body is sent as.
+    pub chunk_size: Arc<[u8]>,
+    /// The compressed body.
+    pub body: Arc<[u8]>,
+}
 
 /// A cached 200 response for one file under one location's settings.
 #[derive(Debug, Clone)]
@@ -28,6 +56,11 @@ pub(crate) struct MemEntry {
     pub mtime: i64,
     pub ino: u64,
     pub dev: u64,
+    pub variants: Vec<Variant>,
+    /// `body` is the file. `false`: an entry kept only for its compressed
+    /// variants (a file above `max_file`; `body` is empty, `size` is the
+    /// file's).
+    pub whole: bool,
     checked: SystemTime,
     used: SystemTime,
 }
@@ -53,9 +86,23 @@ impl MemEntry {
             mtime,
             ino,
             dev,
+            variants: Vec::new(),
+            whole: true,
             checked: now,
             used: now,
         }
+    }
+
+    /// The bytes this entry holds: the body and every variant's body.
+    fn bytes(&self) -> usize {
+        self.body.len() + self.variants.iter().map(|v| v.body.len()).sum::<usize>()
+    }
+
+    /// The variant for `coding` at `level` with or without `Vary`.
+    pub(crate) fn variant(&self, coding: Coding, level: i32, vary: bool) -> Option<&Variant> {
+        self.variants
+            .iter()
+            .find(|v| v.coding == coding && v.level == level && v.vary == vary)
     }
 }
 
@@ -65,6 +112,9 @@ pub(crate) struct MemCache {
     total: usize,
     /// `stat` calls made to revalidate (tests: a fresh hit makes none).
     pub(crate) syscalls: u64,
+    /// Bodies compressed into variants (tests: a cached variant is made
+    /// once).
+    pub(crate) compressions: u64,
 }
 
 impl MemCache {
@@ -104,32 +154,58 @@ impl MemCache {
         Some(e)
     }
 
+    /// An entry for `path` built for `conf_id` is held (not revalidated:
+    /// for after a [`MemCache::get`] that declined to answer).
+    pub(crate) fn holds(&self, path: &str, conf_id: usize) -> bool {
+        self.map.get(path).is_some_and(|e| e.conf_id == conf_id)
+    }
+
     fn remove(&mut self, path: &str) {
         if let Some(old) = self.map.remove(path) {
-            self.total -= old.body.len();
+            self.total -= old.bytes();
         }
     }
 
-    /// Inserts, evicting least recently used entries to stay within `limit`.
-    pub(crate) fn insert(&mut self, path: &str, entry: MemEntry, limit: usize) {
-        let len = entry.body.len();
-        self.remove(path);
-        if len > limit {
-            return;
-        }
+    /// Evicts least recently used entries other than `keep` until `len`
+    /// more bytes fit within `limit`; `false` when they cannot.
+    fn make_room(&mut self, len: usize, limit: usize, keep: &str) -> bool {
         while self.total + len > limit {
             let Some(oldest) = self
                 .map
                 .iter()
+                .filter(|(k, _)| &***k != keep)
                 .min_by_key(|(_, e)| e.used)
                 .map(|(k, _)| k.clone())
             else {
-                break;
+                return false;
             };
             self.remove(&oldest);
         }
+        true
+    }
+
+    /// Inserts, evicting least recently used entries to stay within `limit`.
+    pub(crate) fn insert(&mut self, path: &str, entry: MemEntry, limit: usize) {
+        let len = entry.bytes();
+        self.remove(path);
+        if len > limit || !self.make_room(len, limit, path) {
+            return;
+        }
         self.total += len;
         self.map.insert(path.into(), entry);
+    }
+
+    /// Adds a compressed variant to `path`'s entry (if it is still cached),
+    /// evicting other entries to stay within `limit`.
+    pub(crate) fn add_variant(&mut self, path: &str, variant: Variant, limit: usize) {
+        let len = variant.body.len();
+        if !self.map.contains_key(path) || !self.make_room(len, limit, path) {
+            return;
+        }
+        if let Some(e) = self.map.get_mut(path) {
+            e.variants.push(variant);
+            self.total += len;
+        }
     }
 
     #[cfg(test)]

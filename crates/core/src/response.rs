@@ -148,3 +148,51 @@ pub struct StubStatus {
 pub trait StatusSource {
     fn stub_status(&self) -> StubStatus;
 }
+
+/// Why a request failed, for the error log (nginx logs these from the
+/// static and index handlers). Built only when the engine asks for it
+/// (the error level is enabled) and only for 403/404/413 answers; rendered
+/// with `Display` in nginx's words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ErrorNote {
+    /// `open() "PATH" failed (ERRNO: TEXT)` (`ngx_http_static_handler`).
+    Open { path: String, errno: i32 },
+    /// `"DIR/INDEX" is not found (ERRNO: TEXT)` (`ngx_http_index_error`:
+    /// the directory of an index lookup does not exist).
+    IndexNotFound { path: String, errno: i32 },
+    /// `directory index of "DIR/" is forbidden`
+    /// (`ngx_http_core_content_phase`: no index file, no autoindex).
+    IndexForbidden { dir: String },
+    /// `client intended to send too large body: N bytes`
+    /// (`ngx_http_core_find_config_handler`, over `client_max_body_size`).
+    TooLargeBody { length: u64 },
+}
+
+/// nginx's `(ERRNO: strerror)`.
+fn os_error(f: &mut std::fmt::Formatter<'_>, errno: i32) -> std::fmt::Result {
+    let full = std::io::Error::from_raw_os_error(errno).to_string();
+    // std renders "Description (os error N)".
+    let desc = full.split(" (os error").next().unwrap_or(&full);
+    write!(f, "({errno}: {desc})")
+}
+
+impl std::fmt::Display for ErrorNote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ErrorNote::Open { path, errno } => {
+                write!(f, "open() \"{path}\" failed ")?;
+                os_error(f, *errno)
+            }
+            ErrorNote::IndexNotFound { path, errno } => {
+                write!(f, "\"{path}\" is not found ")?;
+                os_error(f, *errno)
+            }
+            ErrorNote::IndexForbidden { dir } => {
+                write!(f, "directory index of \"{dir}\" is forbidden")
+            }
+            ErrorNote::TooLargeBody { length } => {
+                write!(f, "client intended to send too large body: {length} bytes")
+            }
+        }
+    }
+}

@@ -8,7 +8,8 @@ use std::sync::Arc;
 use peregrine_conf::model::{ErrorPageConf, LocConf};
 
 use crate::head::{HeadSpec, charset_for};
-use crate::response::{Body, HeadLines, Response};
+use crate::http::HttpCore;
+use crate::response::{Body, ConnInfo, ErrorNote, HeadLines, Response};
 
 /// nginx's `ngx_http_msie_padding`: appended to 4xx/5xx pages for MSIE and
 /// Chrome so that they show the page instead of their own.
@@ -116,6 +117,83 @@ pub(crate) fn builtin(sp: &Special, ctx: &PageCtx<'_>) -> Response {
     }
 }
 
+impl HttpCore {
+    /// [`HttpCore::handle`], plus what nginx's static and index handlers
+    /// (403, 404) or its body-size check (413) would have written to the
+    /// error log, when `explain` (the engine passes whether the `error`
+    /// level is enabled).
+    ///
+    /// The handlers leave the last path they looked up in `path_buf`; for a
+    /// 403/404 that path is looked at again to learn the `errno` (one more
+    /// system call, on error responses only). A `return 404` or
+    /// `try_files ... =404` maps no path (or is in a `try_files` location)
+    /// and logs nothing, as in nginx.
+    pub fn handle_explained(
+        &mut self,
+        conn: &ConnInfo,
+        req: &peregrine_codec::Request,
+        now: std::time::SystemTime,
+        explain: bool,
+    ) -> (Response, Option<ErrorNote>) {
+        self.path_buf.clear();
+        let resp = self.handle(conn, req, now);
+        let note = match resp.status {
+            _ if !explain => None,
+            403 | 404 => explain_failure(&self.path_buf, &resp),
+            413 => too_large(req, &resp),
+            _ => None,
+        };
+        (resp, note)
+    }
+}
+
+/// The note for a 413 of a body over `client_max_body_size` (not for a
+/// `return 413`, which nginx does not log).
+fn too_large(req: &peregrine_codec::Request, resp: &Response) -> Option<ErrorNote> {
+    let limit = resp.conf.as_ref()?.client_max_body_size;
+    match req.body_kind() {
+        peregrine_codec::BodyKind::Length(length) if limit > 0 && length > limit => {
+            Some(ErrorNote::TooLargeBody { length })
+        }
+        _ => None,
+    }
+}
+
+/// The note for a 403/404 whose handler looked up `path` last.
+fn explain_failure(path: &str, resp: &Response) -> Option<ErrorNote> {
+    let conf = resp.conf.as_ref()?;
+    if path.is_empty() || !conf.try_files.is_empty() {
+        return None;
+    }
+    let errno = |e: std::io::Error| e.raw_os_error().unwrap_or(libc::EIO);
+    if path.ends_with('/') {
+        // The index handler tested the directory itself last: it is missing
+        // (404), or it exists and holds none of the index files (403).
+        return match std::fs::metadata(path) {
+            Err(e) => Some(ErrorNote::IndexNotFound {
+                path: format!("{path}{}", conf.index.first()?),
+                errno: errno(e),
+            }),
+            Ok(_) if resp.status == 403 => Some(ErrorNote::IndexForbidden {
+                dir: path.to_string(),
+            }),
+            Ok(_) => None,
+        };
+    }
+    let err = std::fs::File::open(path).err().map(errno)?;
+    let (dir, file) = path.rsplit_once('/')?;
+    if resp.status == 403 && err == libc::ENOENT && conf.index.iter().any(|i| i == file) {
+        // Every index file was missing in an existing directory.
+        return Some(ErrorNote::IndexForbidden {
+            dir: format!("{dir}/"),
+        });
+    }
+    Some(ErrorNote::Open {
+        path: path.to_string(),
+        errno: err,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -134,6 +212,116 @@ mod tests {
         assert!(!wants_padding(Some("Opera/9.80 (MSIE 6.0)")));
         assert!(!wants_padding(Some("curl/8.0")));
         assert!(!wants_padding(None));
+    }
+
+    /// Runs `GET uri` through a real core over `root` and returns the
+    /// status and the error-log note.
+    fn explained(conf: LocConf, uri: &str) -> (u16, Option<String>) {
+        let raw = format!("GET {uri} HTTP/1.1\r\nHost: localhost\r\n\r\n");
+        explained_raw(conf, &raw, true)
+    }
+
+    fn explained_raw(conf: LocConf, raw: &str, explain: bool) -> (u16, Option<String>) {
+        let server = crate::fixtures::server_with(
+            &[("127.0.0.1:8080", false)],
+            &["localhost"],
+            vec![],
+            conf,
+        );
+        let mut core = HttpCore::new(Arc::new(crate::fixtures::config(vec![server])));
+        let mut req = peregrine_codec::Request::new();
+        peregrine_codec::parse_request(
+            raw.as_bytes(),
+            &peregrine_codec::Limits::default(),
+            &mut req,
+        )
+        .expect("valid request");
+        let conn = ConnInfo {
+            local: "127.0.0.1:8080".parse().expect("addr"),
+            peer: "127.0.0.1:40000".parse().expect("addr"),
+            id: 1,
+            requests: 1,
+        };
+        let (resp, note) =
+            core.handle_explained(&conn, &req, std::time::SystemTime::now(), explain);
+        (resp.status, note.map(|n| n.to_string()))
+    }
+
+    #[test]
+    fn error_notes_like_nginx() {
+        let d = crate::testdir::TestDir::new("notes");
+        d.file("html/a.txt", b"a");
+        d.dir("html/dir");
+        let root = d.path("html");
+        let conf = || crate::fixtures::loc_conf(&root);
+        assert_eq!(explained(conf(), "/a.txt"), (200, None));
+        assert_eq!(
+            explained(conf(), "/missing"),
+            (
+                404,
+                Some(format!(
+                    "open() \"{root}/missing\" failed (2: No such file or directory)"
+                ))
+            )
+        );
+        assert_eq!(
+            explained(conf(), "/a.txt/x"),
+            (
+                404,
+                Some(format!(
+                    "open() \"{root}/a.txt/x\" failed (20: Not a directory)"
+                ))
+            )
+        );
+        assert_eq!(
+            explained(conf(), "/dir/"),
+            (
+                403,
+                Some(format!("directory index of \"{root}/dir/\" is forbidden"))
+            )
+        );
+        assert_eq!(
+            explained(conf(), "/nodir/"),
+            (
+                404,
+                Some(format!(
+                    "\"{root}/nodir/index.html\" is not found (2: No such file or directory)"
+                ))
+            )
+        );
+        // `return 404` and `try_files ... =404` log nothing (nginx neither).
+        let mut ret = conf();
+        ret.return_ = Some(peregrine_conf::model::ReturnConf {
+            code: 404,
+            text: None,
+        });
+        assert_eq!(explained(ret, "/missing"), (404, None));
+        let mut tf = conf();
+        tf.try_files = vec!["$uri".into(), "=404".into()];
+        assert_eq!(explained(tf, "/missing"), (404, None));
+        let mut small = conf();
+        small.client_max_body_size = 10;
+        let post = |len: u64| {
+            format!("POST /a.txt HTTP/1.1\r\nHost: localhost\r\nContent-Length: {len}\r\n\r\n")
+        };
+        assert_eq!(
+            explained_raw(small.clone(), &post(2000), true),
+            (
+                413,
+                Some("client intended to send too large body: 2000 bytes".into())
+            )
+        );
+        assert_eq!(explained_raw(small.clone(), &post(10), true).1, None);
+        let mut ret413 = conf();
+        ret413.return_ = Some(peregrine_conf::model::ReturnConf {
+            code: 413,
+            text: None,
+        });
+        assert_eq!(explained(ret413, "/a.txt"), (413, None));
+        // Nothing is looked at when the error level is off.
+        assert_eq!(explained_raw(small, &post(2000), false), (413, None));
+        let quiet = explained_raw(conf(), "GET /missing HTTP/1.1\r\nHost: x\r\n\r\n", false);
+        assert_eq!(quiet, (404, None));
     }
 
     #[test]

@@ -4,6 +4,9 @@
 use std::os::unix::fs::FileExt;
 use std::sync::Arc;
 
+use peregrine_compress::{RangeHandling, range_handling};
+
+use crate::compress_variant::{self, Precheck};
 use crate::conditional::{Conditions, Verdict};
 use crate::fcache::FileInfo;
 use crate::head::{HeadSpec, content_type, etag_value};
@@ -14,6 +17,7 @@ use crate::range::{self, Ranges};
 use crate::request::Method;
 use crate::response::{Body, HeadLines, Response};
 use crate::special::Special;
+use crate::static_variants::Precompressed;
 
 /// nginx's `NGX_ATOMIC_T_LEN` on 64-bit: the boundary is zero-padded to it.
 const BOUNDARY_WIDTH: usize = 20;
@@ -25,14 +29,18 @@ impl HttpCore {
         }
         map_uri(&mut self.path_buf, ctx, &ctx.uri);
 
+        let pre = match self.precompressed(ctx) {
+            Precompressed::Served(step) => return step,
+            Precompressed::NotServed(pre) => pre,
+        };
         let conds = conditions(ctx);
-        let plain = ctx.method != Method::Post
-            && ctx.err_status.is_none()
-            && conds.is_empty()
-            && ctx.req.header("Range").is_none();
+        // A `Range` does not keep a request off the memory cache: with
+        // compression applying it is ignored (see compress_variant), and
+        // otherwise `memory_hit` declines and the range is answered below.
+        let plain = ctx.method != Method::Post && ctx.err_status.is_none() && conds.is_empty();
         if plain
             && ctx.conf.memory_cache.is_some()
-            && let Some(r) = self.memory_hit(ctx)
+            && let Some(r) = self.memory_hit(ctx, pre)
         {
             return Step::Done(r);
         }
@@ -70,17 +78,59 @@ impl HttpCore {
                 Err(e) => return Step::Special(Special::status(open_error_status(e))),
             },
         };
-        if plain && let Some(r) = self.memory_insert(ctx, &info) {
+        if plain && let Some(r) = self.memory_insert(ctx, &info, pre) {
             return Step::Done(r);
         }
-        self.respond_file(ctx, &info, &conds)
+        if plain && let Some(r) = self.variant_insert(ctx, &info, pre) {
+            return Step::Done(r);
+        }
+        self.respond_file(ctx, &info, &conds, pre)
     }
 
-    fn memory_hit(&mut self, ctx: &Ctx<'_>) -> Option<Response> {
+    /// Answers from the memory cache: the file itself, or its compressed
+    /// variant (made on the first request that needs it, then kept with
+    /// the entry). `None` sends the request the long way: not cached, or a
+    /// `Range` to answer uncompressed.
+    fn memory_hit(&mut self, ctx: &Ctx<'_>, pre: Precheck) -> Option<Response> {
         let conf_id = Arc::as_ptr(&ctx.conf) as usize;
         let valid = ctx.conf.open_file_cache_valid;
         let e = self.mcache.get(&self.path_buf, conf_id, valid, ctx.now)?;
-        Some(Response {
+        let d = compress_variant::any_on(ctx).then(|| {
+            let ty = content_type(&ctx.conf, &ctx.uri).0;
+            compress_variant::file_decision(ctx, 200, ty, e.size, pre)
+        });
+        // Nothing for the engine's filter to do (no coding, no `Vary`): it
+        // would take the same decision again, so spare it.
+        let filter = d.is_some_and(|d| d.coding.is_some() || d.vary);
+        let coding = d.and_then(|d| {
+            d.coding
+                .map(|c| (c, compress_variant::level(ctx, c), d.vary || pre.vary))
+        });
+        if let Some((coding, level, vary)) = coding {
+            if let Some(v) = e.variant(coding, level, vary) {
+                return Some(compress_variant::variant_response(ctx, v));
+            }
+            if !e.whole {
+                // `variant_insert` makes it from the file.
+                return None;
+            }
+            let made =
+                compress_variant::make_variant(&e.head, e.split, &e.body, coding, level, vary);
+            if let Some(v) = made {
+                self.mcache.compressions += 1;
+                let r = compress_variant::variant_response(ctx, &v);
+                if let Some(mc) = ctx.conf.memory_cache {
+                    self.mcache.add_variant(&self.path_buf, v, mc.size);
+                }
+                return Some(r);
+            }
+            // The level is out of the codec's range: the engine's filter
+            // fails the same way and sends the file as is.
+        }
+        if !e.whole || ctx.req.header("Range").is_some() {
+            return None;
+        }
+        let r = Response {
             status: 200,
             head: HeadLines::Shared(e.head.clone()),
             head_split: e.split,
@@ -94,16 +144,23 @@ impl HttpCore {
             header_only: ctx.header_only(),
             conf: Some(ctx.conf.clone()),
             server: None,
-            compressible: true,
-        })
+            compressible: filter,
+        };
+        Some(if pre.vary { add_vary(r) } else { r })
     }
 
     /// Reads a small file into the memory cache and answers from it.
-    fn memory_insert(&mut self, ctx: &Ctx<'_>, info: &FileInfo) -> Option<Response> {
+    fn memory_insert(&mut self, ctx: &Ctx<'_>, info: &FileInfo, pre: Precheck) -> Option<Response> {
         let mc = ctx.conf.memory_cache?;
         let file = info.file.as_ref()?;
         let size = usize::try_from(info.size).ok()?;
-        if size > mc.max_file {
+        // Held but declined (a Range answered uncompressed): reading the
+        // file again would only drop the entry's compressed variants.
+        if size > mc.max_file
+            || self
+                .mcache
+                .holds(&self.path_buf, Arc::as_ptr(&ctx.conf) as usize)
+        {
             return None;
         }
         let mut body = vec![0u8; size];
@@ -120,16 +177,22 @@ impl HttpCore {
             ctx.now,
         );
         self.mcache.insert(&self.path_buf, entry, mc.size);
-        self.memory_hit(ctx)
+        self.memory_hit(ctx, pre)
     }
 
     /// Content-Type, Content-Length, Last-Modified, ETag, Accept-Ranges of a
     /// whole file (Last-Modified and Accept-Ranges only for 200, as nginx's
     /// header and range filters).
-    fn full_head(&self, ctx: &Ctx<'_>, info: &FileInfo, status: u16) -> crate::head::Head {
+    pub(crate) fn full_head(
+        &self,
+        ctx: &Ctx<'_>,
+        info: &FileInfo,
+        status: u16,
+    ) -> crate::head::Head {
         let (ty, cs) = content_type(&ctx.conf, &ctx.uri);
         HeadSpec {
-            content_type: Some(ty),
+            // `default_type ""`: nginx sends no Content-Type at all.
+            content_type: (!ty.is_empty()).then_some(ty),
             charset: cs,
             content_length: Some(info.size),
             last_modified: (status == 200).then_some(info.mtime),
@@ -140,16 +203,33 @@ impl HttpCore {
         .write()
     }
 
-    fn respond_file(&mut self, ctx: &Ctx<'_>, info: &FileInfo, conds: &Conditions<'_>) -> Step {
+    fn respond_file(
+        &mut self,
+        ctx: &Ctx<'_>,
+        info: &FileInfo,
+        conds: &Conditions<'_>,
+        pre: Precheck,
+    ) -> Step {
         let status = ctx.status(200);
+        // nginx's gzip header filter runs before the range filter and turns
+        // ranges off when it compresses (RangeHandling::Ignore).
+        let ty = content_type(&ctx.conf, &ctx.uri).0;
+        let decision = compress_variant::file_decision(ctx, status, ty, info.size, pre);
+        // The filter found the 200 eligible before the range filter made it
+        // a 206: nginx's header filter still writes `Vary` (verified with
+        // nginx 1.22.1, single and multipart ranges).
+        let range_vary = decision.vary || pre.vary;
         if status == 200 {
             let etag = etag_value(info.mtime, info.size);
             match conds.evaluate(&etag, info.mtime) {
                 Verdict::Send => {}
                 Verdict::PreconditionFailed => return Step::Special(Special::status(412)),
-                Verdict::NotModified => return Step::Done(self.not_modified(ctx, info)),
+                Verdict::NotModified => {
+                    return Step::Done(vary_if(self.not_modified(ctx, info), pre.vary));
+                }
             }
-            if let Some(value) = ctx.req.header("Range") {
+            let ranges = range_handling(decision.coding) == RangeHandling::Normal;
+            if let Some(value) = ctx.req.header("Range").filter(|_| ranges) {
                 let applies = ctx
                     .req
                     .header("If-Range")
@@ -165,19 +245,22 @@ impl HttpCore {
                             });
                         }
                         Ranges::Satisfiable(r) if r.len() == 1 => {
-                            return Step::Done(self.single_range(ctx, info, r[0]));
+                            let r = self.single_range(ctx, info, r[0]);
+                            return Step::Done(vary_if(r, range_vary));
                         }
-                        Ranges::Satisfiable(r) => return Step::Done(self.multipart(ctx, info, &r)),
+                        Ranges::Satisfiable(r) => {
+                            let r = self.multipart(ctx, info, &r);
+                            return Step::Done(vary_if(r, range_vary));
+                        }
                     }
                 }
             }
         }
-        // CONTENT FILTER HOOK: a whole-file 200 is marked `compressible`;
-        // the engine runs the compression filters (gzip/brotli/zstd, from
-        // peregrine-compress) on it after core, where nginx's gzip filter
-        // sits in the header and body filter chains. `gzip_static` (serving
-        // a precompressed `.gz` sibling) would be decided here, before
-        // opening the file: not implemented yet.
+        // A whole-file response is marked `compressible`: the engine runs
+        // the compression filters on it (streaming, bounded memory), where
+        // nginx's gzip filter sits. Small files were answered from the
+        // memory cache, compressed variants included, before this point;
+        // `gzip_static` ran before the file was opened (static_variants).
         let head = self.full_head(ctx, info, status);
         let body = match (&info.file, ctx.header_only()) {
             (Some(f), false) if info.size > 0 => Body::File {
@@ -187,10 +270,13 @@ impl HttpCore {
             },
             _ => Body::Empty,
         };
-        Step::Done(self.file_response(ctx, status, head, body, info.size, true))
+        let r = self.file_response(ctx, status, head, body, info.size, true);
+        // The engine's filter adds `Vary` when it finds the file eligible;
+        // a precompressed sibling's `Vary` is core's to add.
+        Step::Done(vary_if(r, pre.vary))
     }
 
-    fn file_response(
+    pub(crate) fn file_response(
         &self,
         ctx: &Ctx<'_>,
         status: u16,
@@ -214,7 +300,7 @@ impl HttpCore {
     }
 
     /// 304: Last-Modified and ETag only (nginx clears the type and length).
-    fn not_modified(&self, ctx: &Ctx<'_>, info: &FileInfo) -> Response {
+    pub(crate) fn not_modified(&self, ctx: &Ctx<'_>, info: &FileInfo) -> Response {
         let head = HeadSpec {
             last_modified: Some(info.mtime),
             etag: Some((info.mtime, info.size)),
@@ -239,7 +325,7 @@ impl HttpCore {
         let (ty, cs) = content_type(&ctx.conf, &ctx.uri);
         let cr = format!("bytes {}-{}/{}", start, end - 1, info.size);
         let head = HeadSpec {
-            content_type: Some(ty),
+            content_type: (!ty.is_empty()).then_some(ty),
             charset: cs,
             content_length: Some(end - start),
             last_modified: Some(info.mtime),
@@ -323,7 +409,20 @@ fn escape_uri(out: &mut String, uri: &str) {
     }
 }
 
-fn conditions<'a>(ctx: &Ctx<'a>) -> Conditions<'a> {
+/// `r` with `Vary: Accept-Encoding` when `vary`.
+fn vary_if(r: Response, vary: bool) -> Response {
+    if vary { add_vary(r) } else { r }
+}
+
+/// `r` with `Vary: Accept-Encoding`.
+fn add_vary(mut r: Response) -> Response {
+    let (lines, split) = compress_variant::with_vary(r.head.as_bytes(), r.head_split);
+    r.head = HeadLines::Owned(lines);
+    r.head_split = split;
+    r
+}
+
+pub(crate) fn conditions<'a>(ctx: &Ctx<'a>) -> Conditions<'a> {
     let h = |n| ctx.req.header(n);
     Conditions {
         if_unmodified_since: h("If-Unmodified-Since"),

@@ -115,7 +115,14 @@ fn rewrite_head(
     }
     let mut out = early;
     let new_split = out.len();
-    if vary {
+    // Core already added it when a precompressed sibling made the response
+    // vary (gzip_static on); nginx writes `Vary` once (`r->gzip_vary`).
+    let has_vary = head[split..].split_inclusive(|&b| b == b'\n').any(|line| {
+        line_name(line).eq_ignore_ascii_case(b"vary")
+            && head_value(line, "vary")
+                .is_some_and(|v| v.eq_ignore_ascii_case(VARY_ACCEPT_ENCODING))
+    });
+    if vary && !has_vary {
         out.extend_from_slice(format!("Vary: {VARY_ACCEPT_ENCODING}\r\n").as_bytes());
     }
     for line in head[split..].split_inclusive(|&b| b == b'\n') {
@@ -204,6 +211,16 @@ mod tests {
         resp.compressible = true;
         assert!(apply(&req, &mut resp, SystemTime::now()).is_none());
         assert_eq!(resp.head.as_bytes(), head.as_bytes());
+    }
+
+    #[test]
+    fn vary_is_not_repeated() {
+        let head = "Content-Type: text/html\r\nContent-Length: 100\r\nVary: Accept-Encoding\r\n";
+        let mut resp = response(head, 46);
+        let req = request("GET / HTTP/1.1\r\nHost: x\r\nAccept-Encoding: gzip\r\n\r\n");
+        assert!(apply(&req, &mut resp, SystemTime::now()).is_some());
+        let text = String::from_utf8(resp.head.as_bytes().to_vec()).unwrap();
+        assert_eq!(text.matches("Vary").count(), 1, "{text}");
     }
 
     #[test]

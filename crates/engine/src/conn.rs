@@ -119,6 +119,13 @@ pub struct Conn {
     pub gauge: Gauge,
     pub corked: bool,
     pub nodelay: bool,
+    /// Registered for writability too. A connection starts registered for
+    /// reading only: with edge-triggered epoll a write interest makes every
+    /// ACK that frees send-buffer space queue an event (and a loop turn),
+    /// while a response that fits the socket buffer — nearly all of them —
+    /// never needs one. The interest is added the first time a write
+    /// blocks (see [`Conn::needs_write_interest`]) and then kept.
+    pub write_interest: bool,
     /// When the current request's first byte was read.
     pub req_start: SystemTime,
     /// The current request was buffered behind the previous one.
@@ -140,6 +147,7 @@ impl Conn {
             gauge: Gauge::None,
             corked: false,
             nodelay: false,
+            write_interest: false,
             req_start: now,
             pipelined: false,
         }
@@ -148,6 +156,12 @@ impl Conn {
     pub fn set_gauge(&mut self, g: Gauge, cx: &Ctx) {
         cx.stats.shift(self.gauge, g);
         self.gauge = g;
+    }
+
+    /// A write blocked and epoll does not yet report writability for this
+    /// connection: the worker must add the interest before waiting.
+    pub fn needs_write_interest(&self) -> bool {
+        !self.writable && !self.write_interest
     }
 
     pub fn buffered(&self) -> usize {

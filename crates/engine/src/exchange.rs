@@ -9,10 +9,11 @@ use std::time::Duration;
 use peregrine_codec::{BodyDecoder, BodyKind, HttpError, Request};
 use peregrine_conf::model::{LocConf, LogLevel, ServerName};
 use peregrine_core::Response;
+use peregrine_core::response::ErrorNote;
 
 use crate::AccessEntry;
 use crate::conn::{Close, Conn, LINGERING_TIME, Phase, Step};
-use crate::stats::Gauge;
+use crate::stats::{Finished, Gauge};
 use crate::worker::Ctx;
 use crate::write::{ConnHeader, Output, Progress, WriteError, serialize_head};
 
@@ -55,6 +56,25 @@ pub fn server_name_text(n: &ServerName) -> String {
     }
 }
 
+/// The answer of a `metrics on` location: its content handler is the
+/// scrape (core ran the phases to find the location; what they produced
+/// is dropped, keeping the server block for the logs).
+fn scrape(req: &Request, mut resp: Response, cx: &mut Ctx) -> Response {
+    let Some(conf) = resp.conf.clone() else {
+        return resp;
+    };
+    let method = match req.method() {
+        peregrine_codec::Method::Get => peregrine_core::Method::Get,
+        peregrine_codec::Method::Head => peregrine_core::Method::Head,
+        _ => peregrine_core::Method::Other,
+    };
+    let snap = cx.stats.metrics();
+    let server = resp.server.take();
+    let mut out = cx.core.metrics_response(&conf, method, &snap);
+    out.server = server;
+    out
+}
+
 /// How a queued response goes out and what follows it.
 struct Plan {
     /// `Connection: keep-alive` in the head.
@@ -81,7 +101,7 @@ impl Conn {
     pub fn start_exchange(&mut self, req: Box<Request>, cx: &mut Ctx) -> Step {
         self.set_gauge(Gauge::Writing, cx);
         cx.timers.disarm(self.key);
-        let mut resp = self.answer(&req, cx);
+        let (mut resp, note) = self.answer(&req, cx);
         if resp.status == 444 {
             // nginx's `return 444`: close without sending anything.
             self.ex = Some(Box::new(Exchange {
@@ -118,14 +138,21 @@ impl Conn {
             body: pending.then(|| BodyDecoder::new(kind)),
             comp,
         };
-        self.queue(Some(req), resp, plan, cx)
+        let step = self.queue(Some(req), resp, plan, cx);
+        if let Some(note) = note {
+            // Logged once the exchange exists, for `request:` and `host:`.
+            self.log(cx, LogLevel::Error, &note.to_string(), "");
+        }
+        step
     }
 
-    /// Core's response, or 500 if it panicked, or 413 when the announced
-    /// body is over `client_max_body_size`.
-    fn answer(&mut self, req: &Request, cx: &mut Ctx) -> Response {
-        let mut resp = match catch_unwind(AssertUnwindSafe(|| {
-            cx.core.handle(&self.info, req, cx.wall)
+    /// Core's response (with what to write to the error log about it), or
+    /// 500 if it panicked, or 413 when the announced body is over
+    /// `client_max_body_size`, or the scrape of a `metrics on` location.
+    fn answer(&mut self, req: &Request, cx: &mut Ctx) -> (Response, Option<ErrorNote>) {
+        let explain = LogLevel::Error >= cx.log_level;
+        let (mut resp, mut note) = match catch_unwind(AssertUnwindSafe(|| {
+            cx.core.handle_explained(&self.info, req, cx.wall, explain)
         })) {
             Ok(r) => r,
             Err(p) => {
@@ -141,9 +168,13 @@ impl Conn {
                 );
                 let mut r = cx.core.error_response(500);
                 r.keepalive = false;
-                r
+                (r, None)
             }
         };
+        if resp.conf.as_ref().is_some_and(|c| c.metrics) && resp.status != 444 {
+            resp = scrape(req, resp, cx);
+            note = None;
+        }
         let kind = req.body_kind();
         // nginx checks client_max_body_size once the location is known
         // (ngx_http_core_find_config_handler) and answers 413 with close.
@@ -156,10 +187,11 @@ impl Conn {
             let server = resp.server.clone();
             resp = cx.core.error_response(413);
             resp.keepalive = false;
+            note = explain.then_some(ErrorNote::TooLargeBody { length: n });
             resp.conf = resp.conf.or(conf);
             resp.server = resp.server.or(server);
         }
-        resp
+        (resp, note)
     }
 
     /// The head could not be parsed: nginx's error page, then close.
@@ -403,11 +435,23 @@ impl Conn {
         }
     }
 
+    /// Counts the finished request for the metrics, then access-logs it.
     fn log_access(&mut self, cx: &mut Ctx) {
+        let Some(ex) = self.ex.as_ref() else { return };
+        cx.stats.finished(&Finished {
+            server: ex
+                .resp
+                .server
+                .as_ref()
+                .and_then(|s| cx.core.server_index(s)),
+            status: ex.resp.status,
+            bytes_in: ex.request_length,
+            bytes_out: ex.out.head_bytes + ex.out.body_bytes,
+            duration: self.req_start.elapsed().unwrap_or_default(),
+        });
         let Some(log) = cx.access.as_mut() else {
             return;
         };
-        let Some(ex) = self.ex.as_ref() else { return };
         let entry = AccessEntry {
             conn: &self.info,
             request: ex.req.as_deref(),

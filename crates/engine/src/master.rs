@@ -365,11 +365,18 @@ impl Master {
 
     fn reload(&mut self, opts: &RunOptions) {
         (self.errlog)(LogLevel::Notice, "reconfiguring");
+        let ok = self.try_reload(opts);
+        self.registry.reloaded(ok);
+    }
+
+    /// Loads the new configuration and starts its workers; `false` when the
+    /// old configuration stays in service (for `peregrine_reloads_total`).
+    fn try_reload(&mut self, opts: &RunOptions) -> bool {
         let conf = match (opts.reload)() {
             Ok(c) => c,
             Err(msg) => {
                 (self.errlog)(LogLevel::Emerg, &msg);
-                return;
+                return false;
             }
         };
         if let Err(e) = self
@@ -377,14 +384,20 @@ impl Master {
             .reconcile(&wanted(&conf), worker_count(&conf))
         {
             (self.errlog)(LogLevel::Emerg, &e.to_string());
-            return;
+            return false;
         }
         let old = self.generation;
         self.conf = conf;
         self.delayed.clear();
         match self.start_generation() {
-            Ok(()) => self.tell(Some(old), DRAIN),
-            Err(e) => (self.errlog)(LogLevel::Alert, &e.to_string()),
+            Ok(()) => {
+                self.tell(Some(old), DRAIN);
+                true
+            }
+            Err(e) => {
+                (self.errlog)(LogLevel::Alert, &e.to_string());
+                false
+            }
         }
     }
 

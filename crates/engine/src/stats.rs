@@ -6,16 +6,28 @@
 //! bouncing between cores); a stub_status request sums all blocks. Blocks
 //! outlive their worker so `accepts`/`handled`/`requests` stay cumulative
 //! across restarts and reloads, as nginx's shared counters do.
+//!
+//! The same blocks carry the Prometheus counters of `metrics on;`
+//! (requests by server block and status class, bytes, the duration
+//! histogram): fixed-size arrays, so counting a request is a handful of
+//! plain stores with no allocation and no lock.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex, RwLock, Weak};
+use std::time::Duration;
 
+use peregrine_core::metrics::{
+    DURATION_SLOTS, MAX_SERVER_SLOTS, MetricsSnapshot, STATUS_CLASSES, duration_slot, status_class,
+};
 use peregrine_core::{StatusSource, StubStatus};
+
+/// Server slots: [`MAX_SERVER_SLOTS`] blocks plus the shared "other" slot.
+const SERVER_SLOTS: usize = MAX_SERVER_SLOTS + 1;
 
 /// One worker's counters. Aligned to 128 bytes: adjacent-line prefetch
 /// pairs 64-byte lines on x86, so two workers never share a pair.
 #[repr(align(128))]
-#[derive(Default, Debug)]
+#[derive(Debug)]
 pub struct Counters {
     active: AtomicU64,
     accepts: AtomicU64,
@@ -24,6 +36,33 @@ pub struct Counters {
     reading: AtomicU64,
     writing: AtomicU64,
     waiting: AtomicU64,
+    /// Finished requests by server slot and status class.
+    by_status: [[AtomicU64; STATUS_CLASSES]; SERVER_SLOTS],
+    bytes_in: AtomicU64,
+    bytes_out: AtomicU64,
+    /// Non-cumulative histogram slots and the sum in microseconds.
+    duration: [AtomicU64; DURATION_SLOTS],
+    duration_sum_us: AtomicU64,
+    /// The registry this block belongs to, for the scrape (a worker only
+    /// holds its own block): weak, as the registry owns the blocks.
+    registry: Weak<Registry>,
+}
+
+impl Default for Counters {
+    fn default() -> Self {
+        Counters::new(Weak::new())
+    }
+}
+
+/// One finished request, as the metrics count it.
+#[derive(Debug, Clone, Copy)]
+pub struct Finished {
+    /// The server block's index in the worker's configuration.
+    pub server: Option<usize>,
+    pub status: u16,
+    pub bytes_in: u64,
+    pub bytes_out: u64,
+    pub duration: Duration,
 }
 
 /// The gauges a connection moves between (nginx's Reading/Writing/Waiting).
@@ -36,6 +75,12 @@ pub enum Gauge {
     None,
 }
 
+/// [`add`] of an unsigned amount.
+fn add_u(c: &AtomicU64, delta: u64) {
+    let v = c.load(Ordering::Relaxed);
+    c.store(v.wrapping_add(delta), Ordering::Relaxed);
+}
+
 /// Single-writer add: only the owning worker writes, so no read-modify-write
 /// instruction is needed; readers may see a value a moment old.
 fn add(c: &AtomicU64, delta: i64) {
@@ -44,6 +89,54 @@ fn add(c: &AtomicU64, delta: i64) {
 }
 
 impl Counters {
+    fn new(registry: Weak<Registry>) -> Self {
+        let zero = AtomicU64::default;
+        Counters {
+            active: zero(),
+            accepts: zero(),
+            handled: zero(),
+            requests: zero(),
+            reading: zero(),
+            writing: zero(),
+            waiting: zero(),
+            by_status: std::array::from_fn(|_| std::array::from_fn(|_| zero())),
+            bytes_in: zero(),
+            bytes_out: zero(),
+            duration: std::array::from_fn(|_| zero()),
+            duration_sum_us: zero(),
+            registry,
+        }
+    }
+
+    /// Counts a finished request for the metrics.
+    pub fn finished(&self, f: &Finished) {
+        let slot = f
+            .server
+            .map_or(MAX_SERVER_SLOTS, |i| i.min(MAX_SERVER_SLOTS));
+        if let Some(c) = self
+            .by_status
+            .get(slot)
+            .and_then(|row| row.get(status_class(f.status)))
+        {
+            add(c, 1);
+        }
+        add_u(&self.bytes_in, f.bytes_in);
+        add_u(&self.bytes_out, f.bytes_out);
+        let us = u64::try_from(f.duration.as_micros()).unwrap_or(u64::MAX);
+        if let Some(c) = self.duration.get(duration_slot(us)) {
+            add(c, 1);
+        }
+        add_u(&self.duration_sum_us, us);
+    }
+
+    /// The scrape: every worker's blocks summed, with the master's numbers.
+    pub fn metrics(&self) -> MetricsSnapshot {
+        self.registry
+            .upgrade()
+            .map(|r| r.metrics())
+            .unwrap_or_default()
+    }
+
     fn gauge(&self, g: Gauge) -> Option<&AtomicU64> {
         match g {
             Gauge::Reading => Some(&self.reading),
@@ -106,11 +199,15 @@ impl Counters {
     }
 }
 
-/// All workers' counter blocks, ever.
+/// All workers' counter blocks, ever, and the master's numbers.
 #[derive(Default, Debug)]
 pub struct Registry {
     slots: RwLock<Vec<Arc<Counters>>>,
     free: Mutex<Vec<usize>>,
+    /// Blocks held by running workers.
+    live: AtomicU64,
+    reloads_ok: AtomicU64,
+    reloads_failed: AtomicU64,
 }
 
 /// A worker's claim on a block; give it back with [`Registry::release`].
@@ -120,7 +217,8 @@ pub struct Slot {
 }
 
 impl Registry {
-    pub fn acquire(&self) -> Slot {
+    pub fn acquire(self: &Arc<Self>) -> Slot {
+        self.live.fetch_add(1, Ordering::Relaxed);
         let reuse = self.free.lock().ok().and_then(|mut f| f.pop());
         let mut slots = self.slots.write().unwrap_or_else(|e| e.into_inner());
         if let Some(index) = reuse
@@ -131,7 +229,7 @@ impl Registry {
                 counters: c.clone(),
             };
         }
-        let counters = Arc::new(Counters::default());
+        let counters = Arc::new(Counters::new(Arc::downgrade(self)));
         slots.push(counters.clone());
         Slot {
             index: slots.len() - 1,
@@ -141,10 +239,55 @@ impl Registry {
 
     /// Called once the owning worker thread has ended.
     pub fn release(&self, slot: Slot) {
+        self.live.fetch_sub(1, Ordering::Relaxed);
         slot.counters.clear_gauges();
         if let Ok(mut f) = self.free.lock() {
             f.push(slot.index);
         }
+    }
+
+    /// Counts a reload (master thread only).
+    pub fn reloaded(&self, ok: bool) {
+        let c = if ok {
+            &self.reloads_ok
+        } else {
+            &self.reloads_failed
+        };
+        c.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Sums every block into a scrape.
+    pub fn metrics(&self) -> MetricsSnapshot {
+        let conns = self.sum();
+        let mut m = MetricsSnapshot {
+            requests: vec![[0; STATUS_CLASSES]; SERVER_SLOTS],
+            reading: conns.reading,
+            writing: conns.writing,
+            waiting: conns.waiting,
+            active: conns.active,
+            accepted: conns.accepts,
+            handled: conns.handled,
+            workers: self.live.load(Ordering::Relaxed),
+            reloads_ok: self.reloads_ok.load(Ordering::Relaxed),
+            reloads_failed: self.reloads_failed.load(Ordering::Relaxed),
+            ..MetricsSnapshot::default()
+        };
+        let slots = self.slots.read().unwrap_or_else(|e| e.into_inner());
+        let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        for c in slots.iter() {
+            for (row, src) in m.requests.iter_mut().zip(&c.by_status) {
+                for (n, s) in row.iter_mut().zip(src) {
+                    *n += get(s);
+                }
+            }
+            m.bytes_received += get(&c.bytes_in);
+            m.bytes_sent += get(&c.bytes_out);
+            for (n, s) in m.duration.iter_mut().zip(&c.duration) {
+                *n += get(s);
+            }
+            m.duration_sum_us += get(&c.duration_sum_us);
+        }
+        m
     }
 
     pub fn sum(&self) -> StubStatus {
@@ -179,7 +322,7 @@ mod tests {
 
     #[test]
     fn sums_workers_and_keeps_totals_after_release() {
-        let reg = Registry::default();
+        let reg = Arc::new(Registry::default());
         let a = reg.acquire();
         let b = reg.acquire();
         a.counters.accepted(true);
@@ -200,6 +343,48 @@ mod tests {
         b.counters.closed();
         c.counters.accepted(true);
         assert_eq!(reg.sum().active, 1);
+    }
+
+    #[test]
+    fn metrics_sum_workers_exactly() {
+        let reg = Arc::new(Registry::default());
+        let a = reg.acquire();
+        let b = reg.acquire();
+        let req = |server, status, ms| Finished {
+            server,
+            status,
+            bytes_in: 10,
+            bytes_out: 100,
+            duration: Duration::from_millis(ms),
+        };
+        a.counters.finished(&req(Some(0), 200, 0));
+        a.counters.finished(&req(Some(0), 404, 3));
+        b.counters.finished(&req(Some(1), 200, 20_000));
+        b.counters.finished(&req(Some(500), 503, 1));
+        b.counters.finished(&req(None, 200, 1));
+        reg.reloaded(true);
+        reg.reloaded(false);
+        reg.reloaded(true);
+        // Read through a worker's own block, as the scrape does.
+        let m = a.counters.metrics();
+        assert_eq!(m.requests[0], [0, 1, 0, 1, 0]);
+        assert_eq!(m.requests[1], [0, 1, 0, 0, 0]);
+        assert_eq!(m.requests[MAX_SERVER_SLOTS], [0, 1, 0, 0, 1]);
+        assert_eq!((m.bytes_received, m.bytes_sent), (50, 500));
+        assert_eq!(m.duration.iter().sum::<u64>(), 5);
+        assert_eq!(m.duration[0], 1);
+        assert_eq!(
+            m.duration[DURATION_SLOTS - 1],
+            1,
+            "20 s is over the last bucket"
+        );
+        assert_eq!(m.duration_sum_us, 20_005_000);
+        assert_eq!((m.workers, m.reloads_ok, m.reloads_failed), (2, 2, 1));
+        reg.release(b);
+        let m = a.counters.metrics();
+        assert_eq!(m.workers, 1);
+        assert_eq!(m.bytes_sent, 500, "totals survive the worker");
+        assert_eq!(Counters::default().metrics(), MetricsSnapshot::default());
     }
 
     #[test]

@@ -10,6 +10,11 @@
 //! twice per request, and stale entries would pile up with the request
 //! rate. A timer fires at most one tick late, never early (nginx may fire
 //! up to 300 ms early, `NGX_TIMER_LAZY_DELAY`).
+//!
+//! The worker asks for the next deadline on every event-loop turn, so the
+//! wheel keeps one occupancy bit per slot: finding the next non-empty slot
+//! scans `SLOTS / 64` words instead of up to `SLOTS` vectors (a keep-alive
+//! timeout of 65 s sits 1,300 slots ahead of the cursor).
 
 use std::time::{Duration, Instant};
 
@@ -17,6 +22,13 @@ use std::time::{Duration, Instant};
 pub const TICK: Duration = Duration::from_millis(50);
 /// Slots per revolution (SLOTS × TICK = 204.8 s, beyond the usual timeouts).
 const SLOTS: usize = 4096;
+/// Words of the occupancy bitmap.
+const WORDS: usize = SLOTS / 64;
+/// [`TICK`] in nanoseconds; a whole number of ticks per second keeps the
+/// tick computation in 64-bit arithmetic (no 128-bit division per arm).
+const TICK_NANOS: u64 = TICK.as_nanos() as u64;
+const TICKS_PER_SEC: u64 = 1_000_000_000 / TICK_NANOS;
+const _: () = assert!(1_000_000_000 % TICK_NANOS == 0 && SLOTS % 64 == 0);
 
 #[derive(Debug, Clone, Copy)]
 struct Entry {
@@ -30,6 +42,8 @@ pub struct Timers {
     /// The next tick to process: every tick before it has fired.
     cursor: u64,
     slots: Vec<Vec<Entry>>,
+    /// Bit `i` set ⇔ `slots[i]` is not empty.
+    occupied: [u64; WORDS],
     /// Connection key → (slot, index in slot) of its armed entry.
     pos: Vec<Option<(u32, u32)>>,
     armed: usize,
@@ -47,6 +61,7 @@ impl Timers {
             origin,
             cursor: 0,
             slots: vec![Vec::new(); SLOTS],
+            occupied: [0; WORDS],
             pos: Vec::new(),
             armed: 0,
         }
@@ -55,7 +70,42 @@ impl Timers {
     /// The tick containing `t` (rounded down).
     fn tick_of(&self, t: Instant) -> u64 {
         let d = t.saturating_duration_since(self.origin);
-        u64::try_from(d.as_nanos() / TICK.as_nanos()).unwrap_or(u64::MAX)
+        d.as_secs()
+            .saturating_mul(TICKS_PER_SEC)
+            .saturating_add(u64::from(d.subsec_nanos()) / TICK_NANOS)
+    }
+
+    fn mark(&mut self, slot: usize) {
+        self.occupied[slot / 64] |= 1 << (slot % 64);
+    }
+
+    fn unmark_if_empty(&mut self, slot: usize) {
+        if self.slots[slot].is_empty() {
+            self.occupied[slot / 64] &= !(1 << (slot % 64));
+        }
+    }
+
+    /// How many slots after `start` (0 = `start` itself, circularly) the
+    /// first occupied one is.
+    fn next_occupied(&self, start: usize) -> Option<usize> {
+        let (w0, b0) = (start / 64, start % 64);
+        let first = self.occupied[w0] & (!0u64 << b0);
+        if first != 0 {
+            return Some(first.trailing_zeros() as usize - b0);
+        }
+        for i in 1..=WORDS {
+            let w = (w0 + i) % WORDS;
+            let mut bits = self.occupied[w];
+            if i == WORDS {
+                // Back at the start word: only the slots before `start`.
+                bits &= (1u64 << b0).wrapping_sub(1);
+            }
+            if bits != 0 {
+                let slot = w * 64 + bits.trailing_zeros() as usize;
+                return Some((slot + SLOTS - start) % SLOTS);
+            }
+        }
+        None
     }
 
     /// Arms (or re-arms) connection `key` for `now + d`.
@@ -66,10 +116,12 @@ impl Timers {
         let slot = (due % SLOTS as u64) as usize;
         let list = &mut self.slots[slot];
         list.push(Entry { key, due });
+        let idx = (list.len() - 1) as u32;
         if self.pos.len() <= key {
             self.pos.resize(key + 1, None);
         }
-        self.pos[key] = Some((slot as u32, (list.len() - 1) as u32));
+        self.pos[key] = Some((slot as u32, idx));
+        self.mark(slot);
         self.armed += 1;
     }
 
@@ -87,6 +139,7 @@ impl Timers {
             {
                 *p = Some((slot as u32, idx as u32));
             }
+            self.unmark_if_empty(slot);
         }
         self.armed -= 1;
     }
@@ -102,10 +155,10 @@ impl Timers {
         if self.armed == 0 {
             return None;
         }
-        (0..SLOTS as u64)
-            .map(|i| self.cursor + i)
-            .find(|t| !self.slots[(t % SLOTS as u64) as usize].is_empty())
-            .map(|t| self.origin + TICK * u32::try_from(t).unwrap_or(u32::MAX))
+        let start = (self.cursor % SLOTS as u64) as usize;
+        let t = self.cursor + self.next_occupied(start)? as u64;
+        let nanos = t.saturating_mul(TICK_NANOS);
+        Some(self.origin + Duration::from_nanos(nanos))
     }
 
     /// Disarms and appends to `due` every connection whose timer expired.
@@ -117,6 +170,16 @@ impl Timers {
         }
         while self.cursor <= now_tick && self.armed > 0 {
             let slot = (self.cursor % SLOTS as u64) as usize;
+            // Skip empty slots, but never past `now_tick + 1`: a later arm
+            // of a tick not reached yet must still land ahead of the cursor.
+            match self.next_occupied(slot) {
+                Some(0) => {}
+                Some(d) => {
+                    self.cursor = (self.cursor + d as u64).min(now_tick + 1);
+                    continue;
+                }
+                None => break,
+            }
             let mut i = 0;
             while i < self.slots[slot].len() {
                 let e = self.slots[slot][i];
@@ -197,6 +260,49 @@ mod tests {
         t.arm(3, t0, 3 * S);
         assert_eq!(fired(&mut t, t0 + 2 * S), vec![2, 4]);
         assert_eq!(fired(&mut t, t0 + 4 * S), vec![3]);
+    }
+
+    /// The occupancy bitmap agrees with a plain scan of the slots for
+    /// arms and disarms spread over the whole wheel, wrap-around included.
+    #[test]
+    fn next_deadline_matches_a_full_scan() {
+        let t0 = Instant::now();
+        let mut t = Timers::new(t0);
+        let scan = |t: &Timers| {
+            (0..SLOTS as u64)
+                .map(|i| t.cursor + i)
+                .find(|x| !t.slots[(x % SLOTS as u64) as usize].is_empty())
+                .map(|x| t.origin + Duration::from_nanos(x * TICK_NANOS))
+        };
+        // Move the cursor into the middle of a word so wrap-around matters.
+        t.expire(t0 + TICK * 3000 + TICK / 2, &mut Vec::new());
+        let now = t0 + TICK * 3000;
+        for k in 0..200usize {
+            let d = TICK * ((k * 37 % (SLOTS - 2)) as u32);
+            t.arm(k, now, d);
+            assert_eq!(t.next_deadline(), scan(&t), "after arming {k}");
+        }
+        for k in (0..200usize).step_by(3) {
+            t.disarm(k);
+            assert_eq!(t.next_deadline(), scan(&t), "after disarming {k}");
+        }
+        let mut out = Vec::new();
+        for step in 1..300u32 {
+            t.expire(now + TICK * (step * 17), &mut out);
+            assert_eq!(t.next_deadline(), scan(&t), "after expiring to {step}");
+        }
+        assert_eq!(t.armed, 0);
+        assert_eq!(t.occupied, [0; WORDS]);
+    }
+
+    #[test]
+    fn tick_math_matches_division() {
+        let t0 = Instant::now();
+        let t = Timers::new(t0);
+        for ms in [0u64, 1, 49, 50, 51, 999, 1000, 1049, 65_000, 3_600_123] {
+            let at = t0 + Duration::from_millis(ms);
+            assert_eq!(t.tick_of(at), ms / 50, "{ms} ms");
+        }
     }
 
     #[test]

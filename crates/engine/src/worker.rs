@@ -353,9 +353,29 @@ impl Worker {
         };
         conn.readable |= readable;
         conn.writable |= writable;
-        if let Some(how) = conn.drive(key, &mut self.cx) {
-            self.close(key, how);
+        match conn.drive(key, &mut self.cx) {
+            Some(how) => self.close(key, how),
+            None if conn.needs_write_interest() => {
+                let r = self.poll.registry().reregister(
+                    &mut conn.stream,
+                    Token(CONN_BASE + key),
+                    Interest::READABLE | Interest::WRITABLE,
+                );
+                conn.write_interest = true;
+                if let Err(e) = r {
+                    self.epoll_failed(&e);
+                    self.close(key, Close::Normal);
+                }
+            }
+            None => {}
         }
+    }
+
+    fn epoll_failed(&self, e: &std::io::Error) {
+        (self.cx.errlog)(
+            LogLevel::Alert,
+            &crate::errlog::with_os_error("epoll_ctl() failed", e),
+        );
     }
 
     fn next_id(&mut self) -> u64 {
@@ -434,24 +454,39 @@ impl Worker {
             self.conns.len() - 1
         });
         let mut conn = Conn::new(stream, key, info, lst, self.cx.wall);
-        if let Err(e) = self.poll.registry().register(
-            &mut conn.stream,
-            Token(CONN_BASE + key),
-            Interest::READABLE | Interest::WRITABLE,
-        ) {
-            (self.cx.errlog)(
-                LogLevel::Alert,
-                &crate::errlog::with_os_error("epoll_ctl() failed", &e),
-            );
-            self.free.push(key);
-            self.cx.stats.closed();
-            return;
-        }
         conn.set_gauge(Gauge::Waiting, &self.cx);
         let d = self.cx.lctx(lst).header_timeout;
         self.cx.timers.arm(key, self.cx.now, d);
-        self.conns[key] = Some(conn);
+        // Try the request before registering: by the time a busy worker
+        // accepts, the client has often sent it, and a short exchange
+        // (`Connection: close`) then completes without any epoll_ctl. When
+        // nothing is there yet this costs one recv returning EAGAIN.
+        conn.readable = true;
         self.live += 1;
+        let outcome = conn.drive(key, &mut self.cx);
+        let interest = if conn.writable {
+            Interest::READABLE
+        } else {
+            Interest::READABLE | Interest::WRITABLE
+        };
+        conn.write_interest = !conn.writable;
+        self.conns[key] = Some(conn);
+        if let Some(how) = outcome {
+            // Closing drops the only descriptor: it never entered epoll.
+            self.close(key, how);
+            return;
+        }
+        let Some(Some(conn)) = self.conns.get_mut(key) else {
+            return;
+        };
+        if let Err(e) =
+            self.poll
+                .registry()
+                .register(&mut conn.stream, Token(CONN_BASE + key), interest)
+        {
+            self.epoll_failed(&e);
+            self.close(key, Close::Normal);
+        }
     }
 
     /// At the connection limit: close idle connections (nginx reuses

@@ -1,0 +1,307 @@
+//! Compression decided in core for static files, and the compressed
+//! variants kept in the memory cache.
+//!
+//! The engine compresses every `compressible` response on the fly
+//! (peregrine-engine's `compress` module). Core takes the same decision
+//! ([`peregrine_compress::decide`], same inputs) for static files early,
+//! for two reasons:
+//!
+//! - nginx's gzip header filter runs before the range filter and clears
+//!   `r->allow_ranges`: when compression applies, `Range` is ignored and the
+//!   whole compressed body goes out with 200 (verified against nginx
+//!   1.22.1). Core answers ranges, so it must know first.
+//! - A small file's compressed body is produced once and kept beside the
+//!   uncompressed one in the memory cache ([`crate::mcache::Variant`]), so a
+//!   compressed hit costs what an uncompressed hit does. nginx compresses
+//!   every response again.
+//!
+//! A cached variant goes out exactly as the streamed one does (and as
+//! nginx sends it): chunked without `Content-Length` to HTTP/1.1 clients,
+//! delimited by the close for HTTP/1.0, no length for HEAD. The body
+//! decodes to the same bytes with the same codec parameters
+//! ([`peregrine_compress::compress_all`] is the streaming encoder fed the
+//! whole body at once; a deflate stream's block boundaries depend on how
+//! the input arrives, as nginx's depend on its buffer sizes), and goes out
+//! as one chunk instead of several (chunk sizes carry no meaning, RFC 9112
+//! §7.1).
+//!
+//! Files above `memory_cache`'s `max_file` but no larger than
+//! [`COMPRESSED_MAX_FILE`] keep only their compressed variants, in an entry
+//! without the uncompressed body: compressing such a file costs
+//! milliseconds of CPU per request, holding its variant costs a fraction of
+//! its size once (text compresses 3-10x), so the trade is worth making even
+//! where the uncompressed body is not. The bytes count against
+//! `memory_cache size=` like any entry, and the entry is revalidated and
+//! dropped with the file like any entry. Larger files, and every file when
+//! `memory_cache` is off, are compressed streaming by the engine, with one
+//! encoder's bounded memory per connection.
+
+use std::sync::Arc;
+
+use peregrine_compress::{
+    Accepted, Coding, Decision, Encoded, Policy, RequestFacts, ResponseFacts, compress_all, decide,
+    rewrite_head,
+};
+
+use std::os::unix::fs::FileExt;
+
+use crate::fcache::FileInfo;
+use crate::head::content_type;
+use crate::http::{Ctx, HttpCore};
+use crate::mcache::{MemEntry, Variant};
+use crate::response::{Body, HeadLines, Response};
+
+/// The end of a chunked body (RFC 9112 §7.1: the last chunk, no trailers).
+const LAST_CHUNK: &[u8] = b"\r\n0\r\n\r\n";
+
+/// The largest file whose compressed variants are cached when the file
+/// itself is above `memory_cache`'s `max_file` (see the module doc).
+pub(crate) const COMPRESSED_MAX_FILE: u64 = 1 << 20;
+
+/// What `gzip_static` and friends leave for the rest of the static module
+/// when they serve no precompressed file.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Precheck {
+    /// A sibling exists and the mode is `on` (with `gzip_vary on`): the
+    /// response varies on `Accept-Encoding` whatever is sent.
+    pub vary: bool,
+    /// ngx_http_gzip_ok's answer when `gzip_static on` already ran it.
+    pub gzip_tested: Option<bool>,
+}
+
+/// Whether any compression filter is on in this location.
+pub(crate) fn any_on(ctx: &Ctx<'_>) -> bool {
+    let c = &ctx.conf;
+    c.gzip.on || c.brotli.on || c.zstd.on
+}
+
+/// The compression facts of this request.
+pub(crate) fn request_facts<'a>(ctx: &Ctx<'a>, gzip_tested: Option<bool>) -> RequestFacts<'a> {
+    let req = ctx.req;
+    RequestFacts {
+        accepted: Accepted::from_header(req.header("Accept-Encoding")),
+        http_version: req.version,
+        user_agent: req.header("User-Agent"),
+        via: req.header("Via").is_some(),
+        authorization: req.header("Authorization").is_some(),
+        gzip_tested,
+    }
+}
+
+/// The decision for a static file of `size` bytes with `content_type`,
+/// as the engine's filter will take it (a static file has an ETag and, when
+/// the filters run, no Last-Modified header yet: see
+/// [`ResponseFacts::last_modified`]).
+pub(crate) fn file_decision(
+    ctx: &Ctx<'_>,
+    status: u16,
+    content_type: &str,
+    size: u64,
+    pre: Precheck,
+) -> Decision {
+    if !any_on(ctx) {
+        return Decision {
+            coding: None,
+            vary: false,
+        };
+    }
+    let resp = ResponseFacts {
+        status,
+        content_type: (!content_type.is_empty()).then_some(content_type),
+        content_length: Some(size),
+        etag: true,
+        now: peregrine_codec::date::unix_secs(ctx.now),
+        ..ResponseFacts::default()
+    };
+    decide(
+        &request_facts(ctx, pre.gzip_tested),
+        &resp,
+        &Policy::of(&ctx.conf),
+    )
+}
+
+/// The configured level of `coding` in this location.
+pub(crate) fn level(ctx: &Ctx<'_>, coding: Coding) -> i32 {
+    Policy::of(&ctx.conf).level(coding)
+}
+
+/// Compresses `body` and rewrites the 200 head `head` (split at `split`)
+/// for it as the engine's filter does: `Content-Encoding`, weak ETag, no
+/// `Content-Length` or `Accept-Ranges`, `Vary` when `vary`; one head with
+/// `Transfer-Encoding: chunked`, one without.
+pub(crate) fn make_variant(
+    head: &[u8],
+    split: usize,
+    body: &[u8],
+    coding: Coding,
+    level: i32,
+    vary: bool,
+) -> Option<Variant> {
+    let compressed = compress_all(coding, level, body).ok()?;
+    let encoded = Encoded::OnTheFly(coding);
+    let (chunked, chunked_split) = rewrite_head(head, split, encoded, vary, true);
+    let (plain, plain_split) = rewrite_head(head, split, encoded, vary, false);
+    Some(Variant {
+        coding,
+        level,
+        vary,
+        head_chunked: Arc::from(chunked),
+        split_chunked: chunked_split,
+        head_plain: Arc::from(plain),
+        split_plain: plain_split,
+        chunk_size: Arc::from(format!("{:x}\r\n", compressed.len()).into_bytes()),
+        body: Arc::from(compressed),
+    })
+}
+
+/// The response for a cached variant (see the module doc for the framing).
+pub(crate) fn variant_response(ctx: &Ctx<'_>, v: &Variant) -> Response {
+    let http11 = ctx.req.version >= (1, 1);
+    let header_only = ctx.header_only();
+    let chunked = http11 && !header_only;
+    let (head, head_split) = if chunked {
+        (v.head_chunked.clone(), v.split_chunked)
+    } else {
+        (v.head_plain.clone(), v.split_plain)
+    };
+    let body = if header_only {
+        Body::Empty
+    } else if chunked {
+        Body::Parts(vec![
+            Body::Shared(v.chunk_size.clone()),
+            Body::Shared(v.body.clone()),
+            Body::Static(LAST_CHUNK),
+        ])
+    } else {
+        Body::Shared(v.body.clone())
+    };
+    Response {
+        status: 200,
+        head: HeadLines::Shared(head),
+        head_split,
+        body,
+        content_length: None,
+        // HTTP/1.0: neither a length nor chunks, the close ends the body.
+        keepalive: http11,
+        header_only,
+        conf: Some(ctx.conf.clone()),
+        server: None,
+        compressible: false,
+    }
+}
+
+impl HttpCore {
+    /// For a file above `max_file` and up to [`COMPRESSED_MAX_FILE`] that is
+    /// to be compressed: reads and compresses it once, keeps the variant
+    /// (in an entry without the uncompressed body) and answers with it.
+    pub(crate) fn variant_insert(
+        &mut self,
+        ctx: &Ctx<'_>,
+        info: &FileInfo,
+        pre: Precheck,
+    ) -> Option<Response> {
+        let mc = ctx.conf.memory_cache?;
+        let size = usize::try_from(info.size).ok()?;
+        if size <= mc.max_file || info.size > COMPRESSED_MAX_FILE || !any_on(ctx) {
+            return None;
+        }
+        let ty = content_type(&ctx.conf, &ctx.uri).0;
+        let d = file_decision(ctx, 200, ty, info.size, pre);
+        let coding = d.coding?;
+        let file = info.file.as_ref()?;
+        let mut body = vec![0u8; size];
+        file.read_exact_at(&mut body, 0).ok()?;
+        let head = self.full_head(ctx, info, 200);
+        let v = make_variant(
+            &head.bytes,
+            head.split,
+            &body,
+            coding,
+            level(ctx, coding),
+            d.vary || pre.vary,
+        )?;
+        self.mcache.compressions += 1;
+        let conf_id = Arc::as_ptr(&ctx.conf) as usize;
+        // `memory_hit` just revalidated a held entry: add to it.
+        if !self.mcache.holds(&self.path_buf, conf_id) {
+            let mut entry = MemEntry::new(
+                Arc::from(Vec::new()),
+                Arc::from(head.bytes),
+                head.split,
+                conf_id,
+                info.mtime,
+                info.ino,
+                info.dev,
+                ctx.now,
+            );
+            entry.size = info.size;
+            entry.whole = false;
+            self.mcache.insert(&self.path_buf, entry, mc.size);
+        }
+        let r = variant_response(ctx, &v);
+        self.mcache.add_variant(&self.path_buf, v, mc.size);
+        Some(r)
+    }
+}
+
+/// `head` with `Vary: Accept-Encoding` first after the split (where nginx's
+/// header filter writes it), for an uncompressed response that varies
+/// because a precompressed sibling exists.
+pub(crate) fn with_vary(head: &[u8], split: usize) -> (Vec<u8>, usize) {
+    rewrite_head(head, split, Encoded::No, true, false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEAD: &str = "Content-Type: text/html\r\nContent-Length: 9000\r\nLast-Modified: Mon, 30 Nov 2026 11:10:47 GMT\r\nETag: \"6b0d59b7-2328\"\r\nAccept-Ranges: bytes\r\n";
+    const SPLIT: usize = 93;
+
+    #[test]
+    fn variant_head_and_body() {
+        assert_eq!(&HEAD[SPLIT..SPLIT + 4], "ETag");
+        let body = "<p>hello variants</p>\n".repeat(400);
+        let v = make_variant(
+            HEAD.as_bytes(),
+            SPLIT,
+            body.as_bytes(),
+            Coding::Gzip,
+            6,
+            true,
+        )
+        .unwrap();
+        let head = std::str::from_utf8(&v.head_chunked).unwrap();
+        let pre = "Content-Type: text/html\r\nLast-Modified: Mon, 30 Nov 2026 11:10:47 GMT\r\n";
+        let post =
+            "Vary: Accept-Encoding\r\nETag: W/\"6b0d59b7-2328\"\r\nContent-Encoding: gzip\r\n";
+        assert_eq!(
+            &head[..v.split_chunked],
+            format!("{pre}Transfer-Encoding: chunked\r\n")
+        );
+        assert_eq!(&head[v.split_chunked..], post);
+        assert_eq!(&*v.head_plain, format!("{pre}{post}").as_bytes());
+        assert_eq!(v.split_plain, pre.len());
+        assert_eq!(&*v.chunk_size, format!("{:x}\r\n", v.body.len()).as_bytes());
+        // The streaming encoder's bytes for the whole body written at once.
+        let mut e =
+            peregrine_compress::Encoder::with_length_hint(Coding::Gzip, 6, Some(body.len() as u64))
+                .unwrap();
+        let mut streamed = Vec::new();
+        e.write(body.as_bytes(), &mut streamed).unwrap();
+        e.finish(&mut streamed).unwrap();
+        assert_eq!(&*v.body, streamed.as_slice());
+    }
+
+    #[test]
+    fn vary_goes_first_after_the_split() {
+        let (out, split) = with_vary(b"A: b\r\nC: d\r\n", 6);
+        assert_eq!(out, b"A: b\r\nVary: Accept-Encoding\r\nC: d\r\n");
+        assert_eq!(split, 6);
+    }
+
+    #[test]
+    fn bad_level_makes_no_variant() {
+        assert!(make_variant(HEAD.as_bytes(), SPLIT, b"x", Coding::Gzip, 99, false).is_none());
+    }
+}
