@@ -3,6 +3,7 @@
 //! redirect, named location, or a redirect to a URL), which statuses close
 //! the connection, and the MSIE/Chrome padding.
 
+use std::os::unix::fs::OpenOptionsExt;
 use std::sync::Arc;
 
 use peregrine_conf::model::{ErrorPageConf, LocConf};
@@ -174,17 +175,24 @@ fn explain_failure(path: &str, resp: &Response) -> Option<ErrorNote> {
                 path: format!("{path}{}", conf.index.first()?),
                 errno: errno(e),
             }),
-            Ok(_) if resp.status == 403 => Some(ErrorNote::IndexForbidden {
+            // With autoindex the 403 is opendir()'s, not logged here.
+            Ok(_) if resp.status == 403 && !conf.autoindex => Some(ErrorNote::IndexForbidden {
                 dir: path.to_string(),
             }),
             Ok(_) => None,
         };
     }
-    let err = std::fs::File::open(path).err().map(errno)?;
+    // O_NONBLOCK as nginx opens files: a FIFO must not block the worker.
+    let err = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .err()
+        .map(errno)?;
     let (dir, file) = path.rsplit_once('/')?;
     if resp.status == 403 && err == libc::ENOENT && conf.index.iter().any(|i| i == file) {
         // Every index file was missing in an existing directory.
-        return Some(ErrorNote::IndexForbidden {
+        return (!conf.autoindex).then(|| ErrorNote::IndexForbidden {
             dir: format!("{dir}/"),
         });
     }
@@ -289,6 +297,14 @@ mod tests {
                 ))
             )
         );
+        // A FIFO is not a file (404, nothing to log): looking at it again
+        // must not block (mkfifo(1): tests stay free of `unsafe`).
+        let made = std::process::Command::new("mkfifo")
+            .arg(d.path("html/fifo"))
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(made, "mkfifo");
+        assert_eq!(explained(conf(), "/fifo"), (404, None));
         // `return 404` and `try_files ... =404` log nothing (nginx neither).
         let mut ret = conf();
         ret.return_ = Some(peregrine_conf::model::ReturnConf {
