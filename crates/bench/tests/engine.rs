@@ -223,7 +223,9 @@ fn nothing_waits_past_the_timeout() {
     let t0 = Instant::now();
     let r = bench(&["-n", "2", "-c", "2", "-s", "1", &s.url("/")]).expect("run");
     assert!(
-        t0.elapsed() < Duration::from_millis(1900),
+        // -s 1: give up after one second; the margin is for a loaded machine,
+        // the point is that it does not wait for the silent server forever.
+        t0.elapsed() < Duration::from_millis(4000),
         "{:?}",
         t0.elapsed()
     );
