@@ -28,7 +28,7 @@ const WORDS: usize = SLOTS / 64;
 /// tick computation in 64-bit arithmetic (no 128-bit division per arm).
 const TICK_NANOS: u64 = TICK.as_nanos() as u64;
 const TICKS_PER_SEC: u64 = 1_000_000_000 / TICK_NANOS;
-const _: () = assert!(1_000_000_000 % TICK_NANOS == 0 && SLOTS % 64 == 0);
+const _: () = assert!(1_000_000_000_u64.is_multiple_of(TICK_NANOS) && SLOTS.is_multiple_of(64));
 
 #[derive(Debug, Clone, Copy)]
 struct Entry {
