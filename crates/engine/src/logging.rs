@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use peregrine_conf::model::{Config, LogLevel};
+use peregrine_conf::model::{Config, LogLevel, ServerName};
 use peregrine_log::{AccessLogs, ReopenSignal, RequestLog, SerializedHeaders};
 
 use crate::{AccessEntry, AccessLog, AccessLogFactory, ErrorLog};
@@ -51,14 +51,20 @@ struct Nginx {
 impl AccessLog for Nginx {
     fn log(&mut self, e: &AccessEntry<'_>) {
         let Some(conf) = &e.response.conf else { return };
+        // `access_log off` (the common tuned setting) costs one lookup here:
+        // nothing is built for a location that logs nowhere.
+        let Some(list) = self.logs.list_id(conf) else {
+            return;
+        };
         let sent = SerializedHeaders(e.response.head.as_bytes());
-        let server_name = e
-            .response
-            .server
-            .as_ref()
-            .and_then(|s| s.server_names.first())
-            .map(crate::exchange::server_name_text)
-            .unwrap_or_default();
+        // An exact name (the usual case) is borrowed; wildcard and regex
+        // names are rebuilt in nginx's spelling.
+        let server_name: std::borrow::Cow<'_, str> =
+            match e.response.server.as_ref().and_then(|s| s.server_names.first()) {
+                Some(ServerName::Exact(name)) => std::borrow::Cow::Borrowed(name.as_str()),
+                Some(other) => std::borrow::Cow::Owned(crate::exchange::server_name_text(other)),
+                None => std::borrow::Cow::Borrowed(""),
+            };
         let mut rec = RequestLog::new(e.conn.peer, e.conn.local, e.start, e.end);
         if let Some(r) = e.request {
             rec = rec.with_request(r);
@@ -75,7 +81,7 @@ impl AccessLog for Nginx {
             pipelined: e.pipelined,
             ..rec
         };
-        self.logs.log(conf, &rec);
+        self.logs.log_list(list, &rec);
     }
 
     fn flush(&mut self) {
