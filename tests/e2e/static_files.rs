@@ -172,3 +172,27 @@ fn autoindex_lists_escaped_names() {
         assert!(!body.contains("nginx"));
     }
 }
+
+/// Deliberate difference: with `location /i { alias html/dir; }` (no slash at
+/// the join) nginx maps `/ib.txt` to `html/dirb.txt`, a file beside the alias,
+/// and `/i../x` to `html/dir../x`. Peregrine serves nothing outside the alias:
+/// those answer 404 while `/i/b.txt` is served.
+#[test]
+fn alias_without_slashes_stays_inside() {
+    if is_nginx() {
+        return;
+    }
+    let p = Prefix::new("alias");
+    p.write("html/dir/b.txt", "inside\n");
+    p.write("html/dirb.txt", "beside the alias\n");
+    let s = Server::start(
+        p,
+        &CONF.replace(
+            "location /al/ { alias html/dir/; }",
+            "location /al/ { alias html/dir/; }\n        location /i { alias html/dir; }",
+        ),
+    );
+    assert_eq!(s.get("/i/b.txt").body_str(), "inside\n");
+    assert_eq!(s.get("/ib.txt").status, 404);
+    assert_eq!(s.get("/i../dirb.txt").status, 404);
+}

@@ -32,7 +32,15 @@ pub(crate) fn map_path(out: &mut String, root: &DocRoot, name_len: Option<usize>
         DocRoot::Alias(a) => {
             out.push_str(a);
             if let Some(n) = name_len {
-                out.push_str(uri.get(n..).unwrap_or(""));
+                let rest = uri.get(n..).unwrap_or("");
+                // `location /i { alias /d; }` with `/ifoo`: nginx maps it to
+                // `/dfoo`, a sibling of the alias. Deliberate difference: the
+                // NUL makes `escapes_root` refuse it (404), so nothing outside
+                // the alias is ever served.
+                if !rest.is_empty() && !rest.starts_with('/') && !a.ends_with('/') {
+                    out.push('\0');
+                }
+                out.push_str(rest);
             }
         }
     }
@@ -366,5 +374,16 @@ mod tests {
         assert!(escapes_root(&s));
         assert!(escapes_root("/www/a\0b"));
         assert!(!escapes_root("/www/a..b/c"));
+        // Without slashes at the join, the rest of the URI would name a
+        // sibling of the alias (`/data../x`, `/datafoo`): refused.
+        for uri in ["/img../x", "/imgfoo"] {
+            map_path(&mut s, &DocRoot::Alias("/data".into()), Some(4), uri);
+            assert!(escapes_root(&s), "{uri} -> {s:?}");
+        }
+        map_path(&mut s, &DocRoot::Alias("/data".into()), Some(4), "/img/x");
+        assert_eq!(s, "/data/x");
+        assert!(!escapes_root(&s));
+        map_path(&mut s, &DocRoot::Alias("/data/".into()), Some(4), "/imgx");
+        assert_eq!(s, "/data/x");
     }
 }
