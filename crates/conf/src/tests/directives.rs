@@ -223,7 +223,7 @@ fn http_defaults() {
         l.memory_cache,
         Some(MemoryCacheConf {
             size: 64 << 20,
-            max_file: 256 << 10
+            max_file: 16 << 10
         })
     );
     assert_eq!(l.access_log.len(), 1);
