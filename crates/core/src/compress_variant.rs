@@ -78,8 +78,18 @@ pub(crate) fn any_on(ctx: &Ctx<'_>) -> bool {
 /// The compression facts of this request.
 pub(crate) fn request_facts<'a>(ctx: &Ctx<'a>, gzip_tested: Option<bool>) -> RequestFacts<'a> {
     let req = ctx.req;
+    let Some(ae) = req.header("Accept-Encoding") else {
+        // Nothing is accepted: every rule that reads the other headers
+        // (ngx_http_gzip_ok) stops at `Accept-Encoding` first. Spares three
+        // header scans on every uncompressed request.
+        return RequestFacts {
+            http_version: req.version,
+            gzip_tested,
+            ..RequestFacts::default()
+        };
+    };
     RequestFacts {
-        accepted: Accepted::from_header(req.header("Accept-Encoding")),
+        accepted: Accepted::from_header(Some(ae)),
         http_version: req.version,
         user_agent: req.header("User-Agent"),
         via: req.header("Via").is_some(),
