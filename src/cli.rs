@@ -179,7 +179,10 @@ mod tests {
     fn signals_by_name() {
         assert_eq!(p(&["-s", "reload"]).unwrap().signal, Some(Signal::Reload));
         assert_eq!(p(&["-squit"]).unwrap().signal, Some(Signal::Quit));
-        assert_eq!(p(&["-s", "kill"]).unwrap_err(), "invalid option: \"-s kill\"");
+        assert_eq!(
+            p(&["-s", "kill"]).unwrap_err(),
+            "invalid option: \"-s kill\""
+        );
     }
 
     #[test]

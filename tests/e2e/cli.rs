@@ -110,7 +110,10 @@ fn configuration_errors_are_one_emerg_line() {
             "events {}\nhttp {\nkeepalive_timeout 1 2 3;\n}\n",
             "invalid number of arguments in \"keepalive_timeout\" directive in FILE:3",
         ),
-        ("events {\n", "unexpected end of file, expecting \"}\" in FILE:2"),
+        (
+            "events {\n",
+            "unexpected end of file, expecting \"}\" in FILE:2",
+        ),
         ("events {}\n}\n", "unexpected \"}\" in FILE:2"),
         (
             "events {\nworker_connections 1;\nworker_connections 2;\n}\n",
@@ -169,7 +172,10 @@ fn version_and_help() {
     assert!(out.status.success());
     assert_eq!(
         stderr(&out),
-        format!("peregrine version: peregrine/{}\n", env!("CARGO_PKG_VERSION"))
+        format!(
+            "peregrine version: peregrine/{}\n",
+            env!("CARGO_PKG_VERSION")
+        )
     );
     let out = Command::new(BIN).arg("-V").output().unwrap();
     assert!(stderr(&out).contains("http_gzip_module"));
@@ -213,8 +219,18 @@ fn early_error_log_option() {
     let early = std::fs::read_to_string(prefix.dir.join("logs/early.log")).unwrap_or_default();
     let main = std::fs::read_to_string(prefix.dir.join("logs/error.log")).unwrap_or_default();
     assert!(early.contains("[emerg]"), "early log: {early:?}");
-    assert!(early.contains("Address already in use"), "early log: {early:?}");
-    assert!(main.contains("Address already in use"), "error log: {main:?}");
-    assert!(stderr(&out).starts_with("peregrine: [emerg] "), "{}", stderr(&out));
+    assert!(
+        early.contains("Address already in use"),
+        "early log: {early:?}"
+    );
+    assert!(
+        main.contains("Address already in use"),
+        "error log: {main:?}"
+    );
+    assert!(
+        stderr(&out).starts_with("peregrine: [emerg] "),
+        "{}",
+        stderr(&out)
+    );
     drop(busy);
 }

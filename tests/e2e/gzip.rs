@@ -89,10 +89,8 @@ fn compresses_with_nginx_side_effects() {
 #[test]
 fn http10_gets_a_close_delimited_body() {
     let s = site();
-    let r = Response::parse(
-        &s.raw(b"GET /page.html HTTP/1.0\r\nAccept-Encoding: gzip\r\n\r\n"),
-    )
-    .unwrap();
+    let r = Response::parse(&s.raw(b"GET /page.html HTTP/1.0\r\nAccept-Encoding: gzip\r\n\r\n"))
+        .unwrap();
     // gzip_http_version 1.1 (the default): an HTTP/1.0 request is not compressed.
     assert_eq!(r.header("Content-Encoding"), None);
     assert_eq!(r.body.len(), 5000);
@@ -102,9 +100,20 @@ fn http10_gets_a_close_delimited_body() {
 fn what_is_not_compressed() {
     let s = site();
     let ae = "Accept-Encoding: gzip\r\n";
-    assert_eq!(get(&s, "/small.html", ae).header("Content-Encoding"), None, "min_length");
-    assert_eq!(get(&s, "/data.json", ae).header("Content-Encoding"), None, "types");
-    assert_eq!(get(&s, "/off/page.html", ae).header("Content-Encoding"), None);
+    assert_eq!(
+        get(&s, "/small.html", ae).header("Content-Encoding"),
+        None,
+        "min_length"
+    );
+    assert_eq!(
+        get(&s, "/data.json", ae).header("Content-Encoding"),
+        None,
+        "types"
+    );
+    assert_eq!(
+        get(&s, "/off/page.html", ae).header("Content-Encoding"),
+        None
+    );
     assert_eq!(get(&s, "/page.html", "").header("Content-Encoding"), None);
     assert_eq!(
         get(&s, "/page.html", "Accept-Encoding: deflate\r\n").header("Content-Encoding"),
@@ -131,7 +140,10 @@ fn proxied_requests_follow_gzip_proxied() {
         Some("gzip")
     );
     // gzip_proxied off: never for a proxied request, always otherwise.
-    assert_eq!(get(&s, "/proxied-off/page.html", via).header("Content-Encoding"), None);
+    assert_eq!(
+        get(&s, "/proxied-off/page.html", via).header("Content-Encoding"),
+        None
+    );
     assert_eq!(
         get(&s, "/proxied-off/page.html", "Accept-Encoding: gzip\r\n").header("Content-Encoding"),
         Some("gzip")
@@ -144,7 +156,10 @@ fn proxied_requests_follow_gzip_proxied() {
         Some("gzip")
     );
     // The static module sets the ETag early: no_etag declines.
-    assert_eq!(get(&s, "/noetag/page.html", via).header("Content-Encoding"), None);
+    assert_eq!(
+        get(&s, "/noetag/page.html", via).header("Content-Encoding"),
+        None
+    );
 }
 
 #[test]
@@ -156,7 +171,11 @@ fn head_and_range() {
     assert!(r.rest.is_empty());
     // With gzip applying, nginx ignores the Range and sends the whole
     // compressed body with 200.
-    let r = get(&s, "/page.html", "Accept-Encoding: gzip\r\nRange: bytes=0-9\r\n");
+    let r = get(
+        &s,
+        "/page.html",
+        "Accept-Encoding: gzip\r\nRange: bytes=0-9\r\n",
+    );
     assert_eq!(r.status, 200);
     assert_eq!(gunzip(&r.body), text(5000));
 }

@@ -115,7 +115,10 @@ fn length_with_chunked_cannot_smuggle() {
 #[test]
 fn long_lines_and_headers() {
     let s = site();
-    let long_uri = format!("GET /{} HTTP/1.1\r\nHost: localhost\r\n\r\n", "a".repeat(9000));
+    let long_uri = format!(
+        "GET /{} HTTP/1.1\r\nHost: localhost\r\n\r\n",
+        "a".repeat(9000)
+    );
     assert_eq!(status_of(&s, long_uri.as_bytes()), (414, true));
     let long_header = format!(
         "GET / HTTP/1.1\r\nHost: localhost\r\nX-Big: {}\r\n\r\n",
@@ -138,9 +141,9 @@ fn long_lines_and_headers() {
 #[test]
 fn absolute_form_selects_the_server() {
     let s = site();
-    let r = Response::parse(&s.raw(
-        b"GET http://other.test/ HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
-    ))
+    let r = Response::parse(
+        &s.raw(b"GET http://other.test/ HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"),
+    )
     .unwrap();
     assert_eq!((r.status, r.body_str()), (200, "other\n"));
 }

@@ -85,8 +85,10 @@ fn bodies_are_discarded_in_step() {
 fn expect_100_continue_on_a_static_file() {
     let s = site();
     let mut c = s.connect();
-    c.write_all(b"POST /a.txt HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n")
-        .unwrap();
+    c.write_all(
+        b"POST /a.txt HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n",
+    )
+    .unwrap();
     let first = read_responses(&mut c, 1, false);
     assert_eq!(first[0].status, 405);
     assert_eq!(first[0].status_line, "HTTP/1.1 405 Not Allowed");
@@ -96,9 +98,13 @@ fn expect_100_continue_on_a_static_file() {
 fn keepalive_timeout_zero_disables_keepalive() {
     let p = Prefix::new("ka0");
     p.write("html/a.txt", "aaa\n");
-    let s = Server::start(p, &CONF.replace("keepalive_timeout 30 25;", "keepalive_timeout 0;"));
+    let s = Server::start(
+        p,
+        &CONF.replace("keepalive_timeout 30 25;", "keepalive_timeout 0;"),
+    );
     let mut c = s.connect();
-    c.write_all(b"GET /a.txt HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    c.write_all(b"GET /a.txt HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
     let r = Response::parse(&read_to_close(&mut c)).unwrap();
     assert_eq!(r.header("Connection"), Some("close"));
     assert_eq!(r.body_str(), "aaa\n");

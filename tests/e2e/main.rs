@@ -7,19 +7,19 @@
 
 mod support;
 
+mod bench;
 mod cli;
+mod compress_nginx;
+mod conditional;
+mod gzip;
 mod http_parsing;
 mod keepalive;
-mod static_files;
-mod conditional;
+mod log_formats;
+mod logs;
+mod metrics;
 mod seeds;
 mod servers_locations;
-mod logs;
 mod signals;
+mod static_files;
 mod timeouts;
-mod gzip;
 mod tune;
-mod compress_nginx;
-mod log_formats;
-mod bench;
-mod metrics;

@@ -83,19 +83,31 @@ fn stub_status_counts() {
         s.get("/");
     }
     let mut keep = s.connect();
-    keep.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    keep.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
     crate::support::read_responses(&mut keep, 1, false);
     let after = counts(&s);
-    assert_eq!(after[0] - before[0], 7, "5 + keep-alive + this status request");
+    assert_eq!(
+        after[0] - before[0],
+        7,
+        "5 + keep-alive + this status request"
+    );
     assert_eq!(after[2] - before[2], 7);
     let r = s.get("/status");
-    assert!(r.body_str().contains("Active connections: 2 "), "{}", r.body_str());
+    assert!(
+        r.body_str().contains("Active connections: 2 "),
+        "{}",
+        r.body_str()
+    );
     assert!(r.body_str().contains("Waiting: 1 "), "{}", r.body_str());
 }
 
 fn counts(s: &Server) -> Vec<u64> {
     let r: Response = s.get("/status");
-    r.body_str().split('\n').nth(2).unwrap()
+    r.body_str()
+        .split('\n')
+        .nth(2)
+        .unwrap()
         .split_whitespace()
         .map(|n| n.parse().unwrap())
         .collect()

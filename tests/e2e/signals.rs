@@ -65,7 +65,11 @@ fn pid_file_written_while_serving() {
         .args(["-c", "conf/nginx.conf", "-s", "stop"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let _ = s.child.wait();
     assert!(!pid_path.exists(), "the pid file is removed on exit");
 }
@@ -115,12 +119,19 @@ fn reload_under_load_loses_nothing() {
 #[test]
 fn broken_reload_keeps_the_old_configuration() {
     let s = site("old");
-    rewrite_conf(&s, "worker_processes 2;", "worker_processes 2;\nbogus_directive;");
+    rewrite_conf(
+        &s,
+        "worker_processes 2;",
+        "worker_processes 2;\nbogus_directive;",
+    );
     s.signal(1);
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(version(&s), "old");
     let log = std::fs::read_to_string(s.prefix.dir.join("logs/error.log")).unwrap();
-    assert!(log.contains("unknown directive \"bogus_directive\""), "{log}");
+    assert!(
+        log.contains("unknown directive \"bogus_directive\""),
+        "{log}"
+    );
 }
 
 /// QUIT during a large download: the download completes.
@@ -128,7 +139,8 @@ fn broken_reload_keeps_the_old_configuration() {
 fn graceful_stop_completes_a_download() {
     let s = site("v");
     let mut c = s.connect();
-    c.write_all(b"GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    c.write_all(b"GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
     let mut first = [0u8; 1];
     std::io::Read::read_exact(&mut c, &mut first).unwrap();
     send_signal(s.child.id() as i32, 3);

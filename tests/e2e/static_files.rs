@@ -90,7 +90,10 @@ fn index_and_directories() {
     let r = s.get("/missing.html");
     assert_eq!(r.status, 404);
     assert!(r.body_str().contains("<title>404 Not Found</title>"));
-    assert!(r.body_str().contains(&format!("<center>{}</center>", server_name())));
+    assert!(
+        r.body_str()
+            .contains(&format!("<center>{}</center>", server_name()))
+    );
 }
 
 #[test]

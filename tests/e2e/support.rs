@@ -29,10 +29,8 @@ pub struct Prefix {
 impl Prefix {
     pub fn new(tag: &str) -> Prefix {
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let dir = std::env::temp_dir().join(format!(
-            "peregrine-e2e-{tag}-{}-{n}",
-            std::process::id()
-        ));
+        let dir =
+            std::env::temp_dir().join(format!("peregrine-e2e-{tag}-{}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         for sub in ["conf", "html", "logs"] {
             std::fs::create_dir_all(dir.join(sub)).unwrap();
@@ -85,7 +83,11 @@ pub fn is_nginx() -> bool {
 
 /// The name a server puts in its `Server` header and error pages.
 pub fn server_name() -> &'static str {
-    if is_nginx() { "nginx/1.22.1" } else { "peregrine" }
+    if is_nginx() {
+        "nginx/1.22.1"
+    } else {
+        "peregrine"
+    }
 }
 
 /// A loopback port free at the time of asking (the kernel picks it).

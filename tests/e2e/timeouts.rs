@@ -58,7 +58,8 @@ fn header_timeout_closes_a_slow_client() {
 fn idle_keepalive_connection_is_closed() {
     let s = site();
     let mut c = s.connect();
-    c.write_all(b"GET /a.txt HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    c.write_all(b"GET /a.txt HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
     let (closed, got) = closed_within(&mut c, SLACK);
     assert!(closed);
     assert_eq!(Response::parse(&got).unwrap().body_str(), "aaa\n");
@@ -78,7 +79,8 @@ fn body_timeout() {
 fn send_timeout_drops_a_client_that_stops_reading() {
     let s = site();
     let mut c = s.connect();
-    c.write_all(b"GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    c.write_all(b"GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
     // Read nothing for longer than send_timeout, then drain what is left.
     std::thread::sleep(Duration::from_secs(4));
     c.set_read_timeout(Some(SLACK)).unwrap();

@@ -15,6 +15,7 @@
 //! where the engine turns a `Response` into bytes), logging (log).
 
 mod autoindex;
+mod compress_variant;
 mod conditional;
 mod date;
 mod fcache;
@@ -23,8 +24,8 @@ mod fxhash;
 mod head;
 mod http;
 mod locations;
-pub mod metrics;
 mod mcache;
+pub mod metrics;
 mod phases;
 mod range;
 pub mod request;
@@ -32,13 +33,12 @@ pub mod response;
 mod servers;
 mod special;
 mod static_file;
+mod static_variants;
 #[cfg(test)]
 mod testdir;
 #[cfg(test)]
 mod tests;
 mod vars;
-mod compress_variant;
-mod static_variants;
 
 pub use http::{HttpCore, MAX_URI_CHANGES};
 pub use request::{Method, RequestView};

@@ -59,12 +59,16 @@ impl AccessLog for Nginx {
         let sent = SerializedHeaders(e.response.head.as_bytes());
         // An exact name (the usual case) is borrowed; wildcard and regex
         // names are rebuilt in nginx's spelling.
-        let server_name: std::borrow::Cow<'_, str> =
-            match e.response.server.as_ref().and_then(|s| s.server_names.first()) {
-                Some(ServerName::Exact(name)) => std::borrow::Cow::Borrowed(name.as_str()),
-                Some(other) => std::borrow::Cow::Owned(crate::exchange::server_name_text(other)),
-                None => std::borrow::Cow::Borrowed(""),
-            };
+        let server_name: std::borrow::Cow<'_, str> = match e
+            .response
+            .server
+            .as_ref()
+            .and_then(|s| s.server_names.first())
+        {
+            Some(ServerName::Exact(name)) => std::borrow::Cow::Borrowed(name.as_str()),
+            Some(other) => std::borrow::Cow::Owned(crate::exchange::server_name_text(other)),
+            None => std::borrow::Cow::Borrowed(""),
+        };
         let mut rec = RequestLog::new(e.conn.peer, e.conn.local, e.start, e.end);
         if let Some(r) = e.request {
             rec = rec.with_request(r);

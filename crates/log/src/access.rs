@@ -423,14 +423,14 @@ impl Plan {
         let mut formats = Vec::with_capacity(log_formats.len() + 1);
         let mut format_names = Vec::with_capacity(log_formats.len() + 1);
         for f in log_formats {
-            let compiled =
-                LogFormat::compile_parts(
-                    &f.parts.iter().map(String::as_str).collect::<Vec<_>>(),
-                    f.escape,
-                ).map_err(|error| LogError::Format {
-                    error,
-                    span: f.span.clone(),
-                })?;
+            let compiled = LogFormat::compile_parts(
+                &f.parts.iter().map(String::as_str).collect::<Vec<_>>(),
+                f.escape,
+            )
+            .map_err(|error| LogError::Format {
+                error,
+                span: f.span.clone(),
+            })?;
             formats.push(compiled);
             format_names.push(f.name.clone());
         }
