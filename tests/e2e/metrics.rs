@@ -340,3 +340,33 @@ fn error_log_lines_for_request_errors() {
         assert!(line.ends_with(&tail), "{line}\nwant the end: {tail}");
     }
 }
+
+/// Cache lookups: with one worker, once a small file is in the memory
+/// cache every request for it is a hit. (A scrape's own lookup, of the
+/// missing file html/metrics, is counted after its answer: one miss in the
+/// next scrape.)
+#[test]
+fn cache_hits_and_misses() {
+    if is_nginx() {
+        return;
+    }
+    let p = Prefix::new("metrics-cache");
+    p.write("html/a.txt", "aaa\n");
+    let s = Server::start(
+        p,
+        &CONF.replace("worker_processes 2;", "worker_processes 1;"),
+    );
+    let get = || {
+        let r = Response::parse(&s.raw(REQ_OK)).unwrap();
+        assert_eq!(r.status, 200);
+    };
+    get();
+    let before = settled(&s);
+    for _ in 0..3 {
+        get();
+    }
+    let after = scrape(&s);
+    let delta = |k: &str| after.get(k) - before.get(k);
+    assert_eq!(delta("peregrine_memory_cache_hits_total"), 3.0);
+    assert_eq!(delta("peregrine_memory_cache_misses_total"), 1.0);
+}

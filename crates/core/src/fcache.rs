@@ -104,6 +104,9 @@ pub(crate) struct OpenFileCache {
     tail: Option<usize>,
     /// Stat/open calls made (for tests: a hit within `valid` makes none).
     pub(crate) syscalls: u64,
+    /// Lookups answered from the cache, and not (for the metrics).
+    pub(crate) hits: u64,
+    pub(crate) misses: u64,
 }
 
 fn age(now: SystemTime, then: SystemTime) -> Duration {
@@ -190,8 +193,10 @@ impl OpenFileCache {
     ) -> Result<FileInfo, Errno> {
         self.expire(now, policy.conf.inactive, false);
         if let Some(&i) = self.map.get(path) {
+            self.hits += 1;
             return self.hit(i, path, test_only, policy, now);
         }
+        self.misses += 1;
         self.syscalls += 1;
         let result = open_uncached(path, test_only);
         if let Err(e) = &result

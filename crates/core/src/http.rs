@@ -177,6 +177,22 @@ impl HttpCore {
             .unwrap_or_default()
     }
 
+    /// Cache lookups since the last call (then reset): the engine adds them
+    /// to its per-worker metrics counters after each request.
+    pub fn take_cache_counts(&mut self) -> crate::metrics::CacheCounts {
+        let counts = crate::metrics::CacheCounts {
+            open_file_hits: self.fcache.hits,
+            open_file_misses: self.fcache.misses,
+            memory_hits: self.mcache.hits,
+            memory_misses: self.mcache.misses,
+        };
+        self.fcache.hits = 0;
+        self.fcache.misses = 0;
+        self.mcache.hits = 0;
+        self.mcache.misses = 0;
+        counts
+    }
+
     /// The server block selected for the last handled request.
     pub fn last_server(&self) -> Option<&Arc<ServerConf>> {
         self.last_server

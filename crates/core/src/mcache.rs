@@ -112,6 +112,9 @@ pub(crate) struct MemCache {
     total: usize,
     /// `stat` calls made to revalidate (tests: a fresh hit makes none).
     pub(crate) syscalls: u64,
+    /// Lookups answered from memory, and not (for the metrics).
+    pub(crate) hits: u64,
+    pub(crate) misses: u64,
     /// Bodies compressed into variants (tests: a cached variant is made
     /// once).
     pub(crate) compressions: u64,
@@ -127,8 +130,12 @@ impl MemCache {
         valid: Duration,
         now: SystemTime,
     ) -> Option<&MemEntry> {
-        let e = self.map.get(path)?;
+        let Some(e) = self.map.get(path) else {
+            self.misses += 1;
+            return None;
+        };
         if e.conf_id != conf_id {
+            self.misses += 1;
             return None;
         }
         let fresh = now.duration_since(e.checked).is_ok_and(|age| age < valid);
@@ -143,9 +150,11 @@ impl MemCache {
             });
             if !same {
                 self.remove(path);
+                self.misses += 1;
                 return None;
             }
         }
+        self.hits += 1;
         let e = self.map.get_mut(path)?;
         if !fresh {
             e.checked = now;

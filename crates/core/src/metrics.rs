@@ -68,6 +68,17 @@ pub struct MetricsSnapshot {
     pub workers: u64,
     pub reloads_ok: u64,
     pub reloads_failed: u64,
+    /// Open-file and memory cache lookups, summed over workers.
+    pub caches: CacheCounts,
+}
+
+/// Cache lookups that hit or missed (`HttpCore::take_cache_counts`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CacheCounts {
+    pub open_file_hits: u64,
+    pub open_file_misses: u64,
+    pub memory_hits: u64,
+    pub memory_misses: u64,
 }
 
 /// Appends one family's HELP and TYPE lines.
@@ -111,6 +122,26 @@ pub fn render(s: &MetricsSnapshot, servers: &[&str], out: &mut String) {
             "connections_handled_total",
             "Connections handled.",
             s.handled,
+        ),
+        (
+            "open_file_cache_hits_total",
+            "open_file_cache lookups answered from the cache.",
+            s.caches.open_file_hits,
+        ),
+        (
+            "open_file_cache_misses_total",
+            "open_file_cache lookups that opened or stat-ed the file.",
+            s.caches.open_file_misses,
+        ),
+        (
+            "memory_cache_hits_total",
+            "memory_cache lookups answered from memory.",
+            s.caches.memory_hits,
+        ),
+        (
+            "memory_cache_misses_total",
+            "memory_cache lookups not answered from memory.",
+            s.caches.memory_misses,
         ),
     ];
     for (name, help, v) in counters {

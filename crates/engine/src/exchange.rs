@@ -438,6 +438,7 @@ impl Conn {
     /// Counts the finished request for the metrics, then access-logs it.
     fn log_access(&mut self, cx: &mut Ctx) {
         let Some(ex) = self.ex.as_ref() else { return };
+        cx.stats.caches(cx.core.take_cache_counts());
         cx.stats.finished(&Finished {
             server: ex
                 .resp

@@ -43,6 +43,8 @@ pub struct Counters {
     /// Non-cumulative histogram slots and the sum in microseconds.
     duration: [AtomicU64; DURATION_SLOTS],
     duration_sum_us: AtomicU64,
+    /// Open-file cache hits, misses; memory cache hits, misses.
+    caches: [AtomicU64; 4],
     /// The registry this block belongs to, for the scrape (a worker only
     /// holds its own block): weak, as the registry owns the blocks.
     registry: Weak<Registry>,
@@ -104,6 +106,7 @@ impl Counters {
             bytes_out: zero(),
             duration: std::array::from_fn(|_| zero()),
             duration_sum_us: zero(),
+            caches: std::array::from_fn(|_| zero()),
             registry,
         }
     }
@@ -127,6 +130,22 @@ impl Counters {
             add(c, 1);
         }
         add_u(&self.duration_sum_us, us);
+    }
+
+    /// Adds the cache lookups of the request just finished (the counts are
+    /// deltas, so a block reused by a later worker keeps counting up).
+    pub fn caches(&self, c: peregrine_core::metrics::CacheCounts) {
+        let deltas = [
+            c.open_file_hits,
+            c.open_file_misses,
+            c.memory_hits,
+            c.memory_misses,
+        ];
+        for (slot, d) in self.caches.iter().zip(deltas) {
+            if d != 0 {
+                add_u(slot, d);
+            }
+        }
     }
 
     /// The scrape: every worker's blocks summed, with the master's numbers.
@@ -286,6 +305,10 @@ impl Registry {
                 *n += get(s);
             }
             m.duration_sum_us += get(&c.duration_sum_us);
+            m.caches.open_file_hits += get(&c.caches[0]);
+            m.caches.open_file_misses += get(&c.caches[1]);
+            m.caches.memory_hits += get(&c.caches[2]);
+            m.caches.memory_misses += get(&c.caches[3]);
         }
         m
     }
