@@ -199,3 +199,36 @@ fn alias_without_slashes_stays_inside() {
     assert_eq!(s.get("/ib.txt").status, 404);
     assert_eq!(s.get("/i../dirb.txt").status, 404);
 }
+
+/// Started as root with `user nobody nogroup;`, the server drops privileges after
+/// binding (its uid becomes nobody's) and a file nobody may not read is
+/// answered 403, as nginx's workers do. Skipped when not run as root.
+#[test]
+fn user_drops_privileges_and_unreadable_is_403() {
+    use std::os::unix::fs::PermissionsExt;
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let uid_line = status.lines().find(|l| l.starts_with("Uid:")).unwrap();
+    if uid_line.split_whitespace().nth(1) != Some("0") {
+        return;
+    }
+    let p = Prefix::new("user");
+    p.write("html/open.txt", "readable\n");
+    let secret = p.write("html/secret.txt", "secret\n");
+    std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o000)).unwrap();
+    // The prefix is under the temp dir; nobody must be able to traverse it.
+    std::fs::set_permissions(&p.dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let s = Server::start(
+        p,
+        &CONF.replace(
+            "worker_processes 1;",
+            "worker_processes 1;\nuser nobody nogroup;",
+        ),
+    );
+    assert_eq!(s.get("/open.txt").body_str(), "readable\n");
+    assert_eq!(s.get("/secret.txt").status, 403);
+    if !is_nginx() {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", s.child.id())).unwrap();
+        let uid = status.lines().find(|l| l.starts_with("Uid:")).unwrap();
+        assert_eq!(uid.split_whitespace().nth(1), Some("65534"), "{uid}");
+    }
+}
