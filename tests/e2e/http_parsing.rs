@@ -162,3 +162,16 @@ fn encoded_paths_are_decoded_and_merged() {
     assert_eq!(s.get("//a.txt").body_str(), "a\n");
     assert_eq!(s.get("/x/./../a.txt").body_str(), "a\n");
 }
+
+/// A chunked body announces no length, and a static file never reads its
+/// body: nginx discards it whatever its size (no 413) and answers the next
+/// request on the connection. client_max_body_size is 10 here.
+#[test]
+fn chunked_body_over_the_limit_is_discarded_like_nginx() {
+    let s = site();
+    let mut c = s.connect();
+    c.write_all(b"POST /a.txt HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n14\r\n01234567890123456789\r\n0\r\n\r\nGET /a.txt HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").unwrap();
+    let rs = crate::support::read_responses(&mut c, 2, false);
+    let got: Vec<u16> = rs.iter().map(|r| r.status).collect();
+    assert_eq!(got, [405, 200]);
+}
