@@ -177,36 +177,6 @@ fn finished_encoders_refuse_more() {
     }
 }
 
-/// Writes the generated page for measuring nginx by hand:
-/// `PEREGRINE_HTML_OUT=/tmp/x.html cargo test -p peregrine-compress -- --ignored dump`.
-#[test]
-#[ignore]
-fn dump_test_page_and_sizes() {
-    let Ok(path) = std::env::var("PEREGRINE_HTML_OUT") else {
-        return;
-    };
-    let size: usize = std::env::var("PEREGRINE_HTML_SIZE")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(123_000);
-    let input = testdata::html(size);
-    std::fs::write(&path, &input).unwrap();
-    for level in 1..=9 {
-        let n = compress_all(Coding::Gzip, level, &input).unwrap().len();
-        let s = {
-            let mut e = Encoder::new(Coding::Gzip, level).unwrap();
-            let mut out = Vec::new();
-            e.write(&input, &mut out).unwrap();
-            e.finish(&mut out).unwrap();
-            out.len()
-        };
-        println!(
-            "input {} gzip level {level}: known length {n}, unknown length {s}",
-            input.len()
-        );
-    }
-}
-
 /// Sizes nginx 1.22.1 (Debian, system zlib 1.2/1.3) sent for
 /// `testdata::html(123_000)` (123,060 bytes) with `gzip_comp_level` 1..=9,
 /// measured with curl against a `gzip on` location (same as Python's zlib
