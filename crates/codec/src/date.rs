@@ -27,8 +27,10 @@ struct Tm {
     wday: usize,
 }
 
-/// Days since 1970-01-01 to civil date (Howard Hinnant's `civil_from_days`).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
+/// Days since 1970-01-01 to the civil date (year, month 1..=12, day) in the
+/// proleptic Gregorian calendar (Howard Hinnant's `civil_from_days`). The
+/// one calendar routine of the workspace: core and log call it too.
+pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
     let z = z + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z.rem_euclid(146_097);
@@ -41,8 +43,9 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
     (y, m, d)
 }
 
-/// Civil date to days since 1970-01-01 (`days_from_civil`).
-fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+/// Civil date to days since 1970-01-01 (`days_from_civil`), the inverse of
+/// [`civil_from_days`].
+pub fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };
     let era = y.div_euclid(400);
     let yoe = y.rem_euclid(400);

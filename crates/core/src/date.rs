@@ -6,18 +6,8 @@
 
 /// Seconds since the epoch → (year, month 1..=12, day, hour, minute) in UTC.
 fn civil(secs: i64) -> (i64, u32, u32, u32, u32) {
-    let days = secs.div_euclid(86_400);
     let rem = secs.rem_euclid(86_400);
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
+    let (y, m, d) = peregrine_codec::date::civil_from_days(secs.div_euclid(86_400));
     (y, m, d, (rem / 3600) as u32, (rem % 3600 / 60) as u32)
 }
 

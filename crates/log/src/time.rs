@@ -29,20 +29,8 @@ pub(crate) struct Civil {
 
 /// Converts seconds since the epoch (may be negative) to a UTC civil time.
 pub(crate) fn civil(unix: i64) -> Civil {
-    let days = unix.div_euclid(86_400);
     let rem = unix.rem_euclid(86_400);
-    // civil_from_days (H. Hinnant, "chrono-Compatible Low-Level Date
-    // Algorithms"): eras of 400 years, years starting on March 1st so the
-    // leap day is the last day of the year.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let year = yoe + era * 400 + i64::from(month <= 2);
+    let (year, month, day) = peregrine_codec::date::civil_from_days(unix.div_euclid(86_400));
     Civil {
         year,
         month,
