@@ -104,46 +104,6 @@ pub fn fmt_http_date(unix_secs: i64, out: &mut [u8; 29]) {
     put2(out, 23, t.sec);
 }
 
-fn put_offset(out: &mut [u8], at: usize, offset_secs: i32, colon: bool) {
-    let sign = if offset_secs < 0 { b'-' } else { b'+' };
-    let off = offset_secs.unsigned_abs() / 60;
-    if let Some(s) = out.get_mut(at) {
-        *s = sign;
-    }
-    put2(out, at + 1, off / 60);
-    put2(out, at + if colon { 4 } else { 3 }, off % 60);
-    if colon && let Some(s) = out.get_mut(at + 3) {
-        *s = b':';
-    }
-}
-
-/// nginx's `$time_local`: `30/Nov/2026:08:14:14 +0000`, in the time zone
-/// `utc_offset_secs` east of UTC (nginx uses the server's local zone).
-pub fn fmt_time_local(unix_secs: i64, utc_offset_secs: i32, out: &mut [u8; 26]) {
-    let t = tm(unix_secs + i64::from(utc_offset_secs));
-    *out = *b"01/Jan/1970:00:00:00 +0000";
-    put2(out, 0, t.day);
-    put3(out, 3, MONTHS[(t.month as usize + 11) % 12]);
-    put4(out, 7, t.year);
-    put2(out, 12, t.hour);
-    put2(out, 15, t.min);
-    put2(out, 18, t.sec);
-    put_offset(out, 21, utc_offset_secs, false);
-}
-
-/// nginx's `$time_iso8601`: `2026-11-30T08:14:14+00:00`.
-pub fn fmt_time_iso8601(unix_secs: i64, utc_offset_secs: i32, out: &mut [u8; 25]) {
-    let t = tm(unix_secs + i64::from(utc_offset_secs));
-    *out = *b"1970-01-01T00:00:00+00:00";
-    put4(out, 0, t.year);
-    put2(out, 5, t.month);
-    put2(out, 8, t.day);
-    put2(out, 11, t.hour);
-    put2(out, 14, t.min);
-    put2(out, 17, t.sec);
-    put_offset(out, 19, utc_offset_secs, true);
-}
-
 /// nginx's error-log timestamp: `2026/11/30 08:14:14` (local time).
 pub fn fmt_error_log(unix_secs: i64, utc_offset_secs: i32, out: &mut [u8; 19]) {
     let t = tm(unix_secs + i64::from(utc_offset_secs));
@@ -334,17 +294,9 @@ mod tests {
         assert_eq!(http(0), "Thu, 01 Jan 1970 00:00:00 GMT");
         assert_eq!(http(951_782_400), "Tue, 29 Feb 2000 00:00:00 GMT");
         assert_eq!(http(-1), "Wed, 31 Dec 1969 23:59:59 GMT");
-        let mut b = [0; 26];
-        fmt_time_local(1_796_026_454, 0, &mut b);
-        assert_eq!(&b, b"30/Nov/2026:08:14:14 +0000");
-        fmt_time_local(1_796_026_454, -(5 * 3600 + 1800), &mut b);
-        assert_eq!(&b, b"30/Nov/2026:02:44:14 -0530");
         let mut b = [0; 19];
         fmt_error_log(1_796_026_454, 0, &mut b);
         assert_eq!(&b, b"2026/11/30 08:14:14");
-        let mut b = [0; 25];
-        fmt_time_iso8601(1_796_026_454, 3600, &mut b);
-        assert_eq!(&b, b"2026-11-30T09:14:14+01:00");
     }
 
     #[test]
