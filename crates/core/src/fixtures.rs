@@ -59,17 +59,10 @@ pub fn loc_conf(root: &str) -> LocConf {
         types: Arc::new(mime_types()),
         default_type: "text/plain".into(),
         charset: None,
-        charset_types: [
-            "text/html",
-            "text/xml",
-            "text/plain",
-            "text/vnd.wap.wml",
-            "application/javascript",
-            "application/rss+xml",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect(),
+        charset_types: peregrine_conf::build::raw::DEFAULT_CHARSET_TYPES
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
         sendfile: false,
         tcp_nopush: false,
         tcp_nodelay: true,

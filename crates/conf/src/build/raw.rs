@@ -20,7 +20,7 @@ const NGINX_DEFAULT_TYPES: &[(&str, &str)] = &[
 ];
 
 /// nginx's default `charset_types`.
-const DEFAULT_CHARSET_TYPES: &[&str] = &[
+pub const DEFAULT_CHARSET_TYPES: &[&str] = &[
     "text/html",
     "text/xml",
     "text/plain",
