@@ -4,7 +4,6 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
-use std::time::Duration;
 
 use peregrine_codec::{BodyDecoder, BodyKind, HttpError, Request};
 use peregrine_conf::model::{LocConf, LogLevel, ServerName};
@@ -285,7 +284,9 @@ impl Conn {
                 self.writable = false;
                 let d = ex
                     .conf()
-                    .map_or(Duration::from_secs(60), |c| c.send_timeout);
+                    .map_or(peregrine_conf::build::raw::DEFAULT_SEND_TIMEOUT, |c| {
+                        c.send_timeout
+                    });
                 cx.timers.arm(key, cx.now, d);
                 Step::Continue
             }

@@ -150,7 +150,10 @@ fn listen_ctx(conf: &Config, spec_addr: SocketAddr) -> ListenCtx {
         .saturating_add(READ_BUF_SIZE);
     ListenCtx {
         limits,
-        header_timeout: srv.map_or(Duration::from_secs(60), |s| s.client_header_timeout),
+        header_timeout: srv.map_or(
+            peregrine_conf::build::raw::DEFAULT_CLIENT_HEADER_TIMEOUT,
+            |s| s.client_header_timeout,
+        ),
         reset_timedout: srv.is_some_and(|s| s.conf.reset_timedout_connection),
         server_name: srv
             .and_then(|s| s.server_names.first())

@@ -160,7 +160,7 @@ pub fn default_loc(prefix: &Path) -> LocConf {
         keepalive_requests: 1000,
         reset_timedout_connection: false,
         client_body_timeout: Duration::from_secs(60),
-        send_timeout: Duration::from_secs(60),
+        send_timeout: DEFAULT_SEND_TIMEOUT,
         client_max_body_size: 1024 * 1024,
         // nginx: 2 pages (16k on x86-64).
         client_body_buffer_size: 16 * 1024,
@@ -305,6 +305,8 @@ pub struct RawSrv {
 
 /// nginx's defaults for the server-level settings.
 pub const DEFAULT_CLIENT_HEADER_TIMEOUT: Duration = Duration::from_secs(60);
+/// nginx's `send_timeout` default.
+pub const DEFAULT_SEND_TIMEOUT: Duration = Duration::from_secs(60);
 pub const DEFAULT_CLIENT_HEADER_BUFFER_SIZE: usize = 1024;
 pub const DEFAULT_LARGE_CLIENT_HEADER_BUFFERS: (usize, usize) = (4, 8 * 1024);
 
