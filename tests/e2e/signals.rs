@@ -52,6 +52,11 @@ fn wait_for(mut f: impl FnMut() -> bool) -> bool {
     false
 }
 
+/// Also the deliberate difference on `daemon`: nginx's default is `daemon
+/// on`; Peregrine stays in the foreground unless the configuration says
+/// `daemon on` (systemd and containers want that), so the pid in the file is
+/// the very process the test started. (Against nginx the suite passes
+/// `-g "daemon off;"`.)
 #[test]
 fn pid_file_written_while_serving() {
     let s = site("v1");
