@@ -1,10 +1,11 @@
 //! HTTP dates (RFC 9110 §5.6.7) and nginx's log timestamps.
 //!
 //! Hand-written: the formats are fixed-width, the hot path (`Date:` on every
-//! response, `$time_local` on every log line) must not allocate, and parsing
-//! follows nginx's `ngx_parse_http_time` leniency (weekday not checked,
-//! trailing text ignored, two-digit years below 70 are 20xx), which the
-//! `httpdate` crate does not.
+//! response) must not allocate, and parsing follows nginx's
+//! `ngx_parse_http_time` leniency (see [`parse_http_date`]), which the
+//! `httpdate` crate does not. The workspace's one HTTP-date parser: core's
+//! conditional and range requests and compress's `gzip_proxied expired` call
+//! it.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -116,123 +117,165 @@ pub fn fmt_error_log(unix_secs: i64, utc_offset_secs: i32, out: &mut [u8; 19]) {
     put2(out, 17, t.sec);
 }
 
-/// Parses IMF-fixdate, RFC 850 and asctime dates (RFC 9110 §5.6.7) as
-/// nginx's `ngx_parse_http_time` does. `None` when invalid.
+/// The three forms of RFC 9110 §5.6.7, named as in `ngx_parse_http_time`.
+#[derive(Clone, Copy, PartialEq)]
+enum Form {
+    /// `Tue, 10 Nov 2002 23:50:13` (IMF-fixdate)
+    Rfc822,
+    /// `Tuesday, 10-Dec-02 23:50:13`
+    Rfc850,
+    /// `Tue Dec 10 23:50:13 2002` (asctime)
+    Isoc,
+}
+
+/// Days in each month of a non-leap year.
+const MDAYS: [u32; 12] = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/// Byte `i`, or NUL past the end: nginx reads its NUL-terminated copy of
+/// the header that far, and NUL matches nothing it looks for.
+fn at(v: &[u8], i: usize) -> u8 {
+    v.get(i).copied().unwrap_or(0)
+}
+
+fn digit(v: &[u8], i: usize) -> Option<u32> {
+    let c = at(v, i);
+    c.is_ascii_digit().then(|| u32::from(c - b'0'))
+}
+
+fn two(v: &[u8], i: usize) -> Option<u32> {
+    Some(digit(v, i)? * 10 + digit(v, i + 1)?)
+}
+
+/// The month (0 = January) named at `p`, told apart by the letters nginx
+/// looks at and no others (`Jxn` is June, `Nxx` November).
+fn month_at(v: &[u8], p: usize) -> Option<usize> {
+    Some(match at(v, p) {
+        b'J' if at(v, p + 1) == b'a' => 0,
+        b'J' if at(v, p + 2) == b'n' => 5,
+        b'J' => 6,
+        b'F' => 1,
+        b'M' if at(v, p + 2) == b'r' => 2,
+        b'M' => 4,
+        b'A' if at(v, p + 1) == b'p' => 3,
+        b'A' => 7,
+        b'S' => 8,
+        b'O' => 9,
+        b'N' => 10,
+        b'D' => 11,
+        _ => return None,
+    })
+}
+
+/// ` HH:MM:SS` at `p` (ranges are checked by the caller, as nginx does).
+fn clock(v: &[u8], p: usize) -> Option<(u32, u32, u32)> {
+    if at(v, p) != b' ' || at(v, p + 3) != b':' || at(v, p + 6) != b':' {
+        return None;
+    }
+    Some((two(v, p + 1)?, two(v, p + 4)?, two(v, p + 7)?))
+}
+
+/// Parses an HTTP date (IMF-fixdate, RFC 850 or asctime, RFC 9110 §5.6.7)
+/// exactly as nginx's `ngx_parse_http_time`, which nginx uses for
+/// If-Modified-Since, If-Unmodified-Since, If-Range and `gzip_proxied
+/// expired`; `None` where nginx returns NGX_ERROR. Seconds since the epoch.
+///
+/// nginx's leniency (each point checked against nginx 1.22, pinned by the
+/// tests): the weekday and whatever follows the time (the zone) are not
+/// read; a month is told by the few letters nginx tests (`Nxx` is
+/// November); day 0 is accepted (the month's day before the 1st); in the
+/// asctime form the byte after the month is not checked; a two-digit RFC 850
+/// year below 70 is 20xx.
+///
+/// One function, as `ngx_parse_http_time` is one pass over the value: the
+/// position checks only make sense read in order against nginx's source.
 pub fn parse_http_date(s: &str) -> Option<i64> {
-    let b = s.as_bytes();
-    // Skip the weekday: up to ',' (IMF/RFC 850) or ' ' (asctime).
-    let sep = b.iter().position(|&c| c == b',' || c == b' ')?;
-    let asctime = b.get(sep) == Some(&b' ');
-    let mut p = sep + 1;
-    while b.get(p) == Some(&b' ') {
+    let v = s.as_bytes();
+    let end = v.len();
+    let mut form = None;
+    let mut p = 0;
+    while p < end {
+        if v[p] == b',' {
+            break;
+        }
+        if v[p] == b' ' {
+            form = Some(Form::Isoc);
+            break;
+        }
         p += 1;
     }
-    let mut cur = Cursor { b, p };
-    if b.len().saturating_sub(cur.p) < 18 {
+    p += 1;
+    while p < end && v[p] == b' ' {
+        p += 1;
+    }
+    if end.saturating_sub(p) < 18 {
         return None;
     }
-    let (year, month, day);
-    if asctime {
-        month = cur.month()?;
-        cur.lit(b' ')?;
-        if cur.peek() == Some(b' ') {
-            cur.p += 1;
-        }
-        let d1 = cur.digit()?;
-        day = match cur.peek() {
-            Some(b' ') => d1,
-            _ => d1 * 10 + cur.digit()?,
-        };
-        cur.lit(b' ')?;
-    } else {
-        day = cur.num(2)?;
-        let dash = match cur.next()? {
-            b' ' => false,
-            b'-' => true,
+    let mut day = 0;
+    if form.is_none() {
+        day = two(v, p)?;
+        p += 2;
+        form = Some(match at(v, p) {
+            b' ' if end - p >= 18 => Form::Rfc822,
+            b'-' => Form::Rfc850,
             _ => return None,
-        };
-        month = cur.month()?;
-        cur.lit(if dash { b'-' } else { b' ' })?;
-        year = if dash {
-            let y = cur.num(2)?;
-            i64::from(y + if y < 70 { 2000 } else { 1900 })
-        } else {
-            i64::from(cur.num(4)?)
-        };
-        cur.lit(b' ')?;
-        return finish(&mut cur, year, month, day);
+        });
+        p += 1;
     }
-    let (hour, min, sec) = cur.clock()?;
-    cur.lit(b' ')?;
-    year = i64::from(cur.num(4)?);
-    to_unix(year, month, day, hour, min, sec)
-}
-
-fn finish(cur: &mut Cursor<'_>, year: i64, month: u32, day: u32) -> Option<i64> {
-    let (hour, min, sec) = cur.clock()?;
-    to_unix(year, month, day, hour, min, sec)
-}
-
-fn to_unix(year: i64, month: u32, day: u32, hour: u32, min: u32, sec: u32) -> Option<i64> {
-    let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
-    let mdays = [
-        31,
-        if leap { 29 } else { 28 },
-        31,
-        30,
-        31,
-        30,
-        31,
-        31,
-        30,
-        31,
-        30,
-        31,
-    ];
-    if hour > 23 || min > 59 || sec > 59 || day == 0 || day > *mdays.get(month as usize - 1)? {
+    let form = form?;
+    let month = month_at(v, p)?;
+    p += 3;
+    if (form == Form::Rfc822 && at(v, p) != b' ') || (form == Form::Rfc850 && at(v, p) != b'-') {
         return None;
     }
-    let days = days_from_civil(year, month, day);
+    p += 1;
+    let mut year = 0;
+    match form {
+        Form::Rfc822 => {
+            year = two(v, p)? * 100 + two(v, p + 2)?;
+            p += 4;
+        }
+        Form::Rfc850 => {
+            year = two(v, p)?;
+            year += if year < 70 { 2000 } else { 1900 };
+            p += 2;
+        }
+        Form::Isoc => {
+            if at(v, p) == b' ' {
+                p += 1;
+            }
+            day = digit(v, p)?;
+            p += 1;
+            if at(v, p) != b' ' {
+                day = day * 10 + digit(v, p)?;
+                p += 1;
+            }
+            if end.saturating_sub(p) < 14 {
+                return None;
+            }
+        }
+    }
+    let (hour, min, sec) = clock(v, p)?;
+    p += 9;
+    if form == Form::Isoc {
+        if at(v, p) != b' ' {
+            return None;
+        }
+        year = two(v, p + 1)? * 100 + two(v, p + 3)?;
+    }
+    if hour > 23 || min > 59 || sec > 59 {
+        return None;
+    }
+    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    if day == 29 && month == 1 {
+        if !leap {
+            return None;
+        }
+    } else if day > MDAYS[month] {
+        return None;
+    }
+    // Day 0 counts back from the 1st, as nginx's day arithmetic does.
+    let days = days_from_civil(i64::from(year), month as u32 + 1, 1) + i64::from(day) - 1;
     Some(days * 86_400 + i64::from(hour * 3600 + min * 60 + sec))
-}
-
-struct Cursor<'a> {
-    b: &'a [u8],
-    p: usize,
-}
-
-impl Cursor<'_> {
-    fn peek(&self) -> Option<u8> {
-        self.b.get(self.p).copied()
-    }
-    fn next(&mut self) -> Option<u8> {
-        let c = self.peek()?;
-        self.p += 1;
-        Some(c)
-    }
-    fn lit(&mut self, want: u8) -> Option<()> {
-        (self.next()? == want).then_some(())
-    }
-    fn digit(&mut self) -> Option<u32> {
-        let c = self.next()?;
-        c.is_ascii_digit().then(|| u32::from(c - b'0'))
-    }
-    fn num(&mut self, n: usize) -> Option<u32> {
-        (0..n).try_fold(0, |acc, _| Some(acc * 10 + self.digit()?))
-    }
-    fn month(&mut self) -> Option<u32> {
-        let m = self.b.get(self.p..self.p + 3)?;
-        let i = MONTHS.iter().position(|x| &x[..] == m)?;
-        self.p += 3;
-        Some(i as u32 + 1)
-    }
-    fn clock(&mut self) -> Option<(u32, u32, u32)> {
-        let h = self.num(2)?;
-        self.lit(b':')?;
-        let m = self.num(2)?;
-        self.lit(b':')?;
-        Some((h, m, self.num(2)?))
-    }
 }
 
 /// Seconds since the Unix epoch (negative before it).
@@ -315,16 +358,46 @@ mod tests {
     }
 
     #[test]
+    fn more_dates() {
+        assert_eq!(parse_http_date("Thu, 01 Jan 1970 00:00:01 GMT"), Some(1));
+        assert_eq!(
+            parse_http_date("Mon, 30 Nov 2026 11:10:57 GMT"),
+            Some(1_796_037_057)
+        );
+        assert_eq!(
+            parse_http_date("Friday, 31-Dec-65 23:59:59 GMT"),
+            Some(3_029_529_599)
+        );
+        assert_eq!(
+            parse_http_date("Wednesday, 31-Dec-69 23:59:59 GMT"),
+            Some(3_155_759_999)
+        );
+        assert_eq!(parse_http_date("Thu, 01 Jan 1970 00:00:00"), Some(0));
+    }
+
+    #[test]
     fn rejects() {
         for s in [
             "",
+            "0",
+            "-1",
             "Sun, 06 Nov 1994",
+            "Sun, 06 Nov 1994 08:49 GMT",
             "Sun, 06 Nov 1994 24:00:00 GMT",
+            "Sun, 06 Nov 1994 08:60:00 GMT",
+            "Sun, 06 Nov 1994 08:49:60 GMT",
             "Sun, 30 Feb 1994 08:49:37 GMT",
             "Sun, 29 Feb 1900 08:49:37 GMT",
+            "Sun, 31 Nov 1994 08:49:37 GMT",
+            "Sun, 36 Oct 1994 08:49:37 GMT",
             "Sun, 06 nov 1994 08:49:37 GMT",
+            "Sun, 06 Xyz 1994 08:49:37 GMT",
             "Sun, 6 Nov 1994 08:49:37 GMT",
-            "Sun, 06 Nov 1994 08:49 GMT",
+            "Sun, 06 Nov 94 08:49:37 GMT",
+            "Sun, 06-Nov 1994 08:49:37 GMT",
+            "Sunday, 06-Nov-1994 08:49:37 GMT",
+            "Sun Nov  6 08:49:37 94",
+            "Sun Nov x6 08:49:37 1994",
             "1994-11-06T08:49:37Z",
         ] {
             assert_eq!(parse_http_date(s), None, "{s}");
@@ -333,6 +406,79 @@ mod tests {
             parse_http_date("Tue, 29 Feb 2000 00:00:00 GMT"),
             Some(951_782_400)
         );
+    }
+
+    /// Where nginx is laxer than RFC 9110. Each value was sent to nginx 1.22
+    /// as If-Modified-Since (`if_modified_since exact`) for a file of the
+    /// resulting mtime and answered 304.
+    #[test]
+    fn nginx_leniency() {
+        for s in [
+            "Sun, 06 Nxx 1994 08:49:37 GMT",
+            "Sun, 06 Nob 1994 08:49:37 GMT",
+            "Sun Nov_ 6 08:49:37 1994",
+            "Sun, 06 Nov 1994 08:49:37",
+            "Sun, 06 Nov 1994 08:49:37GMT",
+            "Sun, 06 Nov 1994 08:49:37 GMTxyz",
+            "x,06 Nov 1994 08:49:37 GMT",
+            ",06 Nov 1994 08:49:37 GMT",
+        ] {
+            assert_eq!(parse_http_date(s), Some(T), "{s}");
+        }
+        // Day 0 is the last day of the month before (31 Oct 1994).
+        let oct31 = T - 6 * 86_400;
+        assert_eq!(
+            parse_http_date("Sun, 00 Nov 1994 08:49:37 GMT"),
+            Some(oct31)
+        );
+        assert_eq!(parse_http_date("Sun Nov  0 08:49:37 1994"), Some(oct31));
+        assert_eq!(
+            parse_http_date("Sun, 31 Oct 1994 08:49:37 GMT"),
+            Some(oct31)
+        );
+        assert_eq!(
+            parse_http_date("Thu, 00 Jan 1970 00:00:00 GMT"),
+            Some(-86_400)
+        );
+        assert_eq!(
+            parse_http_date("Wed, 00 Mar 2000 00:00:00 GMT"),
+            parse_http_date("Tue, 29 Feb 2000 00:00:00 GMT")
+        );
+    }
+
+    #[test]
+    fn months_by_nginx_letters() {
+        let jun = parse_http_date("Sun, 06 Jun 1994 08:49:37 GMT");
+        assert!(jun.is_some());
+        assert_eq!(parse_http_date("Sun, 06 Jxn 1994 08:49:37 GMT"), jun);
+        for (i, m) in MONTHS.iter().enumerate() {
+            let m = std::str::from_utf8(&m[..]).unwrap();
+            let first = parse_http_date(&format!("Sun, 01 {m} 2001 00:00:00 GMT")).unwrap();
+            let days_before: i64 = MDAYS[..i].iter().map(|&d| i64::from(d)).sum();
+            assert_eq!(first, 978_307_200 + days_before * 86_400, "{m}");
+        }
+    }
+
+    #[test]
+    fn every_split_of_the_three_forms() {
+        for s in [
+            "Sun, 06 Nov 1994 08:49:37 GMT",
+            "Sunday, 06-Nov-94 08:49:37 GMT",
+            "Sun Nov  6 08:49:37 1994",
+        ] {
+            for i in 0..=s.len() {
+                let (head, tail) = s.split_at(i);
+                // Everything up to the seconds is read; the asctime year
+                // comes last.
+                let whole = if s.ends_with("1994") {
+                    i == s.len()
+                } else {
+                    i >= s.len() - 4
+                };
+                assert_eq!(parse_http_date(head).is_some(), whole, "{head:?}");
+                let _ = parse_http_date(tail);
+            }
+        }
     }
 
     #[test]

@@ -3,13 +3,13 @@
 //! Owns: parsing request heads exactly as nginx accepts or rejects them
 //! ([`parse_request`] into a reusable [`Request`]), the incremental request
 //! body decoder ([`BodyDecoder`]: Content-Length and chunked), URI
-//! normalisation ([`uri`]), the `Range` and `Accept-Encoding` header grammars,
-//! HTTP dates and nginx's log timestamps ([`date`]), and the byte-level pieces
-//! of responses: status lines, nginx's built-in error pages, header-writing
-//! helpers ([`response`]).
+//! normalisation ([`uri`]), HTTP dates and nginx's log timestamps ([`date`]),
+//! and the byte-level pieces of responses: status lines, nginx's built-in
+//! error pages, header-writing helpers ([`response`]).
 //!
 //! Does not own: any I/O, timers or buffering policy (engine), deciding what
-//! to answer (core), compression (compress), or configuration (conf). Every
+//! to answer (core, which also parses `Range`), compression (compress, which
+//! also reads `Accept-Encoding`), or configuration (conf). Every
 //! function here is pure over the bytes it is given, so the engine can feed
 //! whatever it has read so far and ask again when more arrives.
 //!
@@ -29,20 +29,16 @@
 //! 414 / 494 fire at the same byte as in nginx. A head can therefore never
 //! need more than `header_buffer_size + count * size` bytes of input.
 
-pub mod accept_encoding;
 pub mod body;
 pub mod date;
 mod error;
-pub mod range;
 pub mod request;
 pub mod response;
 pub mod uri;
 
-pub use accept_encoding::AcceptEncoding;
 pub use body::{BodyDecoder, BodyProgress};
 pub use date::DateCache;
 pub use error::{HttpError, HttpErrorKind};
-pub use range::RangeSpec;
 pub use request::{BodyKind, Limits, Parsed, Request, discardable_prefix, parse_request};
 
 /// Request method. Methods nginx does not know are [`Method::Other`]; the

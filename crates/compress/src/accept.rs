@@ -1,12 +1,12 @@
 //! nginx's own `Accept-Encoding` scanners, byte for byte.
 //!
-//! Hand-written rather than a general RFC 9110 §12.5.3 parser (which the
-//! codec crate has) because the point is to accept exactly what nginx and its
-//! modules accept, quirks included: ngx_http_gzip_ok looks only at the first
-//! `gzip` token that follows a `,` or a space, never treats `*` as gzip and
-//! reads q-values with ngx_http_gzip_quantity; ngx_brotli and
-//! zstd-nginx-module each have their own, different scanner. No crate
-//! reproduces these.
+//! The workspace's one `Accept-Encoding` reader. Hand-written rather than a
+//! general RFC 9110 §12.5.3 parser because the point is to accept exactly
+//! what nginx and its modules accept, quirks included: ngx_http_gzip_ok
+//! looks only at the first `gzip` token that follows a `,` or a space, never
+//! treats `*` as gzip and reads q-values with ngx_http_gzip_quantity;
+//! ngx_brotli and zstd-nginx-module each have their own, different scanner.
+//! No crate reproduces these.
 //!
 //! nginx reads past the header's end into the NUL that terminates it; here
 //! a byte past the end reads as 0, which gives the same answers.
@@ -278,6 +278,31 @@ mod tests {
         // `;` with nothing after is accepted.
         assert!(gz("gzip;"));
         assert!(gz("gzip; "));
+    }
+
+    /// Values sent to nginx 1.22 (`gzip on`), with whether it answered
+    /// `Content-Encoding: gzip`; kept from the codec's former scanner when it
+    /// was merged into this one.
+    #[test]
+    fn gzip_values_checked_against_nginx() {
+        for (v, want) in [
+            ("gzip, deflate, br", true),
+            ("gzip ;q=0.5", true),
+            ("gzip; q=1", true),
+            ("gzip;q=0.001, br", true),
+            ("gzip;q=0.5 ", true),
+            ("gzip;q=1.", true),
+            ("x-gzipgzip", true),
+            ("deflate;gzip", false),
+            ("gzip;q=.5", false),
+            ("gzip;q=0.,", false),
+            ("gzip;q= 0.5", false),
+            ("gzip\t", false),
+            ("a, gzip;q=0, gzip", false),
+            ("br", false),
+        ] {
+            assert_eq!(gz(v), want, "{v:?}");
+        }
     }
 
     #[test]

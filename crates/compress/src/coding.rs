@@ -41,9 +41,9 @@ impl Coding {
 /// The client's preference for each coding: its q-value, `0.0` meaning
 /// refused (RFC 9110 §12.5.3).
 ///
-/// Core may build this from its own `Accept-Encoding` parser, but
-/// [`Accepted::from_header`] reproduces what nginx and its modules actually
-/// accept, quirks included (for instance nginx never treats `*` as gzip).
+/// [`Accepted::from_header`] fills it with what nginx and its modules
+/// actually accept, quirks included (for instance nginx never treats `*` as
+/// gzip).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Accepted {
     pub gzip: f32,

@@ -18,10 +18,10 @@
 //! `gzip_http_version`, honours `br;q=0`, ignores `Range`, and below
 //! `brotli_min_length` adds no `Vary`.
 
+use peregrine_codec::date::parse_http_date;
 use peregrine_conf::model::{CompressConf, GzipConf, GzipProxied, LocConf};
 
 use crate::coding::{Accepted, Coding, preferred};
-use crate::http_time::parse_http_time;
 use crate::user_agent::is_msie6;
 
 /// What the request says, as far as compression is concerned.
@@ -234,11 +234,11 @@ fn proxied_ok(req: &RequestFacts, resp: &ResponseFacts, p: &GzipProxied) -> bool
         if !p.expired {
             return false;
         }
-        let Some(expires) = parse_http_time(expires) else {
+        let Some(expires) = parse_http_date(expires) else {
             return false;
         };
         let date = match resp.date {
-            Some(d) => match parse_http_time(d) {
+            Some(d) => match parse_http_date(d) {
                 Some(d) => d,
                 None => return false,
             },

@@ -4,7 +4,7 @@
 //! defaults: `if_modified_since exact` (the date must equal the mtime) and
 //! strong ETags.
 
-use crate::date::parse_http_date;
+use peregrine_codec::date::parse_http_date;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Verdict {
@@ -160,5 +160,28 @@ mod tests {
             Verdict::PreconditionFailed
         );
         assert!(c(None, None, None, None).is_empty());
+    }
+
+    #[test]
+    fn dates_read_with_nginx_leniency() {
+        // nginx 1.22 answers 304 to each of these for a file modified at LM:
+        // months by their first letters, day 0, no zone.
+        let ims = |v| Conditions {
+            if_modified_since: Some(v),
+            ..Conditions::default()
+        };
+        let m = mtime();
+        for v in [
+            "Mon, 30 Nxx 2026 11:12:02 GMT",
+            "Tue, 00 Dec 2026 11:12:02 GMT",
+            "Mon, 30 Nov 2026 11:12:02",
+            "Mon Nov 30 11:12:02 2026",
+        ] {
+            assert_eq!(ims(v).evaluate(ET, m), Verdict::NotModified, "{v}");
+        }
+        assert_eq!(
+            ims("Mon, 30 nov 2026 11:12:02 GMT").evaluate(ET, m),
+            Verdict::Send
+        );
     }
 }

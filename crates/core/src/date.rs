@@ -1,8 +1,9 @@
 //! HTTP dates (RFC 9110 §5.6.7) for Last-Modified and the conditional
 //! headers, and the autoindex listing date.
 //!
-//! Formatting and parsing of HTTP dates are the codec's (nginx's
-//! `ngx_parse_http_time` leniency); the autoindex date format is here.
+//! Formatting HTTP dates is the codec's; parsing them is the codec's
+//! `peregrine_codec::date::parse_http_date` (nginx's `ngx_parse_http_time`),
+//! called directly. The autoindex date format is here.
 
 /// Seconds since the epoch → (year, month 1..=12, day, hour, minute) in UTC.
 fn civil(secs: i64) -> (i64, u32, u32, u32, u32) {
@@ -38,14 +39,10 @@ pub(crate) fn push_autoindex_date(out: &mut Vec<u8>, secs: i64) {
     );
 }
 
-/// Parses an HTTP date as `ngx_parse_http_time` (the codec's parser).
-pub(crate) fn parse_http_date(value: &str) -> Option<i64> {
-    peregrine_codec::date::parse_http_date(value)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use peregrine_codec::date::parse_http_date;
 
     #[test]
     fn formats_imf_fixdate() {

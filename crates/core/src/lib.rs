@@ -27,7 +27,7 @@ mod locations;
 mod mcache;
 pub mod metrics;
 mod phases;
-mod range;
+pub mod range;
 pub mod request;
 pub mod response;
 mod servers;

@@ -1,14 +1,15 @@
 //! Byte ranges (RFC 9110 §14) exactly as nginx's range filter decides them.
 //!
-//! Private to core rather than the codec's `parse_range`: nginx's answers
-//! hinge on details of `ngx_http_range_parse` (spaces allowed around the
-//! numbers, overlapping ranges whose sum exceeds the file turning the whole
-//! header off, `bytes=0-` on an empty file being ignored rather than 416), so
-//! this is a line-by-line port kept next to its only user.
+//! The workspace's one `Range` parser: a line-by-line port of
+//! `ngx_http_range_parse` (1.22), because nginx's answers hinge on details no
+//! RFC reading gives (spaces allowed around the numbers, overlapping ranges
+//! whose sum exceeds the file turning the whole header off, `bytes=0-` on an
+//! empty file being ignored rather than 416). Public only so the fuzz crate
+//! can reach it; the server's caller is the static file handler.
 
 /// The outcome of a `Range` header against a representation of `size` bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Ranges {
+pub enum Ranges {
     /// Ignore the header: send the whole representation (200).
     Ignore,
     /// 416 with `Content-Range: bytes */size`.
@@ -21,7 +22,7 @@ pub(crate) enum Ranges {
 const MAX_OFF: u64 = i64::MAX as u64;
 
 /// Parses a `Range` value (`max_ranges` is unlimited, nginx's default).
-pub(crate) fn parse(value: &str, size: u64) -> Ranges {
+pub fn parse(value: &str, size: u64) -> Ranges {
     let v = value.as_bytes();
     // nginx: at least `bytes=N`, `bytes=` compared case-insensitively.
     if v.len() < 7 || !v[..6].eq_ignore_ascii_case(b"bytes=") {
@@ -100,7 +101,10 @@ pub(crate) fn parse(value: &str, size: u64) -> Ranges {
             end = if end >= size { size } else { end + 1 };
         }
         if start < end {
-            if total > MAX_OFF - (end - start) {
+            // nginx's `size > NGX_MAX_OFF_T_VALUE - (end - start)`, turned
+            // around so that a size past off_t (never a file's) cannot
+            // underflow: `total` never exceeds MAX_OFF.
+            if end - start > MAX_OFF - total {
                 return Ranges::Unsatisfiable;
             }
             total += end - start;
@@ -130,7 +134,7 @@ pub(crate) fn if_range_matches(if_range: &str, etag: &str, mtime: i64) -> bool {
     if if_range.len() >= 2 && if_range.ends_with('"') {
         return if_range == etag;
     }
-    crate::date::parse_http_date(if_range) == Some(mtime)
+    peregrine_codec::date::parse_http_date(if_range) == Some(mtime)
 }
 
 #[cfg(test)]
@@ -172,6 +176,110 @@ mod tests {
             Ranges::Unsatisfiable
         );
         assert_eq!(parse("bytes=1-2,", 20), Ranges::Unsatisfiable);
+    }
+
+    /// Each case sent to nginx 1.22 for a 10-byte file (cases kept from the
+    /// codec's former parser when it was merged into this one).
+    fn ten_bytes() -> Vec<(&'static str, Ranges)> {
+        const U416: Ranges = Ranges::Unsatisfiable;
+        const IGNORE: Ranges = Ranges::Ignore;
+        vec![
+            ("bytes=0-0", s(&[(0, 1)])),
+            ("bytes=-0", U416),
+            ("bytes=0-", s(&[(0, 10)])),
+            ("bytes=5-2", U416),
+            ("bytes=20-", U416),
+            ("bytes=1-2,x", U416),
+            ("bytes=x", U416),
+            ("bytes=1-2, 4-5", s(&[(1, 3), (4, 6)])),
+            ("bytes= 1 - 2 ", s(&[(1, 3)])),
+            ("bytes=0-9,0-9", IGNORE),
+            ("bytes=0-4,3-9", IGNORE),
+            ("Bytes=1-2", s(&[(1, 3)])),
+            ("bytes=1-2;", U416),
+            ("bytes=-20", s(&[(0, 10)])),
+            ("bytes=9-100", s(&[(9, 10)])),
+            ("bytes=10-20,1-2", s(&[(1, 3)])),
+            ("bytes=,1-2", U416),
+            ("bytes=1-2,", U416),
+            ("bytes=", IGNORE),
+            ("items=1-2", IGNORE),
+            ("bytes=99999999999999999999-", U416),
+            ("bytes=1-2\t", U416),
+        ]
+    }
+
+    #[test]
+    fn nginx_cases_ten_bytes() {
+        for (h, want) in ten_bytes() {
+            assert_eq!(parse(h, 10), want, "{h:?}");
+        }
+    }
+
+    #[test]
+    fn nginx_cases_empty_file() {
+        // An empty file: whatever would start at 0 turns range processing
+        // off; anything else is 416 (nginx 1.22).
+        let cases: &[(&str, Ranges)] = &[
+            ("bytes=0-0", Ranges::Ignore),
+            ("bytes=-0", Ranges::Ignore),
+            ("bytes=0-", Ranges::Ignore),
+            ("bytes=-20", Ranges::Ignore),
+            ("bytes=5-2", Ranges::Unsatisfiable),
+            ("bytes=20-", Ranges::Unsatisfiable),
+            ("bytes=1-2, 4-5", Ranges::Unsatisfiable),
+        ];
+        for (h, want) in cases {
+            assert_eq!(&parse(h, 0), want, "{h:?}");
+        }
+    }
+
+    #[test]
+    fn total_past_off_t_is_416() {
+        // ngx_http_range_parse: `if (size > NGX_MAX_OFF_T_VALUE - (end -
+        // start)) return NGX_HTTP_RANGE_NOT_SATISFIABLE`, checked before the
+        // sum is compared with the size (which would ignore the header).
+        assert_eq!(parse("bytes=0-,0-", MAX_OFF), Ranges::Unsatisfiable);
+        assert_eq!(parse("bytes=0-", MAX_OFF), s(&[(0, MAX_OFF)]));
+        assert_eq!(
+            parse("bytes=1-,0-0", MAX_OFF),
+            s(&[(1, MAX_OFF), (0, 1)]),
+            "a sum of exactly off_t's maximum is fine"
+        );
+        // Sizes past off_t come from no file; they must not panic.
+        assert_eq!(parse("bytes=0-", u64::MAX), Ranges::Unsatisfiable);
+        assert_eq!(parse("bytes=1-2", u64::MAX), s(&[(1, 3)]));
+    }
+
+    #[test]
+    fn every_prefix_of_the_nginx_cases_stays_inside() {
+        for (h, _) in ten_bytes() {
+            for i in 0..=h.len() {
+                for size in [0, 1, 10, MAX_OFF, u64::MAX] {
+                    if let Ranges::Satisfiable(r) = parse(&h[..i], size) {
+                        assert!(!r.is_empty());
+                        assert!(r.iter().all(|&(a, b)| a < b && b <= size), "{h:?}");
+                    }
+                }
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn ranges_are_non_empty_and_inside(v in "bytes=[0-9 ,-]{0,30}", size in 0u64..100) {
+            if let Ranges::Satisfiable(r) = parse(&v, size) {
+                proptest::prop_assert!(!r.is_empty());
+                for (a, b) in r {
+                    proptest::prop_assert!(a < b && b <= size);
+                }
+            }
+        }
+
+        #[test]
+        fn arbitrary_text(v in "\\PC{0,30}", size in proptest::prelude::any::<u64>()) {
+            let _ = parse(&v, size);
+        }
     }
 
     #[test]
