@@ -97,3 +97,33 @@ fn send_timeout_drops_a_client_that_stops_reading() {
         "the server gave up before sending all {total} bytes"
     );
 }
+
+/// A kept-alive connection whose next head starts but stalls is closed by
+/// `client_header_timeout`, counted from that head's first byte, not left
+/// to the (here much longer) `keepalive_timeout`. Peregrine arms this timer
+/// only once the head is found incomplete (a whole head never needs it).
+#[test]
+fn stalled_second_head_gets_the_header_timeout() {
+    let p = Prefix::new("timeouts-second-head");
+    p.write("html/a.txt", "aaa\n");
+    let conf = CONF.replace("keepalive_timeout 1s;", "keepalive_timeout 60s;");
+    let s = Server::start(p, &conf);
+    let mut c = s.connect();
+    c.write_all(b"GET /a.txt HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    let mut first = Vec::new();
+    let mut buf = [0u8; 1024];
+    while Response::parse(&first).is_none() {
+        let n = c.read(&mut buf).unwrap();
+        assert!(n > 0, "closed before the first answer");
+        first.extend_from_slice(&buf[..n]);
+    }
+    assert_eq!(Response::parse(&first).unwrap().body_str(), "aaa\n");
+    c.write_all(b"GET /a.txt HTTP/1.1\r\nHo").unwrap();
+    let (closed, got) = closed_within(&mut c, SLACK);
+    assert!(
+        closed,
+        "closed by client_header_timeout, not keepalive_timeout"
+    );
+    assert!(got.is_empty(), "{:?}", String::from_utf8_lossy(&got));
+}

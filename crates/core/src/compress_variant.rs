@@ -75,6 +75,15 @@ pub(crate) fn any_on(ctx: &Ctx<'_>) -> bool {
     c.gzip.on || c.brotli.on || c.zstd.on
 }
 
+/// Whether the compression decision for this request can be anything but
+/// "send as is, no `Vary`". Without `Accept-Encoding` no coding is
+/// accepted (ngx_http_gzip_ok and the brotli/zstd filters test it first),
+/// so only `gzip_vary` can still change the response. Spares the type and
+/// length tests on every request of a client that asks for no coding.
+pub(crate) fn decision_matters(ctx: &Ctx<'_>) -> bool {
+    any_on(ctx) && (ctx.conf.gzip.vary || ctx.req.header("Accept-Encoding").is_some())
+}
+
 /// The compression facts of this request.
 pub(crate) fn request_facts<'a>(ctx: &Ctx<'a>, gzip_tested: Option<bool>) -> RequestFacts<'a> {
     let req = ctx.req;

@@ -95,7 +95,7 @@ impl HttpCore {
         let conf_id = Arc::as_ptr(&ctx.conf) as usize;
         let valid = ctx.conf.open_file_cache_valid;
         let e = self.mcache.get(&self.path_buf, conf_id, valid, ctx.now)?;
-        let d = compress_variant::any_on(ctx).then(|| {
+        let d = compress_variant::decision_matters(ctx).then(|| {
             let ty = content_type(&ctx.conf, &ctx.uri).0;
             compress_variant::file_decision(ctx, 200, ty, e.size, pre)
         });

@@ -130,6 +130,9 @@ pub struct Conn {
     pub req_start: SystemTime,
     /// The current request was buffered behind the previous one.
     pub pipelined: bool,
+    /// A kept-alive connection's header timeout is still to be armed (see
+    /// [`Conn::begin_request`]).
+    pub header_timer: bool,
 }
 
 impl Conn {
@@ -150,6 +153,7 @@ impl Conn {
             write_interest: false,
             req_start: now,
             pipelined: false,
+            header_timer: false,
         }
     }
 
@@ -182,7 +186,7 @@ impl Conn {
     pub fn drive(&mut self, key: usize, cx: &mut Ctx) -> Option<Close> {
         loop {
             let step = match self.phase {
-                Phase::Idle { .. } | Phase::Head => self.step_head(key, cx),
+                Phase::Idle { .. } | Phase::Head => self.step_head(cx),
                 Phase::Send => self.step_send(key, cx),
                 Phase::Discard { .. } => self.step_discard(key, cx),
                 Phase::Linger { .. } => self.step_linger(key, cx),
@@ -252,10 +256,10 @@ impl Conn {
         }
     }
 
-    fn step_head(&mut self, key: usize, cx: &mut Ctx) -> Step {
+    fn step_head(&mut self, cx: &mut Ctx) -> Step {
         if self.buffered() > 0 {
             if let Phase::Idle { keepalive } = self.phase {
-                self.begin_request(key, cx, keepalive);
+                self.begin_request(cx, keepalive);
             }
             if let Some(step) = self.try_parse(cx) {
                 return step;
@@ -293,7 +297,7 @@ impl Conn {
 
     /// The first byte of a request arrived (nginx creates the request here:
     /// `requests` and `Reading` count from now).
-    pub fn begin_request(&mut self, key: usize, cx: &mut Ctx, rearm: bool) {
+    pub fn begin_request(&mut self, cx: &mut Ctx, rearm: bool) {
         self.pipelined = matches!(self.phase, Phase::Send);
         self.phase = Phase::Head;
         self.req_start = cx.wall;
@@ -302,11 +306,20 @@ impl Conn {
         self.info.requests += 1;
         cx.stats.request();
         self.set_gauge(Gauge::Reading, cx);
-        if rearm {
-            // A fresh connection's header timeout runs from accept (nginx's
-            // post-accept timer); a kept-alive one's from this first byte.
+        // A fresh connection's header timeout runs from accept (nginx's
+        // post-accept timer); a kept-alive one's from this first byte, armed
+        // only if the head turns out incomplete (see `try_parse`): nearly
+        // every head arrives whole, and arming then disarming at once would
+        // cost two wheel updates per request.
+        self.header_timer = rearm;
+    }
+
+    /// Arms the header timeout deferred by [`Conn::begin_request`] (same
+    /// loop turn, so the same `cx.now` as the first byte's).
+    fn arm_deferred_header_timer(&mut self, cx: &mut Ctx) {
+        if std::mem::take(&mut self.header_timer) {
             let d = cx.lctx(self.lst).header_timeout;
-            cx.timers.arm(key, cx.now, d);
+            cx.timers.arm(self.key, cx.now, d);
         }
     }
 
@@ -318,14 +331,17 @@ impl Conn {
         match parsed {
             Ok(peregrine_codec::Parsed::Partial) => {
                 cx.pool.put_request(req);
+                self.arm_deferred_header_timer(cx);
                 None
             }
             Ok(peregrine_codec::Parsed::Complete(n)) => {
                 b.start += n;
+                self.header_timer = false;
                 Some(self.start_exchange(req, cx))
             }
             Err(e) => {
                 cx.pool.put_request(req);
+                self.header_timer = false;
                 Some(self.start_error(e, cx))
             }
         }

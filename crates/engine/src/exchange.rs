@@ -104,7 +104,13 @@ impl Conn {
         if resp.status == 444 {
             // nginx's `return 444`: close without sending anything.
             self.ex = Some(Box::new(Exchange {
-                out: Output::new(Vec::new(), &peregrine_core::Body::Empty, true, false),
+                out: Output::new(
+                    Vec::new(),
+                    Vec::new(),
+                    &peregrine_core::Body::Empty,
+                    true,
+                    false,
+                ),
                 req: Some(req),
                 resp,
                 body: None,
@@ -244,9 +250,10 @@ impl Conn {
             keepalive,
             keepalive_header: conf.as_ref().and_then(|c| c.keepalive_header),
         };
-        serialize_head(&mut head, &resp, cx.date.get(cx.wall), &ch, expect);
+        serialize_head(&mut head, &resp, &cx.date_now, &ch, expect);
         let sendfile = conf.as_ref().is_some_and(|c| c.sendfile);
-        let mut out = Output::new(head, &resp.body, resp.header_only, sendfile);
+        let pieces = cx.pool.pieces();
+        let mut out = Output::new(head, pieces, &resp.body, resp.header_only, sendfile);
         if let Some(c) = comp {
             out.compress(c);
         }
@@ -369,8 +376,9 @@ impl Conn {
             linger,
             ..
         } = *ex;
-        let (head, file_buf) = out.into_buffers();
+        let (head, file_buf, pieces) = out.into_buffers();
         cx.pool.put_head_buf(head);
+        cx.pool.put_pieces(pieces);
         if let Some(b) = file_buf {
             cx.pool.put_file_buf(b);
         }
@@ -396,7 +404,7 @@ impl Conn {
         }
         if self.buffered() > 0 {
             // Pipelined: the next request is already here.
-            self.begin_request(key, cx, true);
+            self.begin_request(cx, true);
             return Step::Continue;
         }
         self.phase = Phase::Idle { keepalive: true };
@@ -449,7 +457,9 @@ impl Conn {
             status: ex.resp.status,
             bytes_in: ex.request_length,
             bytes_out: ex.out.head_bytes + ex.out.body_bytes,
-            duration: self.req_start.elapsed().unwrap_or_default(),
+            // The loop turn's clock, as nginx's cached time for
+            // `$request_time`: no clock read per request.
+            duration: cx.wall.duration_since(self.req_start).unwrap_or_default(),
         });
         let Some(log) = cx.access.as_mut() else {
             return;

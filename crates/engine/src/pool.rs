@@ -8,6 +8,8 @@
 
 use peregrine_codec::Request;
 
+use crate::write::Piece;
+
 /// Capacity of a fresh read buffer: one `recv` of this much takes a typical
 /// request head, or several pipelined ones, at once. Heads beyond it grow
 /// the buffer up to the codec's large-header limits.
@@ -20,6 +22,9 @@ pub const POOL_MAX: usize = 256;
 /// A returned buffer larger than this (grown for a huge head) is freed
 /// rather than kept, so the pool's memory stays bounded.
 const KEEP_MAX_CAPACITY: usize = 64 * 1024;
+/// A piece list longer than this (a multipart/byteranges answer) is freed
+/// rather than kept.
+const MAX_IOV_PIECES: usize = 64;
 
 #[derive(Default)]
 pub struct Pool {
@@ -30,6 +35,8 @@ pub struct Pool {
     /// pointer, not as a few hundred bytes.
     #[allow(clippy::vec_box)]
     requests: Vec<Box<Request>>,
+    /// Body piece lists of responses (see [`crate::write::Output::new`]).
+    pieces: Vec<Vec<Piece>>,
 }
 
 fn take(list: &mut Vec<Vec<u8>>, cap: usize) -> Vec<u8> {
@@ -68,6 +75,19 @@ impl Pool {
     pub fn put_head_buf(&mut self, b: Vec<u8>) {
         give(&mut self.head, b);
     }
+    /// An empty body piece list.
+    pub fn pieces(&mut self) -> Vec<Piece> {
+        self.pieces.pop().unwrap_or_default()
+    }
+
+    /// Takes back a piece list (emptied by its owner, so nothing it held
+    /// stays alive in the pool).
+    pub fn put_pieces(&mut self, p: Vec<Piece>) {
+        if self.pieces.len() < POOL_MAX && p.is_empty() && p.capacity() <= MAX_IOV_PIECES {
+            self.pieces.push(p);
+        }
+    }
+
     pub fn request(&mut self) -> Box<Request> {
         self.requests.pop().unwrap_or_default()
     }

@@ -30,6 +30,13 @@ const TICK_NANOS: u64 = TICK.as_nanos() as u64;
 const TICKS_PER_SEC: u64 = 1_000_000_000 / TICK_NANOS;
 const _: () = assert!(1_000_000_000_u64.is_multiple_of(TICK_NANOS) && SLOTS.is_multiple_of(64));
 
+/// `d` in nanoseconds, saturating (a `u64` holds 584 years).
+fn duration_nanos(d: Duration) -> u64 {
+    d.as_secs()
+        .saturating_mul(1_000_000_000)
+        .saturating_add(u64::from(d.subsec_nanos()))
+}
+
 #[derive(Debug, Clone, Copy)]
 struct Entry {
     key: usize,
@@ -47,6 +54,10 @@ pub struct Timers {
     /// Connection key → (slot, index in slot) of its armed entry.
     pos: Vec<Option<(u32, u32)>>,
     armed: usize,
+    /// The last `now` seen by [`Timers::arm`] and its nanoseconds since
+    /// `origin`: every arm of one loop turn passes the same `now`, and the
+    /// `Instant` subtraction is the dearest part of arming.
+    last_now: (Instant, u64),
 }
 
 impl Default for Timers {
@@ -64,6 +75,7 @@ impl Timers {
             occupied: [0; WORDS],
             pos: Vec::new(),
             armed: 0,
+            last_now: (origin, 0),
         }
     }
 
@@ -111,8 +123,13 @@ impl Timers {
     /// Arms (or re-arms) connection `key` for `now + d`.
     pub fn arm(&mut self, key: usize, now: Instant, d: Duration) {
         self.disarm(key);
+        if now != self.last_now.0 {
+            let since = now.saturating_duration_since(self.origin);
+            self.last_now = (now, duration_nanos(since));
+        }
+        let at = self.last_now.1.saturating_add(duration_nanos(d));
         // Rounded up: never fire early.
-        let due = (self.tick_of(now + d) + 1).max(self.cursor);
+        let due = (at / TICK_NANOS + 1).max(self.cursor);
         let slot = (due % SLOTS as u64) as usize;
         let list = &mut self.slots[slot];
         list.push(Entry { key, due });

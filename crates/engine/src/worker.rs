@@ -64,6 +64,9 @@ pub struct Setup {
     pub ids: Arc<AtomicU64>,
 }
 
+/// Length of an IMF-fixdate (RFC 9110 §5.6.7), the `Date` header value.
+const HTTP_DATE_LEN: usize = 29;
+
 /// Per-worker context shared by every connection of the worker.
 pub struct Ctx {
     pub core: HttpCore,
@@ -71,6 +74,8 @@ pub struct Ctx {
     pub timers: Timers,
     pub stats: Arc<Counters>,
     pub date: DateCache,
+    /// `Date` header value for this loop turn (see [`Ctx::refresh_date`]).
+    pub date_now: [u8; HTTP_DATE_LEN],
     pub now: Instant,
     pub wall: SystemTime,
     pub errlog: ErrorLog,
@@ -88,6 +93,15 @@ impl Ctx {
     /// The settings of listening address `i`.
     pub fn lctx(&self, i: usize) -> &ListenCtx {
         self.listen.get(i).unwrap_or(&self.listen_fallback)
+    }
+
+    /// Formats this loop turn's `Date` once (it changes once a second; the
+    /// cache makes that one formatting a second) so that a response copies
+    /// it instead of converting the clock per request.
+    pub fn refresh_date(&mut self) {
+        if let Ok(d) = <[u8; HTTP_DATE_LEN]>::try_from(self.date.get(self.wall)) {
+            self.date_now = d;
+        }
     }
 }
 
@@ -255,6 +269,7 @@ impl Worker {
                 timers: Timers::default(),
                 stats: s.counters,
                 date: DateCache::new(),
+                date_now: *b"Thu, 01 Jan 1970 00:00:00 GMT",
                 now,
                 wall: SystemTime::now(),
                 errlog: s.errlog,
@@ -306,6 +321,7 @@ impl Worker {
             }
             self.cx.now = Instant::now();
             self.cx.wall = SystemTime::now();
+            self.cx.refresh_date();
             for ev in events.iter() {
                 match ev.token() {
                     WAKER => {}

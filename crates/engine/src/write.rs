@@ -63,7 +63,7 @@ pub fn serialize_head(
 }
 
 /// One leaf of a body still to send.
-enum Piece {
+pub(crate) enum Piece {
     Mem {
         data: MemRef,
         pos: usize,
@@ -75,7 +75,7 @@ enum Piece {
     },
 }
 
-enum MemRef {
+pub(crate) enum MemRef {
     Static(&'static [u8]),
     Shared(std::sync::Arc<[u8]>),
 }
@@ -159,8 +159,16 @@ pub struct Output {
 }
 
 impl Output {
-    pub fn new(head: Vec<u8>, body: &Body, header_only: bool, sendfile: bool) -> Output {
-        let mut pieces = Vec::new();
+    /// `pieces` is an empty list to fill (pooled: most responses have one
+    /// piece, and a fresh `Vec` would be an allocation per request).
+    pub fn new(
+        head: Vec<u8>,
+        mut pieces: Vec<Piece>,
+        body: &Body,
+        header_only: bool,
+        sendfile: bool,
+    ) -> Output {
+        pieces.clear();
         if !header_only {
             flatten(body, &mut pieces);
         }
@@ -198,8 +206,11 @@ impl Output {
     }
 
     /// Gives back the pooled buffers.
-    pub fn into_buffers(self) -> (Vec<u8>, Option<Vec<u8>>) {
-        (self.head, self.file_buf)
+    pub fn into_buffers(self) -> (Vec<u8>, Option<Vec<u8>>, Vec<Piece>) {
+        let mut pieces = self.pieces;
+        // Drops the file handles and shared bodies now, not when reused.
+        pieces.clear();
+        (self.head, self.file_buf, pieces)
     }
 
     /// Writes as much as the socket takes.

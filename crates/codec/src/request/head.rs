@@ -63,6 +63,7 @@ pub fn parse_request(buf: &[u8], limits: &Limits, req: &mut Request) -> Result<P
                     let name = pos + name.start..pos + name.end;
                     let value = pos + value.start..pos + value.end;
                     on_header(buf, name.clone(), value.clone(), req, &mut seen)?;
+                    req.names |= super::name_bit(buf.get(name.clone()).unwrap_or(&[]));
                     req.headers.push((name, value));
                 }
                 pos += end;
@@ -115,9 +116,10 @@ fn apply_request_line(
     let target = buf.get(line.target.clone()).unwrap_or(&[]);
     // nginx passes raw non-ASCII bytes through; Peregrine's accessors are
     // `str`, so a target that is not UTF-8 is refused (documented deviation).
-    if !target.is_ascii() && std::str::from_utf8(target).is_err() {
+    let Ok(text) = std::str::from_utf8(target) else {
         return Err(bad(K::InvalidUri));
-    }
+    };
+    req.target_text.push_str(text);
     req.method = line.method;
     req.method_span = line.method_span.clone();
     req.target = line.target.clone();
@@ -151,6 +153,16 @@ fn apply_request_line(
 }
 
 /// Headers nginx refuses to see twice (`ngx_http_process_unique_header_line`).
+/// Keep in step with the length arm of `on_header` that tests UNIQUE.
+const _: () = {
+    let mut i = 0;
+    while i < UNIQUE.len() {
+        let n = UNIQUE[i].len();
+        assert!(n == 8 || n == 13 || n == 17 || n == 19);
+        i += 1;
+    }
+};
+
 const UNIQUE: [&str; 7] = [
     "if-modified-since",
     "if-unmodified-since",
@@ -207,7 +219,8 @@ fn on_header(
         14 if is("content-length") => seen.content_length = once(&seen.content_length)?,
         17 if is("transfer-encoding") => seen.transfer_encoding = once(&seen.transfer_encoding)?,
         6 if is("expect") => seen.expect = once(&seen.expect)?,
-        _ => {
+        // The lengths of UNIQUE's names: most headers are none of them.
+        8 | 13 | 17 | 19 => {
             if let Some(i) = UNIQUE.iter().position(|u| is(u)) {
                 let bit = 1u16 << i;
                 if seen.unique & bit != 0 {
@@ -216,6 +229,7 @@ fn on_header(
                 seen.unique |= bit;
             }
         }
+        _ => {}
     }
     Ok(())
 }

@@ -102,8 +102,15 @@ pub struct Request {
     pub(crate) version: Version,
     /// (name, value) spans of the kept header lines, in order.
     pub(crate) headers: Vec<(Range<usize>, Range<usize>)>,
+    /// One bit per header name present ([`name_bit`]): most lookups are
+    /// for headers a request does not have (`Range`, `If-*`, `Via`...), and
+    /// the bit answers those without comparing every name.
+    pub(crate) names: u64,
     /// Normalised path (see [`crate::uri::normalize`]).
     pub(crate) path: String,
+    /// The request target as text, validated once by the parser (the
+    /// accessors would otherwise re-validate the bytes on every call).
+    pub(crate) target_text: String,
     /// Lowercased host without port or trailing dot.
     pub(crate) host: String,
     pub(crate) has_host: bool,
@@ -111,6 +118,15 @@ pub struct Request {
     pub(crate) body_kind: BodyKind,
     pub(crate) expect_continue: bool,
     pub(crate) head_len: usize,
+}
+
+/// A header name's bit in [`Request::names`]: from its length and its
+/// first and last bytes, case-folded as names compare (RFC 9110 §5.1).
+pub(crate) fn name_bit(name: &[u8]) -> u64 {
+    let first = name.first().map_or(0, u8::to_ascii_lowercase);
+    let last = name.last().map_or(0, u8::to_ascii_lowercase);
+    let h = name.len() as u64 * 7 + u64::from(first) * 3 + u64::from(last);
+    1 << (h & 63)
 }
 
 impl Default for Request {
@@ -130,7 +146,9 @@ impl Request {
             request_line: 0..0,
             version: Version::Http11,
             headers: Vec::new(),
+            names: 0,
             path: String::new(),
+            target_text: String::new(),
             host: String::new(),
             has_host: false,
             keep_alive: false,
@@ -149,7 +167,9 @@ impl Request {
         self.request_line = 0..0;
         self.version = Version::Http11;
         self.headers.clear();
+        self.names = 0;
         self.path.clear();
+        self.target_text.clear();
         self.host.clear();
         self.has_host = false;
         self.keep_alive = false;
@@ -177,7 +197,18 @@ impl Request {
 
     /// The method as sent (for `$request_method` and methods outside [`Method`]).
     pub fn method_str(&self) -> &str {
-        self.text(&self.method_span)
+        match self.method {
+            Method::Get => "GET",
+            Method::Head => "HEAD",
+            Method::Post => "POST",
+            Method::Put => "PUT",
+            Method::Delete => "DELETE",
+            Method::Options => "OPTIONS",
+            Method::Patch => "PATCH",
+            Method::Trace => "TRACE",
+            Method::Connect => "CONNECT",
+            Method::Other => self.text(&self.method_span),
+        }
     }
 
     pub fn version(&self) -> Version {
@@ -186,7 +217,7 @@ impl Request {
 
     /// Raw request-target as received (`$request_uri`, logs).
     pub fn target(&self) -> &str {
-        self.text(&self.target)
+        &self.target_text
     }
 
     /// Percent-decoded path with dot-segments resolved and `//` merged (nginx's
@@ -198,7 +229,11 @@ impl Request {
 
     /// Raw query string without the `?` (`$args`), if the target had a `?`.
     pub fn query(&self) -> Option<&str> {
-        self.query.as_ref().map(|q| self.text(q))
+        // The query lies inside the target: a slice of its text.
+        let q = self.query.as_ref()?;
+        let t0 = self.target.start;
+        let (a, b) = (q.start.checked_sub(t0)?, q.end.checked_sub(t0)?);
+        Some(self.target_text.get(a..b).unwrap_or(""))
     }
 
     /// The request line without its line ending (`$request`).
@@ -215,6 +250,9 @@ impl Request {
 
     /// First header with this name (ASCII case-insensitive), raw value bytes.
     pub fn header_bytes(&self, name: &str) -> Option<&[u8]> {
+        if self.names & name_bit(name.as_bytes()) == 0 {
+            return None;
+        }
         self.headers
             .iter()
             .find(|(n, _)| self.bytes(n).eq_ignore_ascii_case(name.as_bytes()))

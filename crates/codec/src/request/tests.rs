@@ -534,3 +534,35 @@ proptest::proptest! {
         proptest::prop_assert!(part == Ok(Parsed::Partial) || part == full || cut == b.len());
     }
 }
+
+/// The name bits only ever answer "absent" for names the request lacks:
+/// every present name is found in any case, and a lookup whose bit
+/// collides with a present name still compares the names.
+#[test]
+fn header_lookup_by_name_bit() {
+    let r = ok(b"GET / HTTP/1.1\r\nHost: a\r\nX-Long-Name: 1\r\nRange: bytes=0-1\r\nA: 2\r\n\r\n");
+    for (name, value) in [
+        ("host", "a"),
+        ("HOST", "a"),
+        ("x-long-name", "1"),
+        ("X-LONG-NAME", "1"),
+        ("range", "bytes=0-1"),
+        ("a", "2"),
+    ] {
+        assert_eq!(r.header(name), Some(value), "{name}");
+    }
+    for absent in [
+        "If-None-Match",
+        "Accept-Encoding",
+        "Via",
+        "b",
+        "Hosts",
+        "X-Long-Namf",
+    ] {
+        assert_eq!(r.header(absent), None, "{absent}");
+    }
+    // Same length, first and last byte as a present name: same bit, and
+    // still absent.
+    assert_eq!(name_bit(b"X-Lang-Name"), name_bit(b"x-long-name"));
+    assert_eq!(r.header("X-Lang-Name"), None);
+}

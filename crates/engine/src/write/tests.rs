@@ -114,7 +114,7 @@ fn writes_head_mem_and_file_parts_in_order() {
             },
         ]);
         let (mut c, mut s) = pair();
-        let mut out = Output::new(b"HEAD\r\n".to_vec(), &body, false, sendfile);
+        let mut out = Output::new(b"HEAD\r\n".to_vec(), Vec::new(), &body, false, sendfile);
         assert_eq!(out.sends_file(), sendfile);
         let got = send_all(&mut out, &mut s, &mut c);
         let mut want = b"HEAD\r\n--a\r\n".to_vec();
@@ -131,7 +131,13 @@ fn writes_head_mem_and_file_parts_in_order() {
 #[test]
 fn header_only_skips_body() {
     let (mut c, mut s) = pair();
-    let mut out = Output::new(b"H\r\n".to_vec(), &Body::Static(b"body"), true, true);
+    let mut out = Output::new(
+        b"H\r\n".to_vec(),
+        Vec::new(),
+        &Body::Static(b"body"),
+        true,
+        true,
+    );
     assert_eq!(send_all(&mut out, &mut s, &mut c), b"H\r\n");
 }
 
@@ -145,7 +151,7 @@ fn truncated_file_stops_without_other_bytes() {
             len: 100,
         };
         let (_c, mut s) = pair();
-        let mut out = Output::new(b"H\r\n".to_vec(), &body, false, sendfile);
+        let mut out = Output::new(b"H\r\n".to_vec(), Vec::new(), &body, false, sendfile);
         let mut pool = Pool::default();
         let err = out.write(&mut s, &mut pool).unwrap_err();
         assert!(matches!(err, WriteError::Truncated), "{err}");
