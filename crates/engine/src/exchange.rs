@@ -447,20 +447,22 @@ impl Conn {
     /// Counts the finished request for the metrics, then access-logs it.
     fn log_access(&mut self, cx: &mut Ctx) {
         let Some(ex) = self.ex.as_ref() else { return };
-        cx.stats.caches(cx.core.take_cache_counts());
-        cx.stats.finished(&Finished {
-            server: ex
-                .resp
-                .server
-                .as_ref()
-                .and_then(|s| cx.core.server_index(s)),
-            status: ex.resp.status,
-            bytes_in: ex.request_length,
-            bytes_out: ex.out.head_bytes + ex.out.body_bytes,
-            // The loop turn's clock, as nginx's cached time for
-            // `$request_time`: no clock read per request.
-            duration: cx.wall.duration_since(self.req_start).unwrap_or_default(),
-        });
+        if cx.metrics {
+            cx.stats.caches(cx.core.take_cache_counts());
+            cx.stats.finished(&Finished {
+                server: ex
+                    .resp
+                    .server
+                    .as_ref()
+                    .and_then(|s| cx.core.server_index(s)),
+                status: ex.resp.status,
+                bytes_in: ex.request_length,
+                bytes_out: ex.out.head_bytes + ex.out.body_bytes,
+                // The loop turn's clock, as nginx's cached time for
+                // `$request_time`: no clock read per request.
+                duration: cx.wall.duration_since(self.req_start).unwrap_or_default(),
+            });
+        }
         let Some(log) = cx.access.as_mut() else {
             return;
         };

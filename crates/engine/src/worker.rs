@@ -9,7 +9,7 @@ use std::time::{Duration, Instant, SystemTime};
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token, Waker};
 use peregrine_codec::{DateCache, Limits};
-use peregrine_conf::model::{Config, CpuAffinity, LogLevel, ServerConf};
+use peregrine_conf::model::{Config, CpuAffinity, LocationConf, LogLevel, ServerConf};
 use peregrine_core::{ConnInfo, HttpCore};
 
 use crate::conn::{Close, Conn, ListenCtx, Phase};
@@ -74,6 +74,10 @@ pub struct Ctx {
     pub timers: Timers,
     pub stats: Arc<Counters>,
     pub date: DateCache,
+    /// Some location has `metrics on`: only then is there anyone to read
+    /// the per-request metrics, so only then are they counted (see
+    /// [`scraped`]).
+    pub metrics: bool,
     /// `Date` header value for this loop turn (see [`Ctx::refresh_date`]).
     pub date_now: [u8; HTTP_DATE_LEN],
     pub now: Instant,
@@ -243,6 +247,19 @@ fn register_listeners(
     Ok(out)
 }
 
+/// Whether any location of `conf` answers with the metrics
+/// scrape. Without one the request counters, byte counts and duration
+/// histogram have no reader, and keeping them is work on every request
+/// (stub_status's counters are kept regardless).
+pub fn scraped(conf: &Config) -> bool {
+    fn any(locs: &[Arc<LocationConf>]) -> bool {
+        locs.iter().any(|l| l.conf.metrics || any(&l.locations))
+    }
+    conf.http
+        .as_ref()
+        .is_some_and(|h| h.servers.iter().any(|s| any(&s.locations)))
+}
+
 impl Worker {
     fn new(s: Setup) -> std::io::Result<Worker> {
         let mut core = HttpCore::new(s.conf.clone());
@@ -269,6 +286,7 @@ impl Worker {
                 timers: Timers::default(),
                 stats: s.counters,
                 date: DateCache::new(),
+                metrics: scraped(&s.conf),
                 date_now: *b"Thu, 01 Jan 1970 00:00:00 GMT",
                 now,
                 wall: SystemTime::now(),
@@ -616,6 +634,20 @@ impl Worker {
 mod tests {
     use super::*;
     use peregrine_conf::model::CpuMask;
+
+    #[test]
+    fn metrics_are_kept_when_some_location_scrapes() {
+        let conf = |text: &str| {
+            peregrine_conf::parse_str(text, "/tmp/peregrine-worker-test/nginx.conf").unwrap()
+        };
+        assert!(!scraped(&conf(
+            "events {} http { server { listen 8080; location / { } } }"
+        )));
+        assert!(scraped(&conf(
+            "events {} http { server { listen 8080; location /a { location /a/m { metrics on; } } } }"
+        )));
+        assert!(!scraped(&conf("events {}")));
+    }
 
     #[test]
     fn affinity_masks_repeat_the_last() {
