@@ -117,7 +117,6 @@ pub struct Conn {
     pub readable: bool,
     pub writable: bool,
     pub gauge: Gauge,
-    pub corked: bool,
     pub nodelay: bool,
     /// Registered for writability too. A connection starts registered for
     /// reading only: with edge-triggered epoll a write interest makes every
@@ -148,7 +147,6 @@ impl Conn {
             readable: false,
             writable: true,
             gauge: Gauge::None,
-            corked: false,
             nodelay: false,
             write_interest: false,
             req_start: now,

@@ -257,11 +257,7 @@ impl Conn {
         if let Some(c) = comp {
             out.compress(c);
         }
-        if out.sends_file() && conf.as_ref().is_some_and(|c| c.tcp_nopush) && !self.corked {
-            // nginx's tcp_nopush: head and file start in full packets; the
-            // cork comes off when the connection goes idle or closes.
-            self.corked = peregrine_sys::set_tcp_cork(&self.stream, true).is_ok();
-        }
+        out.nopush = conf.as_ref().is_some_and(|c| c.tcp_nopush);
         let request_length = req.as_ref().map_or(0, |r| r.head_len() as u64);
         self.ex = Some(Box::new(Exchange {
             req,
@@ -395,10 +391,6 @@ impl Conn {
         let Some(conf) = resp.conf else {
             return Step::Close(Close::Normal);
         };
-        if self.corked {
-            self.corked = false;
-            let _ = peregrine_sys::set_tcp_cork(&self.stream, false);
-        }
         if conf.tcp_nodelay && !self.nodelay {
             self.nodelay = peregrine_sys::set_tcp_nodelay(&self.stream, true).is_ok();
         }

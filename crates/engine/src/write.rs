@@ -154,6 +154,9 @@ pub struct Output {
     file_buf_pos: usize,
     deflate: Option<Box<Deflate>>,
     pub sendfile: bool,
+    /// `tcp_nopush`: a head or memory piece followed by a file goes out
+    /// with `MSG_MORE` (see [`Output::write_gathered`]).
+    pub nopush: bool,
     pub head_bytes: u64,
     pub body_bytes: u64,
 }
@@ -181,6 +184,7 @@ impl Output {
             file_buf_pos: 0,
             deflate: None,
             sendfile,
+            nopush: false,
             head_bytes: 0,
             body_bytes: 0,
         }
@@ -198,11 +202,6 @@ impl Output {
             scratch: Vec::new(),
             done: false,
         }));
-    }
-
-    /// Whether a file piece will go out with sendfile (for `tcp_nopush`).
-    pub fn sends_file(&self) -> bool {
-        self.sendfile && self.pieces.iter().any(|p| matches!(p, Piece::File { .. }))
     }
 
     /// Gives back the pooled buffers.
@@ -260,17 +259,33 @@ impl Output {
             iov[used] = IoSlice::new(staged);
             used += 1;
         }
+        let mut file_next = false;
         for p in &self.pieces[self.next..] {
             match p {
                 Piece::Mem { data, pos } if used < MAX_IOV => {
                     iov[used] = IoSlice::new(&data.bytes()[*pos..]);
                     used += 1;
                 }
-                _ => break,
+                Piece::File { .. } => {
+                    file_next = true;
+                    break;
+                }
+                Piece::Mem { .. } => break,
             }
         }
         let staged_len = staged.len();
-        let mut n = s.write_vectored(&iov[..used])?;
+        let mut n = if file_next && self.sendfile && self.nopush {
+            // nginx's `tcp_nopush`: the head and the file's first bytes
+            // leave in full packets. MSG_MORE holds this partial segment
+            // for the sendfile that follows (which itself sends all but its
+            // last page with MORE), as TCP_CORK would, without the two
+            // setsockopt calls per response that cork and uncork cost
+            // (send(2): MSG_MORE obtains "the same effect as the TCP_CORK
+            // socket option", per call). nginx corks; the packets match.
+            socket2::SockRef::from(&*s).send_vectored_with_flags(&iov[..used], libc::MSG_MORE)?
+        } else {
+            s.write_vectored(&iov[..used])?
+        };
         if n == 0 {
             return Err(io::ErrorKind::WriteZero.into());
         }
