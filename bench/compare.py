@@ -5,7 +5,8 @@ Method (docs: README "Performance"): each server runs one worker pinned to
 CPU 0, wrk -t1 runs pinned to CPU 1, servers alternate A B C A B C, and the
 figure of merit is the server's CPU time (utime+stime of the whole process
 tree, from /proc/PID/stat) divided by the requests wrk completed. Medians of
-the rounds are reported, with Peregrine's ratio to nginx.
+the rounds are reported, with Peregrine's ratio to nginx: the median of the
+per-round ratios.
 
 Called by bench/compare.sh, which installs and builds what this needs.
 """
@@ -260,7 +261,12 @@ def main():
             rows = results.get((wl[0], name))
             if rows:
                 med[name] = (statistics.median(r[0] for r in rows), statistics.median(r[1] for r in rows))
-        ratio = med["peregrine"][0] / med["nginx"][0]
+        # The ratio of each round (the two servers ran back to back, on the
+        # machine as it was then), then their median: a VM's speed drifts
+        # by tens of percent over minutes, and a ratio of medians taken
+        # from different minutes carries that drift.
+        pairs = zip(results[(wl[0], "peregrine")], results[(wl[0], "nginx")])
+        ratio = statistics.median(p[0] / n[0] for p, n in pairs)
         errs = [r[2] for r in results[(wl[0], "peregrine")] if r[2]]
         if wl[4] is None:
             verdict = "errors: " + ("none" if not errs else "; ".join(errs))
