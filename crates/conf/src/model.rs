@@ -218,7 +218,8 @@ pub enum LocationMatch {
 }
 
 /// Settings that nginx allows at http, server and location level, after
-/// inheritance. Defaults are nginx's unless the field says otherwise.
+/// inheritance. Defaults are nginx's unless the field says otherwise;
+/// `LocConf::nginx_default` (in `build::raw`) builds them.
 #[derive(Debug, Clone)]
 pub struct LocConf {
     /// `root` (default `html`, resolved with the prefix) or `alias`.

@@ -4,14 +4,17 @@
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
+use peregrine_conf::DEFAULT_WORKER_CONNECTIONS;
+use peregrine_conf::build::raw::{
+    DEFAULT_CLIENT_HEADER_BUFFER_SIZE, DEFAULT_CLIENT_HEADER_TIMEOUT,
+    DEFAULT_LARGE_CLIENT_HEADER_BUFFERS,
+};
 use peregrine_conf::model::{
-    CompressConf, Config, DocRoot, EventsConf, GzipConf, GzipProxied, HttpConf, ListenConf,
-    LocConf, LocationConf, LocationMatch, MainConf, MimeTypes, ServerConf, ServerName, Span,
-    StaticMode, WorkerProcesses,
+    Config, DocRoot, EventsConf, HttpConf, ListenConf, LocConf, LocationConf, LocationMatch,
+    MainConf, MimeTypes, ServerConf, ServerName, Span, WorkerProcesses,
 };
 
 /// (address, default_server).
@@ -35,68 +38,16 @@ pub fn mime_types() -> MimeTypes {
     MimeTypes { by_ext }
 }
 
-fn compress_off() -> CompressConf {
-    CompressConf {
-        on: false,
-        types: vec!["text/html".into()],
-        comp_level: 6,
-        min_length: 20,
-        static_: StaticMode::Off,
-    }
-}
-
-/// Location settings with nginx's defaults and this root.
+/// nginx's location defaults with this root, and what core's tests rely on
+/// besides: a few more MIME types than nginx's built-in three, no access log
+/// (core writes none) and no memory cache (the tests that want one set it).
 pub fn loc_conf(root: &str) -> LocConf {
     LocConf {
         root: DocRoot::Root(root.to_string()),
-        index: vec!["index.html".into()],
-        autoindex: false,
-        try_files: Vec::new(),
-        return_: None,
-        error_pages: Vec::new(),
-        stub_status: false,
-        metrics: false,
         types: Arc::new(mime_types()),
-        default_type: "text/plain".into(),
-        charset: None,
-        charset_types: peregrine_conf::build::raw::DEFAULT_CHARSET_TYPES
-            .iter()
-            .map(|s| s.to_string())
-            .collect(),
-        sendfile: false,
-        tcp_nopush: false,
-        tcp_nodelay: true,
-        keepalive_timeout: Duration::from_secs(75),
-        keepalive_header: None,
-        keepalive_requests: 1000,
-        reset_timedout_connection: false,
-        client_body_timeout: Duration::from_secs(60),
-        send_timeout: Duration::from_secs(60),
-        client_max_body_size: 1024 * 1024,
-        client_body_buffer_size: 16 * 1024,
-        open_file_cache: None,
-        open_file_cache_valid: Duration::from_secs(60),
-        open_file_cache_min_uses: 1,
-        open_file_cache_errors: false,
         memory_cache: None,
         access_log: Vec::new(),
-        gzip: GzipConf {
-            on: false,
-            types: vec!["text/html".into()],
-            min_length: 20,
-            comp_level: 1,
-            proxied: GzipProxied::default(),
-            disable: Vec::new(),
-            disable_msie6: false,
-            vary: false,
-            http_version: (1, 1),
-            buffers: (32, 4096),
-            static_: StaticMode::Off,
-        },
-        brotli: compress_off(),
-        zstd: compress_off(),
-        proxy_buffers: None,
-        proxy_busy_buffers_size: None,
+        ..LocConf::nginx_default(Path::new("/"))
     }
 }
 
@@ -187,9 +138,9 @@ pub fn server_with(
             })
             .collect(),
         server_names: names.iter().map(|n| server_name(n)).collect(),
-        client_header_timeout: Duration::from_secs(60),
-        client_header_buffer_size: 1024,
-        large_client_header_buffers: (4, 8192),
+        client_header_timeout: DEFAULT_CLIENT_HEADER_TIMEOUT,
+        client_header_buffer_size: DEFAULT_CLIENT_HEADER_BUFFER_SIZE,
+        large_client_header_buffers: DEFAULT_LARGE_CLIENT_HEADER_BUFFERS,
         locations,
         conf: Arc::new(conf),
         span: Span::default(),
@@ -211,7 +162,7 @@ pub fn config(servers: Vec<ServerConf>) -> Config {
             worker_shutdown_timeout: None,
         },
         events: EventsConf {
-            worker_connections: 512,
+            worker_connections: DEFAULT_WORKER_CONNECTIONS,
             multi_accept: false,
             use_method: None,
         },

@@ -418,7 +418,7 @@ impl Builder {
 
     /// The end of `http { }`: merging, and the checks nginx makes then.
     fn finish_http(&mut self, http: &RawHttp) -> Result<HttpConf> {
-        let base = default_loc(&self.prefix);
+        let base = LocConf::nginx_default(&self.prefix);
         let http_loc = http.loc.merge(&base);
         let mut servers = Vec::with_capacity(http.servers.len());
         for s in &http.servers {

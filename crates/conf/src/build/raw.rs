@@ -123,78 +123,83 @@ pub fn full_name(prefix: &Path, name: &str) -> String {
     }
 }
 
-/// nginx's defaults for every location-level setting.
-pub fn default_loc(prefix: &Path) -> LocConf {
-    let types = NGINX_DEFAULT_TYPES
-        .iter()
-        .map(|(e, t)| (e.to_string(), t.to_string()))
-        .collect();
-    let compress = |comp_level| CompressConf {
-        on: false,
-        types: vec!["text/html".into()],
-        comp_level,
-        min_length: 20,
-        static_: StaticMode::Off,
-    };
-    LocConf {
-        root: DocRoot::Root(full_name(prefix, "html")),
-        index: vec!["index.html".into()],
-        autoindex: false,
-        try_files: Vec::new(),
-        return_: None,
-        error_pages: Vec::new(),
-        stub_status: false,
-        metrics: false,
-        types: Arc::new(MimeTypes { by_ext: types }),
-        default_type: "text/plain".into(),
-        charset: None,
-        charset_types: DEFAULT_CHARSET_TYPES
+impl LocConf {
+    /// nginx's defaults for every location-level setting: what a location
+    /// gets when nothing is set at http, server or location level (relative
+    /// paths resolved with `prefix`). The base of every merge (the http
+    /// level merges onto it), so the defaults are written only here.
+    pub fn nginx_default(prefix: &Path) -> LocConf {
+        let types = NGINX_DEFAULT_TYPES
             .iter()
-            .map(|s| s.to_string())
-            .collect(),
-        sendfile: false,
-        tcp_nopush: false,
-        tcp_nodelay: true,
-        keepalive_timeout: Duration::from_secs(75),
-        keepalive_header: None,
-        keepalive_requests: 1000,
-        reset_timedout_connection: false,
-        client_body_timeout: Duration::from_secs(60),
-        send_timeout: DEFAULT_SEND_TIMEOUT,
-        client_max_body_size: 1024 * 1024,
-        // nginx: 2 pages (16k on x86-64).
-        client_body_buffer_size: 16 * 1024,
-        open_file_cache: None,
-        open_file_cache_valid: Duration::from_secs(60),
-        open_file_cache_min_uses: 1,
-        open_file_cache_errors: false,
-        memory_cache: Some(DEFAULT_MEMORY_CACHE),
-        access_log: vec![AccessLogConf {
-            target: LogTarget::File(prefix.join("logs/access.log")),
-            format: "combined".into(),
-            buffer: None,
-            flush: None,
-            gzip: None,
-            condition: None,
-            span: Span::default(),
-        }],
-        gzip: GzipConf {
+            .map(|(e, t)| (e.to_string(), t.to_string()))
+            .collect();
+        let compress = |comp_level| CompressConf {
             on: false,
             types: vec!["text/html".into()],
+            comp_level,
             min_length: 20,
-            comp_level: 1,
-            proxied: GzipProxied::default(),
-            disable: Vec::new(),
-            disable_msie6: false,
-            vary: false,
-            http_version: (1, 1),
-            buffers: (32, 4096),
             static_: StaticMode::Off,
-        },
-        brotli: compress(6),
-        zstd: compress(1),
-        proxy_buffers: None,
-        proxy_busy_buffers_size: None,
+        };
+        LocConf {
+            root: DocRoot::Root(full_name(prefix, "html")),
+            index: vec!["index.html".into()],
+            autoindex: false,
+            try_files: Vec::new(),
+            return_: None,
+            error_pages: Vec::new(),
+            stub_status: false,
+            metrics: false,
+            types: Arc::new(MimeTypes { by_ext: types }),
+            default_type: "text/plain".into(),
+            charset: None,
+            charset_types: DEFAULT_CHARSET_TYPES
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+            sendfile: false,
+            tcp_nopush: false,
+            tcp_nodelay: true,
+            keepalive_timeout: Duration::from_secs(75),
+            keepalive_header: None,
+            keepalive_requests: 1000,
+            reset_timedout_connection: false,
+            client_body_timeout: Duration::from_secs(60),
+            send_timeout: DEFAULT_SEND_TIMEOUT,
+            client_max_body_size: 1024 * 1024,
+            // nginx: 2 pages (16k on x86-64).
+            client_body_buffer_size: 16 * 1024,
+            open_file_cache: None,
+            open_file_cache_valid: Duration::from_secs(60),
+            open_file_cache_min_uses: 1,
+            open_file_cache_errors: false,
+            memory_cache: Some(DEFAULT_MEMORY_CACHE),
+            access_log: vec![AccessLogConf {
+                target: LogTarget::File(prefix.join("logs/access.log")),
+                format: "combined".into(),
+                buffer: None,
+                flush: None,
+                gzip: None,
+                condition: None,
+                span: Span::default(),
+            }],
+            gzip: GzipConf {
+                on: false,
+                types: vec!["text/html".into()],
+                min_length: 20,
+                comp_level: 1,
+                proxied: GzipProxied::default(),
+                disable: Vec::new(),
+                disable_msie6: false,
+                vary: false,
+                http_version: (1, 1),
+                buffers: (32, 4096),
+                static_: StaticMode::Off,
+            },
+            brotli: compress(6),
+            zstd: compress(1),
+            proxy_buffers: None,
+            proxy_busy_buffers_size: None,
+        }
     }
 }
 
@@ -410,7 +415,7 @@ mod tests {
     #[test]
     fn own_values_win_and_others_are_inherited() {
         let prefix = Path::new("/p");
-        let base = default_loc(prefix);
+        let base = LocConf::nginx_default(prefix);
         let http = RawLoc {
             sendfile: Some(true),
             keepalive: Some((Duration::from_secs(30), None)),
@@ -445,7 +450,7 @@ mod tests {
 
     #[test]
     fn access_log_off_and_replacement() {
-        let base = default_loc(Path::new("/p"));
+        let base = LocConf::nginx_default(Path::new("/p"));
         assert_eq!(base.access_log.len(), 1);
         let off = RawLoc {
             access_log_off: true,
