@@ -146,8 +146,14 @@ fn apply_request_line(
         req.path.clear();
         req.path.push('/');
     } else {
-        uri::normalize_with(raw_path, &mut req.path, limits.merge_slashes)
-            .map_err(|_| bad(K::InvalidUri))?;
+        // The path as a slice of the target's text (validated above): `?`,
+        // `#` and the `/` it starts with are ASCII, so the slice is on
+        // character boundaries.
+        let normalized = match req.target_text.get(rel..rel + path_len) {
+            Some(text) => uri::normalize_str(text, &mut req.path, limits.merge_slashes),
+            None => uri::normalize_with(raw_path, &mut req.path, limits.merge_slashes),
+        };
+        normalized.map_err(|_| bad(K::InvalidUri))?;
     }
     Ok(())
 }
