@@ -232,3 +232,26 @@ fn user_drops_privileges_and_unreadable_is_403() {
         assert_eq!(uid.split_whitespace().nth(1), Some("65534"), "{uid}");
     }
 }
+
+/// One file reached by URIs with different extensions (a regex location
+/// whose `alias` names the file): each answer's Content-Type follows its
+/// own URI, as nginx's `ngx_http_set_exten` does, whichever URI filled the
+/// memory cache first. Twice each, so the second answers come from cache.
+#[test]
+fn content_type_follows_the_uri_when_uris_share_a_file() {
+    let p = Prefix::new("static-shared-file");
+    p.write("html/logo.bin", "logo\n");
+    let conf = CONF.replace(
+        "location /auto/ { autoindex on; }",
+        r"location /auto/ { autoindex on; } location ~ ^/logo\.(png|gif)$ { alias html/logo.bin; }",
+    );
+    let s = Server::start(p, &conf);
+    for _ in 0..2 {
+        for (uri, ty) in [("/logo.png", "image/png"), ("/logo.gif", "image/gif")] {
+            let r = s.get(uri);
+            assert_eq!(r.status_line, "HTTP/1.1 200 OK", "{uri}");
+            assert_eq!(r.body, b"logo\n", "{uri}");
+            assert_eq!(r.header("Content-Type"), Some(ty), "{uri}");
+        }
+    }
+}

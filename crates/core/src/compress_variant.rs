@@ -240,14 +240,16 @@ impl HttpCore {
             d.vary || pre.vary,
         )?;
         self.mcache.compressions += 1;
-        let conf_id = Arc::as_ptr(&ctx.conf) as usize;
         // `memory_hit` just revalidated a held entry: add to it.
-        if !self.mcache.holds(&self.path_buf, conf_id) {
+        if !self
+            .mcache
+            .holds(&self.path_buf, crate::static_file::owner(ctx))
+        {
             let mut entry = MemEntry::new(
                 Arc::from(Vec::new()),
                 Arc::from(head.bytes),
                 head.split,
-                conf_id,
+                crate::static_file::owner(ctx),
                 info.mtime,
                 info.ino,
                 info.dev,

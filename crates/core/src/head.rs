@@ -110,7 +110,7 @@ fn lookup_type<'c>(conf: &'c LocConf, ext: &str) -> Option<&'c str> {
     }
 }
 
-fn exten(uri: &str) -> Option<&str> {
+pub(crate) fn exten(uri: &str) -> Option<&str> {
     let last = uri.rfind('/').map_or(uri, |i| &uri[i + 1..]);
     last.rfind('.').map(|i| &last[i + 1..])
 }

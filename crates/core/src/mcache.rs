@@ -52,6 +52,11 @@ pub(crate) struct MemEntry {
     pub split: usize,
     /// The location settings the head was built with (by address).
     pub conf_id: usize,
+    /// The URI extension the head's Content-Type came from: URIs with
+    /// other extensions can reach the same file in the same location (a
+    /// regex location whose `alias` names one file), and their answers
+    /// must carry their own type (nginx's `ngx_http_set_exten`).
+    pub exten: Box<str>,
     pub size: u64,
     pub mtime: i64,
     pub ino: u64,
@@ -71,7 +76,7 @@ impl MemEntry {
         body: Arc<[u8]>,
         head: Arc<[u8]>,
         split: usize,
-        conf_id: usize,
+        owner: Owner<'_>,
         mtime: i64,
         ino: u64,
         dev: u64,
@@ -82,7 +87,8 @@ impl MemEntry {
             body,
             head,
             split,
-            conf_id,
+            conf_id: owner.conf_id,
+            exten: owner.exten.into(),
             mtime,
             ino,
             dev,
@@ -106,6 +112,22 @@ impl MemEntry {
     }
 }
 
+/// Who an entry's head was built for: the location settings (by address)
+/// and the URI's extension (which chose the Content-Type).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Owner<'a> {
+    pub conf_id: usize,
+    pub exten: &'a str,
+}
+
+impl Owner<'_> {
+    /// Types are looked up by the lowercased extension, so the case of the
+    /// extension does not change the head.
+    fn owns(&self, e: &MemEntry) -> bool {
+        e.conf_id == self.conf_id && e.exten.eq_ignore_ascii_case(self.exten)
+    }
+}
+
 #[derive(Debug, Default)]
 pub(crate) struct MemCache {
     map: FxHashMap<Box<str>, MemEntry>,
@@ -126,7 +148,7 @@ impl MemCache {
     pub(crate) fn get(
         &mut self,
         path: &str,
-        conf_id: usize,
+        owner: Owner<'_>,
         valid: Duration,
         now: SystemTime,
     ) -> Option<&MemEntry> {
@@ -134,7 +156,7 @@ impl MemCache {
             self.misses += 1;
             return None;
         };
-        if e.conf_id != conf_id {
+        if !owner.owns(e) {
             self.misses += 1;
             return None;
         }
@@ -165,8 +187,8 @@ impl MemCache {
 
     /// An entry for `path` built for `conf_id` is held (not revalidated:
     /// for after a [`MemCache::get`] that declined to answer).
-    pub(crate) fn holds(&self, path: &str, conf_id: usize) -> bool {
-        self.map.get(path).is_some_and(|e| e.conf_id == conf_id)
+    pub(crate) fn holds(&self, path: &str, owner: Owner<'_>) -> bool {
+        self.map.get(path).is_some_and(|e| owner.owns(e))
     }
 
     fn remove(&mut self, path: &str) {
@@ -228,13 +250,23 @@ mod tests {
     use super::*;
     use crate::testdir::TestDir;
 
+    fn own(conf_id: usize) -> Owner<'static> {
+        Owner {
+            conf_id,
+            exten: "txt",
+        }
+    }
+
     fn entry(path: &str, body: &[u8], now: SystemTime) -> MemEntry {
         let m = std::fs::metadata(path).unwrap();
         MemEntry::new(
             body.into(),
             Arc::from(&b"H"[..]),
             0,
-            7,
+            Owner {
+                conf_id: 7,
+                exten: "txt",
+            },
             m.mtime(),
             m.ino(),
             m.dev(),
@@ -250,13 +282,19 @@ mod tests {
         let mut c = MemCache::default();
         c.insert(&p, entry(&p, b"abc", t0), 100);
         let v = Duration::from_secs(60);
-        assert_eq!(&*c.get(&p, 7, v, t0).unwrap().body, b"abc");
-        assert!(c.get(&p, 8, v, t0).is_none(), "other location settings");
+        assert_eq!(&*c.get(&p, own(7), v, t0).unwrap().body, b"abc");
+        assert!(
+            c.get(&p, own(8), v, t0).is_none(),
+            "other location settings"
+        );
         assert_eq!(c.syscalls, 0);
-        assert!(c.get(&p, 7, v, t0 + Duration::from_secs(61)).is_some());
+        assert!(c.get(&p, own(7), v, t0 + Duration::from_secs(61)).is_some());
         assert_eq!(c.syscalls, 1);
         std::fs::write(&p, b"abcd").unwrap();
-        assert!(c.get(&p, 7, v, t0 + Duration::from_secs(200)).is_none());
+        assert!(
+            c.get(&p, own(7), v, t0 + Duration::from_secs(200))
+                .is_none()
+        );
         assert_eq!(c.total(), 0);
     }
 
@@ -269,14 +307,14 @@ mod tests {
         let mut c = MemCache::default();
         c.insert(&a, entry(&a, b"11", t0), 4);
         c.insert(&b, entry(&b, b"22", t0 + Duration::from_secs(1)), 4);
-        assert!(c.get(&a, 7, v, t0 + Duration::from_secs(2)).is_some());
+        assert!(c.get(&a, own(7), v, t0 + Duration::from_secs(2)).is_some());
         c.insert(&x, entry(&x, b"33", t0 + Duration::from_secs(3)), 4);
         assert_eq!(c.total(), 4);
-        assert!(c.get(&b, 7, v, t0 + Duration::from_secs(3)).is_none());
-        assert!(c.get(&a, 7, v, t0 + Duration::from_secs(3)).is_some());
+        assert!(c.get(&b, own(7), v, t0 + Duration::from_secs(3)).is_none());
+        assert!(c.get(&a, own(7), v, t0 + Duration::from_secs(3)).is_some());
         c.insert(&a, entry(&a, b"11111", t0), 4);
         assert!(
-            c.get(&a, 7, v, t0 + Duration::from_secs(3)).is_none(),
+            c.get(&a, own(7), v, t0 + Duration::from_secs(3)).is_none(),
             "too big"
         );
     }

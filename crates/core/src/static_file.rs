@@ -9,9 +9,9 @@ use peregrine_compress::{RangeHandling, range_handling};
 use crate::compress_variant::{self, Precheck};
 use crate::conditional::{Conditions, Verdict};
 use crate::fcache::FileInfo;
-use crate::head::{HeadSpec, content_type, etag_value};
+use crate::head::{HeadSpec, content_type, etag_value, exten};
 use crate::http::{Ctx, HttpCore, Step};
-use crate::mcache::MemEntry;
+use crate::mcache::{MemEntry, Owner};
 use crate::phases::{map_uri, open_error_status};
 use crate::range::{self, Ranges};
 use crate::request::Method;
@@ -92,9 +92,10 @@ impl HttpCore {
     /// the entry). `None` sends the request the long way: not cached, or a
     /// `Range` to answer uncompressed.
     fn memory_hit(&mut self, ctx: &Ctx<'_>, pre: Precheck) -> Option<Response> {
-        let conf_id = Arc::as_ptr(&ctx.conf) as usize;
         let valid = ctx.conf.open_file_cache_valid;
-        let e = self.mcache.get(&self.path_buf, conf_id, valid, ctx.now)?;
+        let e = self
+            .mcache
+            .get(&self.path_buf, owner(ctx), valid, ctx.now)?;
         let d = compress_variant::decision_matters(ctx).then(|| {
             let ty = content_type(&ctx.conf, &ctx.uri).0;
             compress_variant::file_decision(ctx, 200, ty, e.size, pre)
@@ -156,11 +157,7 @@ impl HttpCore {
         let size = usize::try_from(info.size).ok()?;
         // Held but declined (a Range answered uncompressed): reading the
         // file again would only drop the entry's compressed variants.
-        if size > mc.max_file
-            || self
-                .mcache
-                .holds(&self.path_buf, Arc::as_ptr(&ctx.conf) as usize)
-        {
+        if size > mc.max_file || self.mcache.holds(&self.path_buf, owner(ctx)) {
             return None;
         }
         let mut body = vec![0u8; size];
@@ -170,7 +167,7 @@ impl HttpCore {
             Arc::from(body),
             Arc::from(head.bytes),
             head.split,
-            Arc::as_ptr(&ctx.conf) as usize,
+            owner(ctx),
             info.mtime,
             info.ino,
             info.dev,
@@ -410,6 +407,15 @@ fn escape_uri(out: &mut String, uri: &str) {
 }
 
 /// `r` with `Vary: Accept-Encoding` when `vary`.
+/// The memory-cache owner of this request's answer: its location and the
+/// extension that chose its Content-Type.
+pub(crate) fn owner<'a>(ctx: &'a Ctx<'_>) -> Owner<'a> {
+    Owner {
+        conf_id: Arc::as_ptr(&ctx.conf) as usize,
+        exten: exten(&ctx.uri).unwrap_or(""),
+    }
+}
+
 fn vary_if(r: Response, vary: bool) -> Response {
     if vary { add_vary(r) } else { r }
 }
