@@ -113,3 +113,31 @@ fn location_order() {
     assert_eq!(body(&s, h, "/nest/a.txt"), "nested-regex");
     assert_eq!(body(&s, h, "/nest/a.html"), "nest");
 }
+
+/// `listen ... deferred` (TCP_DEFER_ACCEPT): connections whose request
+/// arrives with or right after the handshake are served as usual, one per
+/// connection and several on a kept-alive one.
+#[test]
+fn deferred_listen_serves() {
+    let p = Prefix::new("deferred-listen");
+    p.write("html/a.txt", "deferred\n");
+    let s = Server::start(
+        p,
+        r#"
+worker_processes 1;
+error_log logs/error.log info;
+pid logs/test.pid;
+events { worker_connections 64; }
+http {
+    include mime.types;
+    access_log off;
+    server { listen 127.0.0.1:PORT deferred; root html; }
+}
+"#,
+    );
+    for _ in 0..3 {
+        let r = s.get("/a.txt");
+        assert_eq!(r.status_line, "HTTP/1.1 200 OK");
+        assert_eq!(r.body, b"deferred\n");
+    }
+}

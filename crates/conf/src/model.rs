@@ -174,6 +174,8 @@ pub struct ListenConf {
     pub reuseport: bool,
     /// `backlog=N`; nginx's default is 511 on Linux.
     pub backlog: i32,
+    /// `deferred`: `TCP_DEFER_ACCEPT` on the listening socket.
+    pub deferred: bool,
     pub ssl: bool,
     pub http2: bool,
     pub span: Span,

@@ -132,6 +132,7 @@ pub fn server_with(
                 default_server: *d,
                 reuseport: false,
                 backlog: 511,
+                deferred: false,
                 ssl: false,
                 http2: false,
                 span: Span::default(),

@@ -19,12 +19,19 @@ use socket2::{Domain, Protocol, Socket, Type};
 
 use crate::EngineError;
 
+/// nginx's `listen ... deferred` timeout (`ngx_configure_listening_sockets`
+/// uses 1 s: there is no way to know how long a connection already waited,
+/// and with SYN cookies it may bypass the deferred queue).
+const DEFERRED_ACCEPT_SECS: u32 = 1;
+
 /// One address to listen on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Spec {
     /// As configured (port may be 0).
     pub addr: SocketAddr,
     pub backlog: i32,
+    /// `listen ... deferred` on any `listen` of the address.
+    pub deferred: bool,
 }
 
 /// The distinct addresses of every `listen`, dropping a specific address
@@ -43,12 +50,19 @@ pub fn wanted(conf: &Config) -> Vec<Spec> {
                     && w.addr.port() == l.addr.port()
                     && w.addr.is_ipv4() == l.addr.is_ipv4()
             });
-        if covered || out.iter().any(|s| s.addr == l.addr) {
+        if covered {
+            continue;
+        }
+        // nginx allows socket options on one `listen` of an address only;
+        // the address is deferred if that one says so.
+        if let Some(s) = out.iter_mut().find(|s| s.addr == l.addr) {
+            s.deferred |= l.deferred;
             continue;
         }
         out.push(Spec {
             addr: l.addr,
             backlog: l.backlog,
+            deferred: l.deferred,
         });
     }
     out
@@ -115,11 +129,26 @@ impl Listeners {
                     Err(source) => failure = Some(EngineError::Bind { addr, source }),
                 }
             }
+            b.spec = spec.clone();
             next.push((b, existed));
         }
         match failure {
             None => {
                 self.bound = next.into_iter().map(|(b, _)| b).collect();
+                for b in &self.bound {
+                    let secs = if b.spec.deferred {
+                        DEFERRED_ACCEPT_SECS
+                    } else {
+                        0
+                    };
+                    for s in &b.sockets {
+                        // Set on kept sockets too, so that a reload adds or
+                        // removes it. A failure leaves a working socket
+                        // that accepts before the first data arrives, as
+                        // nginx goes on after logging it.
+                        let _ = peregrine_sys::set_tcp_defer_accept(s, secs);
+                    }
+                }
                 Ok(())
             }
             Some(e) => {

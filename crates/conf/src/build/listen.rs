@@ -111,7 +111,7 @@ fn parse_addr(arg: &str) -> std::result::Result<SocketAddr, String> {
 }
 
 /// Parameters nginx has that change nothing observable here; accepted.
-const IGNORED_PARAMS: &[&str] = &["bind", "deferred", "proxy_protocol"];
+const IGNORED_PARAMS: &[&str] = &["bind", "proxy_protocol"];
 const IGNORED_PREFIXES: &[&str] = &[
     "rcvbuf=",
     "sndbuf=",
@@ -132,6 +132,7 @@ pub fn parse(d: &Directive) -> Result<ListenConf> {
         default_server: false,
         reuseport: false,
         backlog: DEFAULT_BACKLOG,
+        deferred: false,
         ssl: false,
         http2: false,
         span: d.span.clone(),
@@ -140,6 +141,7 @@ pub fn parse(d: &Directive) -> Result<ListenConf> {
         match p.as_str() {
             "default_server" | "default" => conf.default_server = true,
             "reuseport" => conf.reuseport = true,
+            "deferred" => conf.deferred = true,
             "ssl" => conf.ssl = true,
             "http2" => conf.http2 = true,
             _ if p.starts_with("backlog=") => {
@@ -221,6 +223,7 @@ pub fn default_listen(span: &Span) -> ListenConf {
         default_server: false,
         reuseport: false,
         backlog: DEFAULT_BACKLOG,
+        deferred: false,
         ssl: false,
         http2: false,
         span: span.clone(),

@@ -261,6 +261,7 @@ fn listen_forms() {
     assert_eq!(l[2].addr, "[::1]:8082".parse::<SocketAddr>().unwrap());
     assert!(l[2].default_server);
     assert_eq!(l[3].addr, "0.0.0.0:8083".parse::<SocketAddr>().unwrap());
+    assert!(l[3].deferred && !l[0].deferred);
     assert_eq!(l[4].addr, "127.0.0.2:80".parse::<SocketAddr>().unwrap());
     // The same address in two servers is name-based virtual hosting.
     let c = parse(&http(

@@ -41,6 +41,7 @@ fn reconcile_keeps_grows_and_drops() {
         &[Spec {
             addr: a,
             backlog: 16,
+            deferred: false,
         }],
         2,
     )
@@ -58,10 +59,12 @@ fn reconcile_keeps_grows_and_drops() {
             Spec {
                 addr: a,
                 backlog: 16,
+                deferred: false,
             },
             Spec {
                 addr: b,
                 backlog: 16,
+                deferred: false,
             },
         ],
         3,
@@ -80,6 +83,7 @@ fn reconcile_keeps_grows_and_drops() {
         &[Spec {
             addr: b,
             backlog: 16,
+            deferred: false,
         }],
         1,
     )
@@ -100,6 +104,7 @@ fn failed_bind_keeps_what_was_serving() {
         &[Spec {
             addr: a,
             backlog: 16,
+            deferred: false,
         }],
         1,
     )
@@ -113,10 +118,12 @@ fn failed_bind_keeps_what_was_serving() {
                 Spec {
                     addr: a,
                     backlog: 16,
+                    deferred: false,
                 },
                 Spec {
                     addr: busy,
                     backlog: 16,
+                    deferred: false,
                 },
             ],
             1,
@@ -135,6 +142,7 @@ fn port_zero_resolves_once_for_all_sockets() {
         &[Spec {
             addr: a,
             backlog: 16,
+            deferred: false,
         }],
         3,
     )
@@ -143,5 +151,28 @@ fn port_zero_resolves_once_for_all_sockets() {
     assert_ne!(port, 0);
     for s in &l.bound[0].sockets {
         assert_eq!(s.local_addr().unwrap().port(), port);
+    }
+}
+
+#[test]
+fn deferred_is_set_and_a_reload_clears_it() {
+    let p = free_port();
+    let c = conf(&format!(
+        "events {{}} http {{ server {{ listen 127.0.0.1:{p} deferred; }} server {{ listen 127.0.0.1:{p}; }} }}"
+    ));
+    let specs = wanted(&c);
+    assert!(specs[0].deferred, "{specs:?}");
+    let mut l = Listeners::default();
+    l.reconcile(&specs, 2).unwrap();
+    for s in &l.bound[0].sockets {
+        assert!(peregrine_sys::net::tcp_defer_accept(s).unwrap() > 0);
+    }
+    let plain = Spec {
+        deferred: false,
+        ..specs[0].clone()
+    };
+    l.reconcile(&[plain], 2).unwrap();
+    for s in &l.bound[0].sockets {
+        assert_eq!(peregrine_sys::net::tcp_defer_accept(s).unwrap(), 0);
     }
 }
