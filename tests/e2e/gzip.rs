@@ -180,6 +180,24 @@ fn head_and_range() {
     assert_eq!(gunzip(&r.body), text(5000));
 }
 
+/// Without `Accept-Encoding` a Range is answered, and the answer still
+/// varies on `Accept-Encoding` when gzip would have applied to the file:
+/// nginx writes `Vary` on the 206 and on the 416 alike (not for a type
+/// gzip skips, nor where gzip is off).
+#[test]
+fn ranges_of_compressible_files_vary() {
+    let s = site();
+    let vary = |path: &str, range: &str| {
+        let r = get(&s, path, &format!("Range: {range}\r\n"));
+        (r.status, r.header("Vary").map(str::to_string))
+    };
+    let accept = Some("Accept-Encoding".to_string());
+    assert_eq!(vary("/page.html", "bytes=0-9"), (206, accept.clone()));
+    assert_eq!(vary("/page.html", "bytes=99999-"), (416, accept));
+    assert_eq!(vary("/data.json", "bytes=99999-"), (416, None));
+    assert_eq!(vary("/off/page.html", "bytes=99999-"), (416, None));
+}
+
 #[test]
 fn gzip_static_serves_the_gz_file() {
     let s = site();

@@ -415,11 +415,12 @@ impl HttpCore {
             let redirect = Special {
                 status,
                 location: Some(target),
-                content_range: None,
+                ..Special::default()
             };
             return Step::Done(self.builtin(ctx, &redirect));
         }
-        Step::Done(self.builtin(ctx, &sp))
+        let r = self.builtin(ctx, &sp);
+        Step::Done(crate::static_file::vary_if(r, sp.vary))
     }
 
     pub(crate) fn builtin(&mut self, ctx: &Ctx<'_>, sp: &Special) -> Response {

@@ -112,7 +112,7 @@ impl HttpCore {
             return Step::Special(Special {
                 status: code,
                 location: Some(text),
-                content_range: None,
+                ..Special::default()
             });
         }
         let status = ctx.status(code);

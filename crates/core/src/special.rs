@@ -31,6 +31,10 @@ pub(crate) struct Special {
     pub location: Option<String>,
     /// `Content-Range: bytes */SIZE` of a 416.
     pub content_range: Option<String>,
+    /// `Vary: Accept-Encoding` on the built-in page: a 416 for a file the
+    /// compression filter found eligible (nginx 1.22 writes it, as on the
+    /// 206 of the same file; checked with `gzip_vary on`).
+    pub vary: bool,
 }
 
 impl Special {

@@ -59,7 +59,7 @@ impl HttpCore {
             return Step::Special(Special {
                 status: 301,
                 location: Some(location),
-                content_range: None,
+                ..Special::default()
             });
         }
         if !info.is_file {
@@ -239,6 +239,7 @@ impl HttpCore {
                                 status: 416,
                                 location: None,
                                 content_range: Some(format!("bytes */{}", info.size)),
+                                vary: range_vary,
                             });
                         }
                         Ranges::Satisfiable(r) if r.len() == 1 => {
@@ -406,7 +407,6 @@ fn escape_uri(out: &mut String, uri: &str) {
     }
 }
 
-/// `r` with `Vary: Accept-Encoding` when `vary`.
 /// The memory-cache owner of this request's answer: its location and the
 /// extension that chose its Content-Type.
 pub(crate) fn owner<'a>(ctx: &'a Ctx<'_>) -> Owner<'a> {
@@ -416,7 +416,8 @@ pub(crate) fn owner<'a>(ctx: &'a Ctx<'_>) -> Owner<'a> {
     }
 }
 
-fn vary_if(r: Response, vary: bool) -> Response {
+/// `r` with `Vary: Accept-Encoding` when `vary`.
+pub(crate) fn vary_if(r: Response, vary: bool) -> Response {
     if vary { add_vary(r) } else { r }
 }
 
