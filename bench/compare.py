@@ -198,6 +198,8 @@ def main():
     ap.add_argument("--duration", type=int, default=5)
     ap.add_argument("--only", default="", help="substring of workload names to run")
     ap.add_argument("--idle-conns", type=int, default=10000)
+    ap.add_argument("--baseline", default="",
+                    help="another peregrine binary (e.g. an older commit's) run in the same rotation")
     args = ap.parse_args()
 
     work = tempfile.mkdtemp(prefix="peregrine-compare-")
@@ -215,13 +217,16 @@ def main():
             f.write((words * (size // len(words) + 1))[:size])
 
     servers = {}
-    for name in ("nginx", "peregrine"):
+    names = ["nginx", "peregrine"] + (["baseline"] if args.baseline else [])
+    for name in names:
         port = free_port()
         conf = os.path.join(work, f"{name}.conf")
         with open(conf, "w") as f:
             f.write(COMMON.format(logs=logs, name=name, mime=args.mime, port=port, root=root))
         if name == "nginx":
             argv = ["nginx", "-p", work, "-c", conf, "-g", "daemon off;"]
+        elif name == "baseline":
+            argv = [args.baseline, "-p", work, "-c", conf]
         else:
             argv = [args.peregrine, "-p", work, "-c", conf]
         servers[name] = (argv, port)
@@ -229,9 +234,9 @@ def main():
     results = {}
     for wl in workloads:
         body = SMALL if wl[1] == "small.html" else LARGE
-        order = ["nginx", "peregrine", "floor"]
+        order = names + ["floor"]
         if "gzip" in wl[0]:
-            order = ["nginx", "peregrine"]
+            order = names
         for rnd in range(args.rounds):
             for name in order:
                 if name == "floor":
@@ -275,6 +280,16 @@ def main():
         floor = f"{med['floor'][0]:.2f}" if "floor" in med else "–"
         print(f"| {wl[0]} | {med['nginx'][0]:.2f} | {med['peregrine'][0]:.2f} | {floor} | "
               f"{ratio:.2f}× ({'≤ ' + str(wl[4]) + ', ' if wl[4] else ''}{verdict}) | {med['nginx'][1]:.0f} | {med['peregrine'][1]:.0f} |")
+
+    if args.baseline:
+        print()
+        print("| workload | baseline µs/req | Peregrine ÷ baseline (median of rounds) |")
+        print("|---|---:|---:|")
+        for wl in workloads:
+            rows = results[(wl[0], "baseline")]
+            pairs = zip(results[(wl[0], "peregrine")], rows)
+            ratio = statistics.median(p[0] / b[0] for p, b in pairs)
+            print(f"| {wl[0]} | {statistics.median(r[0] for r in rows):.2f} | {ratio:.2f}× |")
 
     if args.idle_conns:
         print()
