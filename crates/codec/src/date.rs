@@ -275,7 +275,10 @@ pub fn parse_http_date(s: &str) -> Option<i64> {
     }
     // Day 0 counts back from the 1st, as nginx's day arithmetic does.
     let days = days_from_civil(i64::from(year), month as u32 + 1, 1) + i64::from(day) - 1;
-    Some(days * 86_400 + i64::from(hour * 3600 + min * 60 + sec))
+    let t = days * 86_400 + i64::from(hour * 3600 + min * 60 + sec);
+    // nginx returns the time itself, so the one second before the epoch is
+    // its NGX_ERROR (-1): that date is invalid there, and here too.
+    (t != -1).then_some(t)
 }
 
 /// Seconds since the Unix epoch (negative before it).
@@ -329,6 +332,13 @@ mod tests {
         let mut b = [0; 29];
         fmt_http_date(secs, &mut b);
         String::from_utf8(b.to_vec()).unwrap()
+    }
+
+    #[test]
+    fn the_second_before_the_epoch_is_invalid_as_in_nginx() {
+        assert_eq!(parse_http_date("Wed, 31 Dec 1969 23:59:59 GMT"), None);
+        assert_eq!(parse_http_date("Wed, 31 Dec 1969 23:59:58 GMT"), Some(-2));
+        assert_eq!(parse_http_date("Thu, 01 Jan 1970 00:00:00 GMT"), Some(0));
     }
 
     #[test]

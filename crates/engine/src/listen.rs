@@ -129,12 +129,20 @@ impl Listeners {
                     Err(source) => failure = Some(EngineError::Bind { addr, source }),
                 }
             }
-            b.spec = spec.clone();
             next.push((b, existed));
         }
         match failure {
             None => {
-                self.bound = next.into_iter().map(|(b, _)| b).collect();
+                // One entry per spec, in order: the new settings apply only
+                // once the whole reload has bound.
+                self.bound = next
+                    .into_iter()
+                    .zip(specs)
+                    .map(|((mut b, _), spec)| {
+                        b.spec = spec.clone();
+                        b
+                    })
+                    .collect();
                 for b in &self.bound {
                     let secs = if b.spec.deferred {
                         DEFERRED_ACCEPT_SECS

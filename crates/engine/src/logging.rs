@@ -52,11 +52,10 @@ impl AccessLog for Nginx {
     fn log(&mut self, e: &AccessEntry<'_>) {
         let Some(conf) = &e.response.conf else { return };
         if conf.access_log.is_empty() {
-            // `access_log off`: not even the lookup below.
+            // `access_log off` (the common tuned setting): nothing is looked
+            // up or built for a location that logs nowhere.
             return;
         }
-        // `access_log off` (the common tuned setting) costs one lookup here:
-        // nothing is built for a location that logs nowhere.
         let Some(list) = self.logs.list_id(conf) else {
             return;
         };
