@@ -260,14 +260,7 @@ impl HttpCore {
         // memory cache, compressed variants included, before this point;
         // `gzip_static` ran before the file was opened (static_variants).
         let head = self.full_head(ctx, info, status);
-        let body = match (&info.file, ctx.header_only()) {
-            (Some(f), false) if info.size > 0 => Body::File {
-                file: f.clone(),
-                offset: 0,
-                len: info.size,
-            },
-            _ => Body::Empty,
-        };
+        let body = whole_file_body(ctx, info);
         let r = self.file_response(ctx, status, head, body, info.size, true);
         // The engine's filter adds `Vary` when it finds the file eligible;
         // a precompressed sibling's `Vary` is core's to add.
@@ -404,6 +397,18 @@ fn escape_uri(out: &mut String, uri: &str) {
         } else {
             out.push(char::from(c));
         }
+    }
+}
+
+/// The whole file as the body (nothing for HEAD or an empty file).
+pub(crate) fn whole_file_body(ctx: &Ctx<'_>, info: &FileInfo) -> Body {
+    match (&info.file, ctx.header_only()) {
+        (Some(f), false) if info.size > 0 => Body::File {
+            file: f.clone(),
+            offset: 0,
+            len: info.size,
+        },
+        _ => Body::Empty,
     }
 }
 

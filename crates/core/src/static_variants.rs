@@ -21,7 +21,7 @@ use crate::head::etag_value;
 use crate::http::{Ctx, HttpCore, Step};
 use crate::phases::escapes_root;
 use crate::request::Method;
-use crate::response::{Body, HeadLines};
+use crate::response::HeadLines;
 use crate::special::Special;
 
 /// The outcome of looking for precompressed siblings.
@@ -103,14 +103,7 @@ impl HttpCore {
         let head = self.full_head(ctx, info, status);
         let (bytes, split) = rewrite_head(&head.bytes, head.split, encoded, vary, false);
         let head = crate::head::Head { bytes, split };
-        let body = match (&info.file, ctx.header_only()) {
-            (Some(f), false) if info.size > 0 => Body::File {
-                file: f.clone(),
-                offset: 0,
-                len: info.size,
-            },
-            _ => Body::Empty,
-        };
+        let body = crate::static_file::whole_file_body(ctx, info);
         Step::Done(self.file_response(ctx, status, head, body, info.size, false))
     }
 }
