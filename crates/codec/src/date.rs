@@ -319,6 +319,12 @@ impl DateCache {
         }
         &self.buf
     }
+
+    /// The date of the last [`DateCache::get`] (the event loop updates it
+    /// once per turn; a response copies it without reading the clock).
+    pub fn current(&self) -> &[u8] {
+        &self.buf
+    }
 }
 
 #[cfg(test)]
@@ -519,6 +525,8 @@ mod tests {
             b"Sun, 06 Nov 1994 08:49:38 GMT"
         );
         assert_eq!(c.get(UNIX_EPOCH), b"Thu, 01 Jan 1970 00:00:00 GMT");
+        c.get(t + Duration::from_secs(1));
+        assert_eq!(c.current(), b"Sun, 06 Nov 1994 08:49:38 GMT");
     }
 
     proptest::proptest! {

@@ -250,7 +250,7 @@ impl Conn {
             keepalive,
             keepalive_header: conf.as_ref().and_then(|c| c.keepalive_header),
         };
-        serialize_head(&mut head, &resp, &cx.date_now, &ch, expect);
+        serialize_head(&mut head, &resp, cx.date.current(), &ch, expect);
         let sendfile = conf.as_ref().is_some_and(|c| c.sendfile);
         let pieces = cx.pool.pieces();
         let mut out = Output::new(head, pieces, &resp.body, resp.header_only, sendfile);

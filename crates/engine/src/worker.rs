@@ -64,9 +64,6 @@ pub struct Setup {
     pub ids: Arc<AtomicU64>,
 }
 
-/// Length of an IMF-fixdate (RFC 9110 §5.6.7), the `Date` header value.
-const HTTP_DATE_LEN: usize = 29;
-
 /// Per-worker context shared by every connection of the worker.
 pub struct Ctx {
     pub core: HttpCore,
@@ -78,8 +75,6 @@ pub struct Ctx {
     /// the per-request metrics, so only then are they counted (see
     /// [`scraped`]).
     pub metrics: bool,
-    /// `Date` header value for this loop turn (see [`Ctx::refresh_date`]).
-    pub date_now: [u8; HTTP_DATE_LEN],
     pub now: Instant,
     pub wall: SystemTime,
     pub errlog: ErrorLog,
@@ -99,13 +94,11 @@ impl Ctx {
         self.listen.get(i).unwrap_or(&self.listen_fallback)
     }
 
-    /// Formats this loop turn's `Date` once (it changes once a second; the
-    /// cache makes that one formatting a second) so that a response copies
-    /// it instead of converting the clock per request.
+    /// Brings the `Date` cache to this loop turn's clock (it formats once a
+    /// second), so that a response takes [`DateCache::current`] instead of
+    /// converting the clock per request.
     pub fn refresh_date(&mut self) {
-        if let Ok(d) = <[u8; HTTP_DATE_LEN]>::try_from(self.date.get(self.wall)) {
-            self.date_now = d;
-        }
+        self.date.get(self.wall);
     }
 }
 
@@ -287,7 +280,6 @@ impl Worker {
                 stats: s.counters,
                 date: DateCache::new(),
                 metrics: scraped(&s.conf),
-                date_now: *b"Thu, 01 Jan 1970 00:00:00 GMT",
                 now,
                 wall: SystemTime::now(),
                 errlog: s.errlog,
