@@ -3,8 +3,8 @@
 //!
 //! It owns thin, safe wrappers over Linux system calls that neither `std`,
 //! `mio` nor `socket2` expose the way the server needs them: `sendfile(2)`,
-//! `TCP_CORK`/`TCP_NODELAY`/`SO_LINGER`/`TCP_DEFER_ACCEPT` on an existing
-//! descriptor, CPU
+//! `TCP_NODELAY`/`SO_LINGER`/`TCP_DEFER_ACCEPT` on an existing descriptor
+//! (`tcp_nopush` is `MSG_MORE` on the send, see the engine's writer), CPU
 //! affinity, `RLIMIT_NOFILE`, dropping privileges (`user` directive),
 //! process identity and signals (blocking them and reading them from a
 //! `signalfd(2)`), and `daemon on` (fork + setsid).
@@ -21,7 +21,7 @@ pub mod signal;
 pub mod user;
 
 pub use cpu::{allowed_cpus, num_cpus, set_thread_affinity};
-pub use net::{sendfile, set_linger_zero, set_tcp_cork, set_tcp_defer_accept, set_tcp_nodelay};
+pub use net::{sendfile, set_linger_zero, set_tcp_defer_accept, set_tcp_nodelay};
 pub use process::{daemonize, getpid, gettid, kill, signal_thread};
 pub use rlimit::{get_nofile, set_nofile};
 pub use signal::{SignalFd, block_signals};

@@ -85,18 +85,6 @@ fn get_int_opt(fd: impl AsFd, level: libc::c_int, name: libc::c_int) -> io::Resu
     }
 }
 
-/// `TCP_CORK` (tcp(7)): while on, the kernel sends only full segments, so a
-/// response head and the start of its `sendfile` body share packets
-/// (nginx's `tcp_nopush`). Turning it off flushes what is queued.
-pub fn set_tcp_cork(fd: impl AsFd, on: bool) -> io::Result<()> {
-    set_int_opt(fd, libc::IPPROTO_TCP, libc::TCP_CORK, libc::c_int::from(on))
-}
-
-/// Whether `TCP_CORK` is on (for tests and diagnostics).
-pub fn tcp_cork(fd: impl AsFd) -> io::Result<bool> {
-    get_int_opt(fd, libc::IPPROTO_TCP, libc::TCP_CORK).map(|v| v != 0)
-}
-
 /// `TCP_NODELAY`: disables Nagle's algorithm (nginx's `tcp_nodelay`, set when
 /// a connection enters keep-alive).
 pub fn set_tcp_nodelay(fd: impl AsFd, on: bool) -> io::Result<()> {
@@ -215,12 +203,8 @@ mod tests {
     }
 
     #[test]
-    fn cork_and_nodelay_toggle() {
+    fn nodelay_toggles() {
         let (mut c, s) = pair();
-        set_tcp_cork(&s, true).unwrap();
-        assert!(tcp_cork(&s).unwrap());
-        set_tcp_cork(&s, false).unwrap();
-        assert!(!tcp_cork(&s).unwrap());
         set_tcp_nodelay(&s, true).unwrap();
         assert!(tcp_nodelay(&s).unwrap());
         set_tcp_nodelay(&s, false).unwrap();
@@ -250,7 +234,7 @@ mod tests {
     #[test]
     fn options_on_bad_fd_fail() {
         let file = temp_file("notsock", b"");
-        assert!(set_tcp_cork(&file, true).is_err());
+        assert!(set_tcp_nodelay(&file, true).is_err());
         assert!(set_linger_zero(&file).is_err());
     }
 }
