@@ -7,8 +7,8 @@ use std::time::{Duration, SystemTime};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use peregrine_conf::model::{MemoryCacheConf, OpenFileCacheConf};
-use peregrine_core::fixtures::{config, loc, loc_conf, server_with};
-use peregrine_core::{ConnInfo, HttpCore, Method, RequestView};
+use peregrine_core::HttpCore;
+use peregrine_core::fixtures::{config, conn, loc, loc_conf, request, server_with};
 
 fn core_for(root: &str) -> HttpCore {
     let base = loc_conf(root);
@@ -66,28 +66,13 @@ fn bench(c: &mut Criterion) {
     });
 
     let headers: Vec<(&str, &str)> = vec![("Host", "a.test")];
-    let conn = ConnInfo {
-        local,
-        peer: "10.0.0.1:5000".parse().expect("addr"),
-        id: 1,
-        requests: 1,
-    };
+    let conn = conn(&local.to_string());
     let now = SystemTime::now();
     for (name, path) in [
         ("handle/memory_cache_hit", "/mem/f.html"),
         ("handle/open_file_cache_hit", "/ofc/f.html"),
     ] {
-        let view = RequestView {
-            method: Method::Get,
-            method_name: "GET",
-            version: (1, 1),
-            path,
-            args: None,
-            target: path,
-            host: Some("a.test"),
-            content_length: None,
-            headers: &headers,
-        };
+        let view = request("GET", path, "a.test", &headers);
         assert_eq!(core.handle_view(&conn, &view, now).status, 200);
         c.bench_function(name, |b| {
             b.iter(|| core.handle_view(&conn, black_box(&view), now).status)

@@ -1,9 +1,11 @@
 //! Configuration builders for core's tests and benches: the typed model
 //! built directly, with nginx's defaults, so that core's tests do not
-//! depend on the configuration parser.
+//! depend on the configuration parser; and the request, connection and
+//! body helpers those tests and benches share.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -16,6 +18,60 @@ use peregrine_conf::model::{
     Config, DocRoot, EventsConf, HttpConf, ListenConf, LocConf, LocationConf, LocationMatch,
     MainConf, MimeTypes, ServerConf, ServerName, Span, WorkerProcesses,
 };
+
+use crate::request::{HeaderLookup, Method, RequestView};
+use crate::response::{Body, ConnInfo};
+
+/// The first request of connection 1 from a fixed client, accepted on
+/// `local`.
+pub fn conn(local: &str) -> ConnInfo {
+    ConnInfo {
+        local: local.parse().expect("test address"),
+        peer: "10.0.0.9:40000".parse().expect("test address"),
+        id: 1,
+        requests: 1,
+    }
+}
+
+/// An HTTP/1.1 request for `path` (no query, no body) to `host`.
+pub fn request<'a>(
+    method: &'a str,
+    path: &'a str,
+    host: &'a str,
+    headers: &'a dyn HeaderLookup,
+) -> RequestView<'a> {
+    RequestView {
+        method: Method::from_name(method),
+        method_name: method,
+        version: (1, 1),
+        path,
+        args: None,
+        target: path,
+        host: Some(host),
+        content_length: None,
+        headers,
+    }
+}
+
+/// The bytes `body` stands for, files read, for assertions.
+pub fn body_bytes(body: &Body) -> Vec<u8> {
+    fn add(b: &Body, out: &mut Vec<u8>) {
+        match b {
+            Body::Empty => {}
+            Body::Static(s) => out.extend_from_slice(s),
+            Body::Shared(s) => out.extend_from_slice(s),
+            Body::File { file, offset, len } => {
+                let mut buf = vec![0; usize::try_from(*len).expect("test file size")];
+                file.read_exact_at(&mut buf, *offset).expect("test file");
+                out.extend_from_slice(&buf);
+            }
+            Body::Parts(parts) => parts.iter().for_each(|p| add(p, out)),
+        }
+    }
+    let mut out = Vec::new();
+    add(body, &mut out);
+    out
+}
 
 /// (address, default_server).
 pub type ListenSpec = (&'static str, bool);

@@ -118,9 +118,8 @@ mod tests {
     use peregrine_conf::model::{LocConf, MemoryCacheConf, StaticMode};
 
     use crate::HttpCore;
-    use crate::fixtures::{config, loc_conf, server_with};
-    use crate::request::{Method, RequestView};
-    use crate::response::{Body, ConnInfo, Response};
+    use crate::fixtures::{body_bytes, config, conn, loc_conf, request, server_with};
+    use crate::response::{Body, Response};
     use crate::testdir::TestDir;
 
     fn page() -> Vec<u8> {
@@ -145,51 +144,19 @@ mod tests {
 
     fn run(core: &mut HttpCore, method: &str, path: &str, h: &[(&str, &str)], t: u64) -> Response {
         let headers: Vec<(&str, &str)> = h.to_vec();
-        let view = RequestView {
-            method: Method::from_name(method),
-            method_name: method,
-            version: (1, 1),
-            path,
-            args: None,
-            target: path,
-            host: Some("a.test"),
-            content_length: None,
-            headers: &headers,
-        };
-        let conn = ConnInfo {
-            local: "127.0.0.1:8080".parse().unwrap(),
-            peer: "10.0.0.9:40000".parse().unwrap(),
-            id: 1,
-            requests: 1,
-        };
+        let view = request(method, path, "a.test", &headers);
         let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_900_000_000 + t);
-        core.handle_view(&conn, &view, now)
+        core.handle_view(&conn("127.0.0.1:8080"), &view, now)
     }
 
     fn head(r: &Response) -> String {
         String::from_utf8(r.head.as_bytes().to_vec()).unwrap()
     }
 
-    fn body(b: &Body, out: &mut Vec<u8>) {
-        match b {
-            Body::Empty => {}
-            Body::Static(s) => out.extend_from_slice(s),
-            Body::Shared(s) => out.extend_from_slice(s),
-            Body::File { file, offset, len } => {
-                use std::os::unix::fs::FileExt;
-                let mut buf = vec![0; usize::try_from(*len).unwrap()];
-                file.read_exact_at(&mut buf, *offset).unwrap();
-                out.extend_from_slice(&buf);
-            }
-            Body::Parts(p) => p.iter().for_each(|p| body(p, out)),
-        }
-    }
-
     /// The data of a chunked body made of a single chunk (the compressed
     /// bytes, compared with a fresh `compress_all` of the expected text).
     fn chunk_data(r: &Response) -> Vec<u8> {
-        let mut raw = Vec::new();
-        body(&r.body, &mut raw);
+        let raw = body_bytes(&r.body);
         let crlf = raw.windows(2).position(|w| w == b"\r\n").unwrap();
         let len = usize::from_str_radix(std::str::from_utf8(&raw[..crlf]).unwrap(), 16).unwrap();
         assert_eq!(&raw[crlf + 2 + len..], b"\r\n0\r\n\r\n");
@@ -301,9 +268,7 @@ mod tests {
         let mut c = core(conf(&d));
         let r = run(&mut c, "GET", "/a.html", &[("Range", "bytes=0-3")], 0);
         assert_eq!(r.status, 206);
-        let mut b = Vec::new();
-        body(&r.body, &mut b);
-        assert_eq!(b, b"<p>v");
+        assert_eq!(body_bytes(&r.body), b"<p>v");
         // Without the memory cache the range is ignored as well.
         let mut conf = conf(&d);
         conf.memory_cache = None;
@@ -331,9 +296,7 @@ mod tests {
         let mut c = core(conf);
         let r = run(&mut c, "GET", "/a.html", GZ, 0);
         let h = head(&r);
-        let mut b = Vec::new();
-        body(&r.body, &mut b);
-        assert_eq!(b, b"precompressed");
+        assert_eq!(body_bytes(&r.body), b"precompressed");
         assert!(!r.compressible);
         assert!(
             h.starts_with("Content-Type: text/html\r\nContent-Length: 13\r\n"),

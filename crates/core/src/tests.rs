@@ -2,7 +2,6 @@
 //! directories; expected bytes are nginx 1.22.1's answers to the same
 //! requests (captured with raw requests against Debian's nginx).
 
-use std::os::unix::fs::FileExt;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -11,9 +10,9 @@ use peregrine_conf::model::{
 };
 
 use crate::HttpCore;
-use crate::fixtures::{config, loc, loc_conf, nested, server_with};
+use crate::fixtures::{body_bytes, config, conn, loc, loc_conf, nested, server_with};
 use crate::request::{Method, RequestView};
-use crate::response::{Body, ConnInfo, Response, StatusSource, StubStatus};
+use crate::response::{Body, Response, StatusSource, StubStatus};
 use crate::testdir::TestDir;
 
 /// A request as a test writes it.
@@ -63,20 +62,6 @@ struct Out {
     resp: Response,
 }
 
-fn read_body(b: &Body, out: &mut Vec<u8>) {
-    match b {
-        Body::Empty => {}
-        Body::Static(s) => out.extend_from_slice(s),
-        Body::Shared(s) => out.extend_from_slice(s),
-        Body::File { file, offset, len } => {
-            let mut buf = vec![0; *len as usize];
-            file.read_exact_at(&mut buf, *offset).unwrap();
-            out.extend_from_slice(&buf);
-        }
-        Body::Parts(parts) => parts.iter().for_each(|p| read_body(p, out)),
-    }
-}
-
 const T0: u64 = 1_900_000_000;
 
 struct Fixture {
@@ -119,17 +104,10 @@ impl Fixture {
             content_length: r.content_length,
             headers: &r.headers,
         };
-        let conn = ConnInfo {
-            local: self.local.parse().unwrap(),
-            peer: "10.0.0.9:40000".parse().unwrap(),
-            id: 1,
-            requests: 1,
-        };
-        let resp = self.core.handle_view(&conn, &view, self.now);
+        let resp = self.core.handle_view(&conn(self.local), &view, self.now);
         let head = String::from_utf8(resp.head.as_bytes().to_vec()).unwrap();
         let pre = head[..resp.head_split].to_string();
-        let mut body = Vec::new();
-        read_body(&resp.body, &mut body);
+        let body = body_bytes(&resp.body);
         Out {
             status: resp.status,
             head,
@@ -736,7 +714,8 @@ fn error_response_for_parse_errors_closes() {
     let r = f.core.error_response(400);
     assert_eq!(r.status, 400);
     assert!(!r.keepalive);
-    let mut body = Vec::new();
-    read_body(&r.body, &mut body);
-    assert_eq!(body, peregrine_codec::response::error_page_body(400));
+    assert_eq!(
+        body_bytes(&r.body),
+        peregrine_codec::response::error_page_body(400)
+    );
 }

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use peregrine_conf::model::MemoryCacheConf;
-use peregrine_core::fixtures::{config, loc, loc_conf, server_with};
-use peregrine_core::{Body, ConnInfo, HeadLines, HttpCore, Method, RequestView};
+use peregrine_core::fixtures::{config, conn, loc, loc_conf, request, server_with};
+use peregrine_core::{Body, HeadLines, HttpCore};
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 
 #[global_allocator]
@@ -37,23 +37,8 @@ fn memory_cache_hit_allocates_nothing() {
     ];
     let mut core = HttpCore::new(Arc::new(config(servers)));
     let headers: Vec<(&str, &str)> = vec![("Host", "b.test"), ("User-Agent", "bench")];
-    let view = RequestView {
-        method: Method::Get,
-        method_name: "GET",
-        version: (1, 1),
-        path: "/r.txt",
-        args: None,
-        target: "/r.txt",
-        host: Some("b.test"),
-        content_length: None,
-        headers: &headers,
-    };
-    let conn = ConnInfo {
-        local: "127.0.0.1:8080".parse().unwrap(),
-        peer: "10.0.0.9:40000".parse().unwrap(),
-        id: 1,
-        requests: 1,
-    };
+    let view = request("GET", "/r.txt", "b.test", &headers);
+    let conn = conn("127.0.0.1:8080");
     let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_900_000_000);
     // The first request fills the cache (and warms the regex engine's cache).
     drop(core.handle_view(&conn, &view, now));

@@ -1,11 +1,11 @@
 //! HttpCore on configurations read by the real parser (`peregrine_conf::parse_str`):
 //! checks that core reads the model as the conf crate builds it.
 
-use std::os::unix::fs::FileExt;
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use peregrine_core::{Body, ConnInfo, HttpCore, Method, RequestView};
+use peregrine_core::fixtures::{body_bytes, conn};
+use peregrine_core::{HttpCore, Method, RequestView};
 
 struct Site {
     dir: std::path::PathBuf,
@@ -52,15 +52,10 @@ impl Site {
             content_length: None,
             headers: &headers,
         };
-        let conn = ConnInfo {
-            local: "127.0.0.1:8080".parse().unwrap(),
-            peer: "127.0.0.1:50000".parse().unwrap(),
-            id: 1,
-            requests: 1,
-        };
-        let r = self.core.handle_view(&conn, &view, SystemTime::now());
-        let mut body = Vec::new();
-        collect(&r.body, &mut body);
+        let r = self
+            .core
+            .handle_view(&conn("127.0.0.1:8080"), &view, SystemTime::now());
+        let body = body_bytes(&r.body);
         (
             r.status,
             String::from_utf8_lossy(r.head.as_bytes()).into_owned(),
@@ -72,20 +67,6 @@ impl Site {
 impl Drop for Site {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-fn collect(b: &Body, out: &mut Vec<u8>) {
-    match b {
-        Body::Empty => {}
-        Body::Static(s) => out.extend_from_slice(s),
-        Body::Shared(s) => out.extend_from_slice(s),
-        Body::File { file, offset, len } => {
-            let mut buf = vec![0; *len as usize];
-            file.read_exact_at(&mut buf, *offset).unwrap();
-            out.extend_from_slice(&buf);
-        }
-        Body::Parts(p) => p.iter().for_each(|p| collect(p, out)),
     }
 }
 
