@@ -5,7 +5,6 @@
 
 use crate::support::{Prefix, Server};
 use std::io::{Read, Write};
-use std::path::Path;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 const CONF: &str = r#"
@@ -42,17 +41,8 @@ fn site() -> Server {
 
 /// The file's lines once it has at least `n` (logs are written just after
 /// the response), or whatever it has after a few seconds.
-fn lines(path: &Path, n: usize) -> Vec<String> {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let text = std::fs::read(path).unwrap_or_default();
-        let text = String::from_utf8_lossy(&text).into_owned();
-        let lines: Vec<String> = text.lines().map(str::to_string).collect();
-        if lines.len() >= n || Instant::now() > deadline {
-            return lines;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+fn lines(path: &std::path::Path, n: usize) -> Vec<String> {
+    crate::support::wait_for_lines(path, n, |_| true)
 }
 
 #[test]

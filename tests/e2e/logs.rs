@@ -36,15 +36,7 @@ fn site() -> Server {
 /// Waits until the file has at least `n` lines (logs may be written a moment
 /// after the response).
 fn lines(path: &std::path::Path, n: usize) -> Vec<String> {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let text = std::fs::read_to_string(path).unwrap_or_default();
-        let lines: Vec<String> = text.lines().map(str::to_string).collect();
-        if lines.len() >= n || Instant::now() > deadline {
-            return lines;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    crate::support::wait_for_lines(path, n, |_| true)
 }
 
 #[test]

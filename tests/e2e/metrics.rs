@@ -315,19 +315,7 @@ fn error_log_lines_for_request_errors() {
         "POST /small/x",
     ];
     let path = s.prefix.dir.join("logs/error.log");
-    let deadline = Instant::now() + Duration::from_secs(5);
-    let errors: Vec<String> = loop {
-        let text = std::fs::read_to_string(&path).unwrap_or_default();
-        let errors: Vec<String> = text
-            .lines()
-            .filter(|l| l.contains(" [error] "))
-            .map(str::to_string)
-            .collect();
-        if errors.len() >= want.len() || Instant::now() > deadline {
-            break errors;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let errors = crate::support::wait_for_lines(&path, want.len(), |l| l.contains(" [error] "));
     assert_eq!(
         errors.len(),
         want.len(),

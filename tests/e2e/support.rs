@@ -91,6 +91,26 @@ pub fn server_name() -> &'static str {
 }
 
 /// A loopback port free at the time of asking (the kernel picks it).
+/// The lines of `path` that `keep` accepts, once there are at least `n` of
+/// them or after 5 s (logs are written by the server's workers and may
+/// lag behind the response); read as lossy UTF-8, since a log line may
+/// carry bytes a client sent.
+pub fn wait_for_lines(path: &Path, n: usize, keep: impl Fn(&str) -> bool) -> Vec<String> {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let text = std::fs::read(path).unwrap_or_default();
+        let lines: Vec<String> = String::from_utf8_lossy(&text)
+            .lines()
+            .filter(|l| keep(l))
+            .map(str::to_string)
+            .collect();
+        if lines.len() >= n || Instant::now() > deadline {
+            return lines;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()

@@ -175,13 +175,7 @@ fn exchange(port: u16, raw: &[u8]) -> Vec<u8> {
 /// nginx's answer: a status, "494" for its special 400 page, "partial" for
 /// no answer, "http09" for a body without a status line.
 fn ask_nginx(port: u16, raw: &[u8]) -> String {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect to nginx");
-    s.set_read_timeout(Some(Duration::from_secs(2)))
-        .expect("timeout");
-    let _ = s.write_all(raw);
-    let _ = s.shutdown(Shutdown::Write);
-    let mut out = Vec::new();
-    let _ = s.read_to_end(&mut out);
+    let out = exchange(port, raw);
     let out = out
         .strip_prefix(b"HTTP/1.1 100 Continue\r\n\r\n")
         .unwrap_or(&out);
