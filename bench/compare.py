@@ -74,22 +74,23 @@ def free_port():
 
 
 def tree_cpu_ticks(pid):
-    """utime+stime of pid and its descendants (threads are included in a
-    process's own figures; exited children are in cutime/cstime)."""
-    total = 0
+    """(user, system) ticks of pid and its descendants (threads are included
+    in a process's own figures; exited children are in cutime/cstime)."""
+    user = system = 0
     stack = [pid]
     while stack:
         p = stack.pop()
         try:
             with open(f"/proc/{p}/stat") as f:
                 fields = f.read().rsplit(")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14])
+            user += int(fields[11]) + int(fields[13])
+            system += int(fields[12]) + int(fields[14])
             for tid in os.listdir(f"/proc/{p}/task"):
                 with open(f"/proc/{p}/task/{tid}/children") as f:
                     stack.extend(int(c) for c in f.read().split())
         except (FileNotFoundError, ProcessLookupError):
             continue
-    return total
+    return user, system
 
 
 def tree_rss_kb(pid):
@@ -150,13 +151,19 @@ def run_wrk(port, path, conns, headers, duration):
 
 def measure(server, workload, duration):
     name, path, conns, headers, _ = workload
-    before = tree_cpu_ticks(server.proc.pid)
+    u0, s0 = tree_cpu_ticks(server.proc.pid)
     t0 = time.time()
     requests, errors, non2xx = run_wrk(server.port, path, conns, headers, duration)
     elapsed = time.time() - t0
-    ticks = tree_cpu_ticks(server.proc.pid) - before
-    us = ticks / CLK_TCK * 1e6 / requests if requests else float("inf")
-    return us, requests / elapsed, errors, non2xx
+    u1, s1 = tree_cpu_ticks(server.proc.pid)
+
+    def per_request(ticks):
+        return ticks / CLK_TCK * 1e6 / requests if requests else float("inf")
+
+    us = per_request(u1 - u0 + s1 - s0)
+    # The user part alone: the server's own work, without the kernel's TCP
+    # path that every server shares (the A/B figure for hot-path changes).
+    return us, requests / elapsed, errors, non2xx, per_request(u1 - u0)
 
 
 def idle_memory(server, conns):
@@ -256,7 +263,8 @@ def main():
                           "its figure is not comparable", file=sys.stderr)
                 results.setdefault((wl[0], name), []).append(res)
                 print(f"  {wl[0]:32} round {rnd + 1} {name:9} {res[0]:7.2f} us/req "
-                      f"{res[1]:10.0f} req/s errors[{res[2]}] non2xx {res[3]}", file=sys.stderr)
+                      f"(user {res[4]:5.2f}) {res[1]:10.0f} req/s errors[{res[2]}] non2xx {res[3]}",
+                      file=sys.stderr)
 
     print("| workload | nginx µs/req | Peregrine µs/req | floor µs/req | ratio (target) | nginx req/s | Peregrine req/s |")
     print("|---|---:|---:|---:|---:|---:|---:|")
@@ -283,13 +291,16 @@ def main():
 
     if args.baseline:
         print()
-        print("| workload | baseline µs/req | Peregrine ÷ baseline (median of rounds) |")
-        print("|---|---:|---:|")
+        print("| workload | baseline µs/req | Peregrine ÷ baseline (median of rounds) "
+              "| user µs/req: baseline → Peregrine |")
+        print("|---|---:|---:|---:|")
         for wl in workloads:
             rows = results[(wl[0], "baseline")]
-            pairs = zip(results[(wl[0], "peregrine")], rows)
-            ratio = statistics.median(p[0] / b[0] for p, b in pairs)
-            print(f"| {wl[0]} | {statistics.median(r[0] for r in rows):.2f} | {ratio:.2f}× |")
+            ours = results[(wl[0], "peregrine")]
+            ratio = statistics.median(p[0] / b[0] for p, b in zip(ours, rows))
+            user = (f"{statistics.median(r[4] for r in rows):.2f} → "
+                    f"{statistics.median(r[4] for r in ours):.2f}")
+            print(f"| {wl[0]} | {statistics.median(r[0] for r in rows):.2f} | {ratio:.2f}× | {user} |")
 
     if args.idle_conns:
         print()
