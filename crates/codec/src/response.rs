@@ -186,6 +186,26 @@ pub fn push_u64(out: &mut Vec<u8>, n: u64) {
     out.extend_from_slice(buf.get(i..).unwrap_or(&[]));
 }
 
+/// Appends the lowercase hexadecimal form of `n` (nginx's `%xT`/`%xO`; a
+/// negative `i64` passed as `n as u64` reads as Rust's `{:x}` prints it).
+pub fn push_hex_u64(out: &mut Vec<u8>, n: u64) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut buf = [0u8; 16];
+    let mut i = buf.len();
+    let mut n = n;
+    loop {
+        i -= 1;
+        if let Some(d) = buf.get_mut(i) {
+            *d = DIGITS[(n & 0xf) as usize];
+        }
+        n >>= 4;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(buf.get(i..).unwrap_or(&[]));
+}
+
 /// Appends `name: value\r\n`.
 pub fn push_header(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
     out.extend_from_slice(name);
@@ -273,6 +293,20 @@ mod tests {
         out.push(b' ');
         push_u64(&mut out, u64::MAX);
         assert_eq!(out, b"0 18446744073709551615");
+        for n in [
+            0,
+            1,
+            0xf,
+            0x10,
+            0x6b0d5a02,
+            u64::MAX,
+            -1i64 as u64,
+            i64::MIN as u64,
+        ] {
+            out.clear();
+            push_hex_u64(&mut out, n);
+            assert_eq!(out, format!("{n:x}").as_bytes());
+        }
         out.clear();
         push_header_u64(&mut out, b"Content-Length", 153);
         push_header(&mut out, b"Connection", b"close");

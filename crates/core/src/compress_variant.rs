@@ -107,23 +107,18 @@ pub(crate) fn request_facts<'a>(ctx: &Ctx<'a>, gzip_tested: Option<bool>) -> Req
     }
 }
 
-/// The decision for a static file of `size` bytes with `content_type`,
+/// The decision for a static file of `size` bytes (its type from the URI),
 /// as the engine's filter will take it (a static file has an ETag and, when
 /// the filters run, no Last-Modified header yet: see
 /// [`ResponseFacts::last_modified`]).
-pub(crate) fn file_decision(
-    ctx: &Ctx<'_>,
-    status: u16,
-    content_type: &str,
-    size: u64,
-    pre: Precheck,
-) -> Decision {
-    if !any_on(ctx) {
+pub(crate) fn file_decision(ctx: &Ctx<'_>, status: u16, size: u64, pre: Precheck) -> Decision {
+    if !decision_matters(ctx) {
         return Decision {
             coding: None,
             vary: false,
         };
     }
+    let content_type = content_type(&ctx.conf, &ctx.uri).0;
     let resp = ResponseFacts {
         status,
         content_type: (!content_type.is_empty()).then_some(content_type),
@@ -224,8 +219,7 @@ impl HttpCore {
         if size <= mc.max_file || info.size > COMPRESSED_MAX_FILE || !any_on(ctx) {
             return None;
         }
-        let ty = content_type(&ctx.conf, &ctx.uri).0;
-        let d = file_decision(ctx, 200, ty, info.size, pre);
+        let d = file_decision(ctx, 200, info.size, pre);
         let coding = d.coding?;
         let file = info.file.as_ref()?;
         let mut body = vec![0u8; size];

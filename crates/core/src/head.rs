@@ -8,8 +8,7 @@
 //! The engine writes Server, Date, Connection and Keep-Alive, so the lines
 //! here are split where Connection goes ([`Head::split`]).
 
-use std::io::Write;
-
+use peregrine_codec::response::{push_header, push_header_u64, push_hex_u64};
 use peregrine_conf::model::LocConf;
 
 use crate::date::push_http_date;
@@ -53,7 +52,7 @@ impl HeadSpec<'_> {
             b.extend_from_slice(b"\r\n");
         }
         if let Some(len) = self.content_length {
-            let _ = write!(b, "Content-Length: {len}\r\n");
+            push_header_u64(&mut b, b"Content-Length", len);
         }
         if let Some(t) = self.last_modified {
             b.extend_from_slice(b"Last-Modified: ");
@@ -61,20 +60,22 @@ impl HeadSpec<'_> {
             b.extend_from_slice(b"\r\n");
         }
         if let Some(l) = self.location_abs {
-            let _ = write!(b, "Location: {l}\r\n");
+            push_header(&mut b, b"Location", l.as_bytes());
         }
         if self.chunked {
             b.extend_from_slice(b"Transfer-Encoding: chunked\r\n");
         }
         let split = b.len();
         if let Some(l) = self.location_rel {
-            let _ = write!(b, "Location: {l}\r\n");
+            push_header(&mut b, b"Location", l.as_bytes());
         }
         if let Some((mtime, size)) = self.etag {
-            let _ = write!(b, "ETag: \"{mtime:x}-{size:x}\"\r\n");
+            b.extend_from_slice(b"ETag: ");
+            push_etag(&mut b, mtime, size);
+            b.extend_from_slice(b"\r\n");
         }
         if let Some(cr) = self.content_range {
-            let _ = write!(b, "Content-Range: {cr}\r\n");
+            push_header(&mut b, b"Content-Range", cr.as_bytes());
         }
         if self.accept_ranges {
             b.extend_from_slice(b"Accept-Ranges: bytes\r\n");
@@ -85,7 +86,19 @@ impl HeadSpec<'_> {
 
 /// The ETag value of a static file, as `ngx_http_set_etag`.
 pub(crate) fn etag_value(mtime: i64, size: u64) -> String {
-    format!("\"{mtime:x}-{size:x}\"")
+    let mut v = Vec::with_capacity(36);
+    push_etag(&mut v, mtime, size);
+    // Quotes, hex digits and a dash: ASCII by construction.
+    String::from_utf8(v).unwrap_or_default()
+}
+
+/// `"<mtime hex>-<size hex>"` (`ngx_http_set_etag`'s `"%xT-%xO"`).
+fn push_etag(out: &mut Vec<u8>, mtime: i64, size: u64) {
+    out.push(b'"');
+    push_hex_u64(out, mtime as u64);
+    out.push(b'-');
+    push_hex_u64(out, size);
+    out.push(b'"');
 }
 
 /// The Content-Type of `uri` (by its extension, as `ngx_http_set_exten`:
@@ -111,8 +124,10 @@ fn lookup_type<'c>(conf: &'c LocConf, ext: &str) -> Option<&'c str> {
 }
 
 pub(crate) fn exten(uri: &str) -> Option<&str> {
-    let last = uri.rfind('/').map_or(uri, |i| &uri[i + 1..]);
-    last.rfind('.').map(|i| &last[i + 1..])
+    // One backward scan over the last segment (every request asks).
+    let b = uri.as_bytes();
+    let dot = b.iter().rposition(|&c| c == b'.' || c == b'/')?;
+    (b[dot] == b'.').then(|| &uri[dot + 1..])
 }
 
 /// `charset X` applies to the types in `charset_types` (`*`: all).
@@ -155,6 +170,30 @@ mod tests {
             &s[h.split..],
             "ETag: \"6b0d5a02-14\"\r\nAccept-Ranges: bytes\r\n"
         );
+    }
+
+    #[test]
+    fn exten_is_after_the_last_dot_of_the_last_segment() {
+        for (uri, want) in [
+            ("/a/b.html", Some("html")),
+            ("/a.b/c", None),
+            ("/a.b/c.", Some("")),
+            ("/x.tar.gz", Some("gz")),
+            ("/", None),
+            ("", None),
+            ("noslash.png", Some("png")),
+            ("/.hidden", Some("hidden")),
+        ] {
+            assert_eq!(exten(uri), want, "{uri}");
+        }
+    }
+
+    #[test]
+    fn etag_is_nginx_hex_for_any_mtime() {
+        // `{:x}` of an i64 is its two's complement, as nginx's `%xT`.
+        for (mtime, size) in [(0, 0), (0x6b0d5a02, 20), (-1, 1), (i64::MAX, u64::MAX)] {
+            assert_eq!(etag_value(mtime, size), format!("\"{mtime:x}-{size:x}\""));
+        }
     }
 
     #[test]

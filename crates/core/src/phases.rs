@@ -17,7 +17,17 @@ use crate::special::Special;
 /// this also covers `alias` joins (`location /i { alias /d/; }` with
 /// `/i../x`) and values expanded from variables.
 pub(crate) fn escapes_root(path: &str) -> bool {
-    path.contains('\0') || path.split('/').any(|seg| seg == ".." || seg == ".")
+    let b = path.as_bytes();
+    // One pass over the bytes (this runs on every request): a dot that
+    // starts a segment and is followed by the segment's end, or by one more
+    // dot and the end, is a `.` or `..` segment.
+    b.iter().enumerate().any(|(i, &c)| match c {
+        0 => true,
+        b'.' if i == 0 || b[i - 1] == b'/' => {
+            matches!(&b[i + 1..], [] | [b'/', ..] | [b'.'] | [b'.', b'/', ..])
+        }
+        _ => false,
+    })
 }
 
 /// `ngx_http_map_uri_to_path`: root + URI, or alias + the URI after the
@@ -385,5 +395,25 @@ mod tests {
         assert!(!escapes_root(&s));
         map_path(&mut s, &DocRoot::Alias("/data/".into()), Some(4), "/imgx");
         assert_eq!(s, "/data/x");
+    }
+
+    /// The byte scan agrees with the plain definition (a NUL, or a `.` or
+    /// `..` segment) on every string of up to 6 bytes over `/.a` and NUL.
+    #[test]
+    fn escapes_root_agrees_with_segment_split() {
+        let alphabet = ['/', '.', 'a', '\0'];
+        let mut words = vec![String::new()];
+        for _ in 0..6 {
+            let longer: Vec<String> = words
+                .iter()
+                .filter(|w| w.len() == words.last().map_or(0, String::len))
+                .flat_map(|w| alphabet.iter().map(move |c| format!("{w}{c}")))
+                .collect();
+            words.extend(longer);
+        }
+        for w in &words {
+            let plain = w.contains('\0') || w.split('/').any(|seg| seg == ".." || seg == ".");
+            assert_eq!(escapes_root(w), plain, "{w:?}");
+        }
     }
 }

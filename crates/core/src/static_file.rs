@@ -96,10 +96,8 @@ impl HttpCore {
         let e = self
             .mcache
             .get(&self.path_buf, owner(ctx), valid, ctx.now)?;
-        let d = compress_variant::decision_matters(ctx).then(|| {
-            let ty = content_type(&ctx.conf, &ctx.uri).0;
-            compress_variant::file_decision(ctx, 200, ty, e.size, pre)
-        });
+        let d = compress_variant::decision_matters(ctx)
+            .then(|| compress_variant::file_decision(ctx, 200, e.size, pre));
         // Nothing for the engine's filter to do (no coding, no `Vary`): it
         // would take the same decision again, so spare it.
         let filter = d.is_some_and(|d| d.coding.is_some() || d.vary);
@@ -210,13 +208,15 @@ impl HttpCore {
         let status = ctx.status(200);
         // nginx's gzip header filter runs before the range filter and turns
         // ranges off when it compresses (RangeHandling::Ignore).
-        let ty = content_type(&ctx.conf, &ctx.uri).0;
-        let decision = compress_variant::file_decision(ctx, status, ty, info.size, pre);
+        let decision = compress_variant::file_decision(ctx, status, info.size, pre);
         // The filter found the 200 eligible before the range filter made it
         // a 206: nginx's header filter still writes `Vary` (verified with
         // nginx 1.22.1, single and multipart ranges).
         let range_vary = decision.vary || pre.vary;
-        if status == 200 {
+        let range = ctx.req.header("Range");
+        if status == 200 && (!conds.is_empty() || range.is_some()) {
+            // Only the preconditions and If-Range read the ETag: a plain
+            // request does not format it (the head has its own copy).
             let etag = etag_value(info.mtime, info.size);
             match conds.evaluate(&etag, info.mtime) {
                 Verdict::Send => {}
@@ -226,7 +226,7 @@ impl HttpCore {
                 }
             }
             let ranges = range_handling(decision.coding) == RangeHandling::Normal;
-            if let Some(value) = ctx.req.header("Range").filter(|_| ranges) {
+            if let Some(value) = range.filter(|_| ranges) {
                 let applies = ctx
                     .req
                     .header("If-Range")

@@ -49,6 +49,13 @@ pub fn apply(req: &Request, resp: &mut Response, now: SystemTime) -> Option<Comp
     if !resp.compressible || !(conf.gzip.on || conf.brotli.on || conf.zstd.on) {
         return None;
     }
+    // Without `Accept-Encoding` no coding is accepted (ngx_http_gzip_ok and
+    // the brotli/zstd filters test it first): only `gzip_vary` can still
+    // change the head. Spares the head scans on every plain large-file
+    // request (core makes the same cut for the files it answers itself).
+    if !conf.gzip.vary && req.header("accept-encoding").is_none() {
+        return None;
+    }
     let policy = Policy::of(&conf);
     let head = resp.head.as_bytes();
     let http11 = req.version() == Version::Http11;

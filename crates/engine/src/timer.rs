@@ -1,15 +1,23 @@
 //! Per-worker connection timeouts: a hashed timing wheel with O(1) arm,
 //! disarm and expiry per connection, and memory bounded by the number of
-//! armed timers (at most one per connection).
+//! connections (at most one entry each).
 //!
 //! Time is cut into [`TICK`]s; slot `t % SLOTS` holds the timers due at
 //! tick `t`, `t + SLOTS`, ... (each entry keeps its due tick, so a timer
 //! longer than a revolution waits for its own turn). The wheel knows where
-//! each connection's entry sits, so re-arming moves it (swap-remove) rather
-//! than leaving a stale entry behind: a keep-alive connection re-arms
-//! twice per request, and stale entries would pile up with the request
+//! each connection's entry sits, so an entry that must move is moved
+//! (swap-remove), never duplicated: entries cannot pile up with the request
 //! rate. A timer fires at most one tick late, never early (nginx may fire
-//! up to 300 ms early, `NGX_TIMER_LAZY_DELAY`).
+//! up to 300 ms early).
+//!
+//! Arming and disarming are lazy, as nginx's timers are
+//! (`NGX_TIMER_LAZY_DELAY`): a keep-alive connection disarms at each
+//! request and re-arms when it is answered, thousands of times a second,
+//! so those calls only record what the connection wants. The entry in the
+//! wheel moves only when the new deadline is earlier than where it sits;
+//! when an entry's tick comes and its connection wants a later one (or
+//! none), it moves there (or is dropped) instead of firing. Unlike nginx,
+//! nothing fires early.
 //!
 //! The worker asks for the next deadline on every event-loop turn, so the
 //! wheel keeps one occupancy bit per slot: finding the next non-empty slot
@@ -43,6 +51,20 @@ struct Entry {
     due: u64,
 }
 
+/// Where a connection's entry sits in the wheel and when it should fire.
+#[derive(Debug, Clone, Copy)]
+struct Place {
+    /// (slot, index in slot) of the entry, if one is in the wheel.
+    at: Option<(u32, u32)>,
+    /// The entry's tick (meaningful when `at` is set).
+    due: u64,
+    /// The tick the connection is armed for; `NOT_ARMED` when disarmed.
+    want: u64,
+}
+
+/// `Place::want` of a disarmed connection.
+const NOT_ARMED: u64 = u64::MAX;
+
 #[derive(Debug)]
 pub struct Timers {
     origin: Instant,
@@ -51,13 +73,26 @@ pub struct Timers {
     slots: Vec<Vec<Entry>>,
     /// Bit `i` set ⇔ `slots[i]` is not empty.
     occupied: [u64; WORDS],
-    /// Connection key → (slot, index in slot) of its armed entry.
-    pos: Vec<Option<(u32, u32)>>,
+    /// Connection key → its entry and wanted tick.
+    pos: Vec<Place>,
+    /// Connections armed (wanting a tick).
     armed: usize,
+    /// Entries in the wheel (armed, or disarmed and not yet dropped).
+    entries: usize,
     /// The last `now` seen by [`Timers::arm`] and its nanoseconds since
     /// `origin`: every arm of one loop turn passes the same `now`, and the
     /// `Instant` subtraction is the dearest part of arming.
     last_now: (Instant, u64),
+}
+
+impl Place {
+    fn default_disarmed() -> Place {
+        Place {
+            at: None,
+            due: 0,
+            want: NOT_ARMED,
+        }
+    }
 }
 
 impl Default for Timers {
@@ -75,6 +110,7 @@ impl Timers {
             occupied: [0; WORDS],
             pos: Vec::new(),
             armed: 0,
+            entries: 0,
             last_now: (origin, 0),
         }
     }
@@ -122,7 +158,6 @@ impl Timers {
 
     /// Arms (or re-arms) connection `key` for `now + d`.
     pub fn arm(&mut self, key: usize, now: Instant, d: Duration) {
-        self.disarm(key);
         if now != self.last_now.0 {
             let since = now.saturating_duration_since(self.origin);
             self.last_now = (now, duration_nanos(since));
@@ -130,21 +165,49 @@ impl Timers {
         let at = self.last_now.1.saturating_add(duration_nanos(d));
         // Rounded up: never fire early.
         let due = (at / TICK_NANOS + 1).max(self.cursor);
+        if self.pos.len() <= key {
+            self.pos.resize(key + 1, Place::default_disarmed());
+        }
+        let p = &mut self.pos[key];
+        if p.want == NOT_ARMED {
+            self.armed += 1;
+        }
+        p.want = due;
+        // An entry at or before the new tick will move on when it comes up.
+        if p.at.is_some() && p.due <= due {
+            return;
+        }
+        self.unlink(key);
+        self.insert(key, due);
+    }
+
+    /// Disarms connection `key`'s timer, if armed. Its entry, if any, is
+    /// dropped when its tick comes up (or reused by the next arm).
+    pub fn disarm(&mut self, key: usize) {
+        if let Some(p) = self.pos.get_mut(key)
+            && p.want != NOT_ARMED
+        {
+            p.want = NOT_ARMED;
+            self.armed -= 1;
+        }
+    }
+
+    /// Puts `key`'s entry in the slot of `due`.
+    fn insert(&mut self, key: usize, due: u64) {
         let slot = (due % SLOTS as u64) as usize;
         let list = &mut self.slots[slot];
         list.push(Entry { key, due });
         let idx = (list.len() - 1) as u32;
-        if self.pos.len() <= key {
-            self.pos.resize(key + 1, None);
-        }
-        self.pos[key] = Some((slot as u32, idx));
+        let p = &mut self.pos[key];
+        p.at = Some((slot as u32, idx));
+        p.due = due;
         self.mark(slot);
-        self.armed += 1;
+        self.entries += 1;
     }
 
-    /// Disarms connection `key`'s timer, if armed.
-    pub fn disarm(&mut self, key: usize) {
-        let Some((slot, idx)) = self.pos.get_mut(key).and_then(Option::take) else {
+    /// Takes `key`'s entry out of the wheel, if it is in.
+    fn unlink(&mut self, key: usize) {
+        let Some((slot, idx)) = self.pos.get_mut(key).and_then(|p| p.at.take()) else {
             return;
         };
         let (slot, idx) = (slot as usize, idx as usize);
@@ -154,22 +217,23 @@ impl Timers {
             if let Some(moved) = list.get(idx)
                 && let Some(p) = self.pos.get_mut(moved.key)
             {
-                *p = Some((slot as u32, idx as u32));
+                p.at = Some((slot as u32, idx as u32));
             }
             self.unmark_if_empty(slot);
+            self.entries -= 1;
         }
-        self.armed -= 1;
     }
 
     #[cfg(test)]
     pub fn is_armed(&self, key: usize) -> bool {
-        self.pos.get(key).is_some_and(Option::is_some)
+        self.pos.get(key).is_some_and(|p| p.want != NOT_ARMED)
     }
 
     /// When the worker should wake up next: the first tick with an entry
     /// (possibly one of a later revolution: waking early is harmless).
     pub fn next_deadline(&self) -> Option<Instant> {
         if self.armed == 0 {
+            // Entries left by disarms wait for the next wake-up.
             return None;
         }
         let start = (self.cursor % SLOTS as u64) as usize;
@@ -181,11 +245,7 @@ impl Timers {
     /// Disarms and appends to `due` every connection whose timer expired.
     pub fn expire(&mut self, now: Instant, due: &mut Vec<usize>) {
         let now_tick = self.tick_of(now);
-        if self.armed == 0 {
-            self.cursor = self.cursor.max(now_tick + 1);
-            return;
-        }
-        while self.cursor <= now_tick && self.armed > 0 {
+        while self.cursor <= now_tick && self.entries > 0 {
             let slot = (self.cursor % SLOTS as u64) as usize;
             // Skip empty slots, but never past `now_tick + 1`: a later arm
             // of a tick not reached yet must still land ahead of the cursor.
@@ -200,11 +260,22 @@ impl Timers {
             let mut i = 0;
             while i < self.slots[slot].len() {
                 let e = self.slots[slot][i];
-                if e.due <= self.cursor {
-                    self.disarm(e.key);
-                    due.push(e.key);
-                } else {
+                if e.due > self.cursor {
                     i += 1;
+                    continue;
+                }
+                // Removed by swap: index `i` now holds another entry.
+                self.unlink(e.key);
+                let want = self.pos[e.key].want;
+                if want == NOT_ARMED {
+                    // Disarmed since: dropped.
+                } else if want > self.cursor {
+                    // Re-armed for later since: moves there.
+                    self.insert(e.key, want);
+                } else {
+                    self.pos[e.key].want = NOT_ARMED;
+                    self.armed -= 1;
+                    due.push(e.key);
                 }
             }
             self.cursor += 1;
@@ -310,6 +381,46 @@ mod tests {
         }
         assert_eq!(t.armed, 0);
         assert_eq!(t.occupied, [0; WORDS]);
+    }
+
+    /// Lazy re-arming: a busy connection's entry stays put while its
+    /// deadline moves later, fires nothing early, and moves when its tick
+    /// comes; an earlier deadline moves it at once; a disarmed entry is
+    /// dropped without firing; a closed connection's key reused by a new
+    /// one gets the new one's deadline.
+    #[test]
+    fn lazy_rearm_fires_at_the_last_deadline_only() {
+        let t0 = Instant::now();
+        let mut t = Timers::new(t0);
+        // Keep-alive: 65 s, re-armed every 10 ms for 2 s.
+        for i in 0..200u32 {
+            t.disarm(1);
+            t.arm(1, t0 + Duration::from_millis(10) * i, 65 * S);
+        }
+        assert_eq!(t.entries, 1);
+        let last = t0 + Duration::from_millis(1990) + 65 * S;
+        assert!(
+            fired(&mut t, t0 + 66 * S).is_empty(),
+            "not at the first deadline"
+        );
+        assert!(fired(&mut t, last - TICK).is_empty());
+        assert_eq!(fired(&mut t, last + 2 * TICK), vec![1]);
+        // An earlier deadline (a 5 s header timeout after a 65 s one).
+        t.arm(2, last, 65 * S);
+        t.arm(2, last, 5 * S);
+        assert_eq!(fired(&mut t, last + 5 * S + 2 * TICK), vec![2]);
+        // Disarmed: dropped, nothing fires, nothing stays.
+        t.arm(3, last, S);
+        t.disarm(3);
+        assert!(fired(&mut t, last + 10 * S).is_empty());
+        assert_eq!((t.armed, t.entries), (0, 0));
+        // A key reused after a close keeps no trace of the old deadline.
+        let now = last + 10 * S;
+        t.arm(4, now, 60 * S);
+        t.disarm(4);
+        t.arm(4, now, 2 * S);
+        assert_eq!(fired(&mut t, now + 2 * S + 2 * TICK), vec![4]);
+        assert_eq!(t.next_deadline(), None);
     }
 
     #[test]

@@ -13,6 +13,12 @@ use peregrine_core::{Body, Response};
 use peregrine_codec::response::CONTINUE;
 /// Most slices gathered into one `writev` (head + memory body pieces).
 const MAX_IOV: usize = 16;
+/// A memory body up to this size is copied behind the head so the response
+/// leaves in one `send` of one buffer: copying a few kilobytes costs less
+/// than the kernel's per-call `iovec` import and per-segment copy setup
+/// (`writev` → `import_iovec`, `tcp_sendmsg` walking the segments), and a
+/// small static file from the memory cache is the most common response.
+const INLINE_BODY_MAX: usize = 4096;
 /// Encoder output gathered before it is framed and sent as one chunk.
 const MIN_CHUNK: usize = 16 * 1024;
 /// Largest `sendfile` count per call: nginx's `sendfile_max_chunk` default
@@ -145,7 +151,11 @@ struct Deflate {
 
 /// A response in flight.
 pub struct Output {
+    /// The serialized head, then a small memory body copied behind it
+    /// (see [`INLINE_BODY_MAX`]).
     head: Vec<u8>,
+    /// Where the head proper ends in `head`.
+    head_end: usize,
     head_pos: usize,
     pieces: Vec<Piece>,
     next: usize,
@@ -175,8 +185,10 @@ impl Output {
         if !header_only {
             flatten(body, &mut pieces);
         }
+        let head_end = head.len();
         Output {
             head,
+            head_end,
             head_pos: 0,
             pieces,
             next: 0,
@@ -212,12 +224,27 @@ impl Output {
         (self.head, self.file_buf, pieces)
     }
 
+    /// Copies a small memory body behind the head (see [`INLINE_BODY_MAX`]),
+    /// once nothing can change the body any more (an encoder takes the
+    /// pieces in [`Output::compress`]).
+    fn inline_small_body(&mut self) {
+        if let [Piece::Mem { data, pos: 0 }] = self.pieces.as_slice()
+            && self.head_pos == 0
+            && self.deflate.is_none()
+            && data.bytes().len() <= INLINE_BODY_MAX
+        {
+            self.head.extend_from_slice(data.bytes());
+            self.pieces.clear();
+        }
+    }
+
     /// Writes as much as the socket takes.
     pub fn write(
         &mut self,
         s: &mut TcpStream,
         pool: &mut crate::pool::Pool,
     ) -> Result<Progress, WriteError> {
+        self.inline_small_body();
         loop {
             let staged = self.file_buf_pos < self.file_buf.as_ref().map_or(0, Vec::len);
             let head_left = self.head.len() - self.head_pos;
@@ -283,6 +310,9 @@ impl Output {
             // (send(2): MSG_MORE obtains "the same effect as the TCP_CORK
             // socket option", per call). nginx corks; the packets match.
             socket2::SockRef::from(&*s).send_vectored_with_flags(&iov[..used], libc::MSG_MORE)?
+        } else if used == 1 {
+            // One buffer: `send`, not a one-element `writev`.
+            s.write(&iov[0])?
         } else {
             s.write_vectored(&iov[..used])?
         };
@@ -290,8 +320,12 @@ impl Output {
             return Err(io::ErrorKind::WriteZero.into());
         }
         let h = n.min(self.head.len() - self.head_pos);
+        // An inlined body follows the head in the same buffer: its bytes
+        // count as body (`$body_bytes_sent`).
+        let of_head = h.min(self.head_end.saturating_sub(self.head_pos));
         self.head_pos += h;
-        self.head_bytes += h as u64;
+        self.head_bytes += of_head as u64;
+        self.body_bytes += (h - of_head) as u64;
         n -= h;
         self.body_bytes += n as u64;
         let f = n.min(staged_len);

@@ -292,19 +292,7 @@ fn hostname() -> &'static [u8] {
 }
 
 /// Decimal without `fmt` (this runs several times per log line).
-pub(crate) fn push_u64(out: &mut Vec<u8>, mut v: u64) {
-    let mut buf = [0u8; 20];
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&buf[i..]);
-}
+pub(crate) use peregrine_codec::response::push_u64;
 
 /// nginx's `%T.%03M`: seconds, a dot, three digits of milliseconds.
 fn push_millis(out: &mut Vec<u8>, ms: u64) {

@@ -161,3 +161,36 @@ fn truncated_file_stops_without_other_bytes() {
         assert_eq!(out.body_bytes, 5);
     }
 }
+
+/// A small memory body leaves in the head's buffer (one `send`), still
+/// counted as body; a larger one stays a separate piece; a body bound for
+/// an encoder is not inlined (the encoder takes the pieces).
+#[test]
+fn small_memory_body_goes_out_with_the_head_and_counts_as_body() {
+    for size in [1, INLINE_BODY_MAX, INLINE_BODY_MAX + 1, 200_000] {
+        let data: Vec<u8> = (0..size).map(|i| (i % 251) as u8).collect();
+        let body = Body::Shared(Arc::from(&data[..]));
+        let (mut c, mut s) = pair();
+        let mut out = Output::new(b"HEAD\r\n".to_vec(), Vec::new(), &body, false, true);
+        let got = send_all(&mut out, &mut s, &mut c);
+        assert_eq!(&got[..6], b"HEAD\r\n");
+        assert!(got[6..] == data[..], "size {size}");
+        assert_eq!((out.head_bytes, out.body_bytes), (6, size as u64));
+        let inlined = out.pieces.is_empty();
+        assert_eq!(inlined, size <= INLINE_BODY_MAX, "size {size}");
+    }
+    let body = Body::Static(b"compress me");
+    let mut out = Output::new(b"H\r\n".to_vec(), Vec::new(), &body, false, true);
+    let enc =
+        peregrine_compress::Encoder::with_length_hint(peregrine_compress::Coding::Gzip, 1, None)
+            .unwrap();
+    out.compress(crate::compress::Compressing {
+        encoder: enc,
+        chunked: false,
+    });
+    out.inline_small_body();
+    assert_eq!(
+        out.head, b"H\r\n",
+        "the encoder's input stays out of the head"
+    );
+}
