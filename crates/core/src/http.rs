@@ -13,6 +13,7 @@ use std::time::SystemTime;
 use peregrine_conf::model::{Config, LocConf, LocationConf, LocationMatch, ServerConf, ServerName};
 
 use crate::fcache::OpenFileCache;
+use crate::headmemo::HeadMemo;
 use crate::locations::Locations;
 use crate::mcache::MemCache;
 use crate::request::{Method, RequestView};
@@ -41,6 +42,7 @@ pub struct HttpCore {
     index: ServerIndex,
     pub(crate) fcache: OpenFileCache,
     pub(crate) mcache: MemCache,
+    pub(crate) heads: HeadMemo,
     status: Option<Box<dyn StatusSource>>,
     /// The multipart/byteranges boundary counter (nginx's temp number).
     pub(crate) boundary: u64,
@@ -156,6 +158,7 @@ impl HttpCore {
             index,
             fcache: OpenFileCache::default(),
             mcache: MemCache::default(),
+            heads: HeadMemo::default(),
             status: None,
             boundary: 0,
             path_buf: String::with_capacity(256),

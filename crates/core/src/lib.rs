@@ -22,6 +22,7 @@ mod fcache;
 pub mod fixtures;
 mod fxhash;
 mod head;
+mod headmemo;
 mod http;
 mod locations;
 mod mcache;

@@ -9,7 +9,7 @@ use peregrine_compress::{RangeHandling, range_handling};
 use crate::compress_variant::{self, Precheck};
 use crate::conditional::{Conditions, Verdict};
 use crate::fcache::FileInfo;
-use crate::head::{HeadSpec, content_type, etag_value, exten};
+use crate::head::{Head, HeadSpec, content_type, etag_value, exten};
 use crate::http::{Ctx, HttpCore, Step};
 use crate::mcache::{MemEntry, Owner};
 use crate::phases::{map_uri, open_error_status};
@@ -259,12 +259,36 @@ impl HttpCore {
         // nginx's gzip filter sits. Small files were answered from the
         // memory cache, compressed variants included, before this point;
         // `gzip_static` ran before the file was opened (static_variants).
-        let head = self.full_head(ctx, info, status);
         let body = whole_file_body(ctx, info);
-        let r = self.file_response(ctx, status, head, body, info.size, true);
+        let r = if status == 200 {
+            let (lines, split) = self.memo_head(ctx, info);
+            let r = self.file_response(ctx, status, Head::default(), body, info.size, true);
+            Response {
+                head: HeadLines::Shared(lines),
+                head_split: split,
+                ..r
+            }
+        } else {
+            let head = self.full_head(ctx, info, status);
+            self.file_response(ctx, status, head, body, info.size, true)
+        };
         // The engine's filter adds `Vary` when it finds the file eligible;
         // a precompressed sibling's `Vary` is core's to add.
         Step::Done(vary_if(r, pre.vary))
+    }
+
+    /// The 200 head lines of a file answered from its descriptor, from the
+    /// head memo when it holds them for this file.
+    fn memo_head(&mut self, ctx: &Ctx<'_>, info: &FileInfo) -> (Arc<[u8]>, usize) {
+        let owner = owner(ctx);
+        if let Some(h) = self.heads.get(&self.path_buf, &owner, info) {
+            return h;
+        }
+        let head = self.full_head(ctx, info, 200);
+        let lines: Arc<[u8]> = Arc::from(head.bytes);
+        self.heads
+            .put(&self.path_buf, &owner, info, lines.clone(), head.split);
+        (lines, head.split)
     }
 
     pub(crate) fn file_response(

@@ -719,3 +719,48 @@ fn error_response_for_parse_errors_closes() {
         peregrine_codec::response::error_page_body(400)
     );
 }
+
+/// A file above `max_file` is answered from its descriptor with head lines
+/// kept in the head memo: the same lines for a second request, and new
+/// lines (length, ETag) once the open file cache sees the file changed
+/// (headmemo's own tests cover the location and extension checks).
+#[test]
+fn large_file_head_is_remembered_per_file_and_extension() {
+    let d = TestDir::new("core-headmemo");
+    let p = d.file("big.html", &[b'x'; 300]);
+    let mut c = loc_conf(d.root());
+    c.memory_cache = Some(MemoryCacheConf {
+        size: 1 << 20,
+        max_file: 100,
+    });
+    c.open_file_cache = Some(OpenFileCacheConf {
+        max: 100,
+        inactive: Duration::from_secs(60),
+    });
+    c.open_file_cache_valid = Duration::from_secs(30);
+    let mut f = Fixture::one(c, vec![]);
+    let first = f.run(&get("/big.html"));
+    let second = f.run(&get("/big.html"));
+    assert_eq!(first.head, second.head);
+    assert!(matches!(second.resp.head, crate::HeadLines::Shared(_)));
+    assert!(matches!(second.resp.body, Body::File { .. }));
+    assert_eq!(f.core.heads.len(), 1);
+    assert!(
+        first
+            .head
+            .contains("Content-Type: text/html\r\nContent-Length: 300\r\n")
+    );
+    // Only whole-file 200s use the memo: a range is built per request.
+    let range = f.run(&get("/big.html").h("Range", "bytes=0-9"));
+    assert_eq!((range.status, range.body.len()), (206, 10));
+    std::fs::write(&p, [b'y'; 400]).unwrap();
+    f.now += Duration::from_secs(31);
+    let changed = f.run(&get("/big.html"));
+    assert!(
+        changed.head.contains("Content-Length: 400\r\n"),
+        "{}",
+        changed.head
+    );
+    assert_ne!(changed.head, first.head);
+    assert_eq!(changed.body, [b'y'; 400]);
+}

@@ -1,0 +1,165 @@
+//! Per-worker memo of the head lines of whole-file 200 answers that are
+//! sent from the file (files above the memory cache's `max_file`, or with
+//! no memory cache): Content-Type, Content-Length, Last-Modified, ETag and
+//! Accept-Ranges are a function of the location's settings, the URI's
+//! extension and the file's size and mtime, and formatting them (a type
+//! lookup, a date, three numbers) was a fifth of such a request's
+//! user-space work.
+//!
+//! An entry is used only while the open file cache's answer for the same
+//! path shows the same file (inode, device, size, mtime): the memo makes no
+//! system call and adds no staleness of its own. Keys are paths of regular
+//! files that opened, so requests cannot grow it with made-up paths; at
+//! [`HEAD_MEMO_MAX`] entries it starts over.
+
+use std::sync::Arc;
+
+use crate::fcache::FileInfo;
+use crate::fxhash::FxHashMap;
+use crate::mcache::Owner;
+
+/// Entries kept per worker before the memo is cleared: a few hundred
+/// bytes each, and a site's hot large files are far fewer.
+pub(crate) const HEAD_MEMO_MAX: usize = 1024;
+
+#[derive(Debug)]
+struct Memo {
+    conf_id: usize,
+    exten: Box<str>,
+    size: u64,
+    mtime: i64,
+    ino: u64,
+    dev: u64,
+    head: Arc<[u8]>,
+    split: usize,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct HeadMemo {
+    map: FxHashMap<Box<str>, Memo>,
+}
+
+impl Memo {
+    fn matches(&self, owner: &Owner<'_>, info: &FileInfo) -> bool {
+        self.conf_id == owner.conf_id
+            && self.exten.eq_ignore_ascii_case(owner.exten)
+            && self.size == info.size
+            && self.mtime == info.mtime
+            && self.ino == info.ino
+            && self.dev == info.dev
+    }
+}
+
+impl HeadMemo {
+    /// The head lines and split remembered for `path`, if they were made
+    /// for this location, extension and file.
+    pub(crate) fn get(
+        &self,
+        path: &str,
+        owner: &Owner<'_>,
+        info: &FileInfo,
+    ) -> Option<(Arc<[u8]>, usize)> {
+        let m = self.map.get(path)?;
+        m.matches(owner, info).then(|| (m.head.clone(), m.split))
+    }
+
+    /// Remembers the head lines of `path`'s 200.
+    pub(crate) fn put(
+        &mut self,
+        path: &str,
+        owner: &Owner<'_>,
+        info: &FileInfo,
+        head: Arc<[u8]>,
+        split: usize,
+    ) {
+        if self.map.len() >= HEAD_MEMO_MAX && !self.map.contains_key(path) {
+            self.map.clear();
+        }
+        let memo = Memo {
+            conf_id: owner.conf_id,
+            exten: owner.exten.into(),
+            size: info.size,
+            mtime: info.mtime,
+            ino: info.ino,
+            dev: info.dev,
+            head,
+            split,
+        };
+        self.map.insert(path.into(), memo);
+    }
+
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.map.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(size: u64, mtime: i64, ino: u64) -> FileInfo {
+        FileInfo {
+            file: None,
+            is_dir: false,
+            is_file: true,
+            size,
+            mtime,
+            ino,
+            dev: 1,
+        }
+    }
+
+    #[test]
+    fn used_only_for_the_same_file_location_and_extension() {
+        let mut m = HeadMemo::default();
+        let owner = Owner {
+            conf_id: 7,
+            exten: "html",
+        };
+        let f = info(100, 5, 9);
+        m.put("/www/a.html", &owner, &f, Arc::from(&b"H"[..]), 1);
+        assert_eq!(m.get("/www/a.html", &owner, &f).map(|h| h.1), Some(1));
+        let upper = Owner {
+            conf_id: 7,
+            exten: "HTML",
+        };
+        assert!(
+            m.get("/www/a.html", &upper, &f).is_some(),
+            "types ignore case"
+        );
+        for other in [info(101, 5, 9), info(100, 6, 9), info(100, 5, 10)] {
+            assert!(m.get("/www/a.html", &owner, &other).is_none(), "{other:?}");
+        }
+        let png = Owner {
+            conf_id: 7,
+            exten: "png",
+        };
+        assert!(m.get("/www/a.html", &png, &f).is_none());
+        let other_loc = Owner {
+            conf_id: 8,
+            exten: "html",
+        };
+        assert!(m.get("/www/a.html", &other_loc, &f).is_none());
+        assert!(m.get("/www/b.html", &owner, &f).is_none());
+    }
+
+    #[test]
+    fn bounded() {
+        let mut m = HeadMemo::default();
+        let owner = Owner {
+            conf_id: 1,
+            exten: "",
+        };
+        for i in 0..HEAD_MEMO_MAX * 3 {
+            m.put(
+                &format!("/f{i}"),
+                &owner,
+                &info(1, 1, 1),
+                Arc::from(&b""[..]),
+                0,
+            );
+            assert!(m.len() <= HEAD_MEMO_MAX);
+        }
+    }
+}
