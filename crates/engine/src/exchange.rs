@@ -428,7 +428,7 @@ impl Conn {
             body_bytes_sent: 0,
             request_length,
             start: self.req_start,
-            end: std::time::SystemTime::now(),
+            end: cx.wall,
             pipelined: self.pipelined,
         };
         if let Some(log) = cx.access.as_mut() {
@@ -458,6 +458,10 @@ impl Conn {
         let Some(log) = cx.access.as_mut() else {
             return;
         };
+        if ex.conf().is_some_and(|c| c.access_log.is_empty()) {
+            // `access_log off` (the tuned setting): no entry to build.
+            return;
+        }
         let entry = AccessEntry {
             conn: &self.info,
             request: ex.req.as_deref(),
@@ -467,7 +471,10 @@ impl Conn {
             body_bytes_sent: ex.out.body_bytes,
             request_length: ex.request_length,
             start: self.req_start,
-            end: std::time::SystemTime::now(),
+            // The loop turn's clock, as nginx's cached time
+            // (`ngx_timeofday`, updated after each epoll_wait): no clock
+            // read per request, logged or not.
+            end: cx.wall,
             pipelined: self.pipelined,
         };
         log.log(&entry);

@@ -2,7 +2,7 @@
 //! `ngx_http_process_request_header` before a request reaches a location.
 
 use super::header_line::{Scanned, scan_line};
-use super::host::{host_part, validate_host};
+use super::host::{host_part, push_lowercase};
 use super::limits::BufferSim;
 use super::line::{RequestLine, parse_line};
 use super::{BodyKind, Limits, Parsed, Request};
@@ -36,38 +36,78 @@ pub fn parse_request(buf: &[u8], limits: &Limits, req: &mut Request) -> Result<P
         };
     };
     sim.commit(start, line.end);
-    apply_request_line(buf, &line, limits, req)?;
-
     let mut seen = Seen::default();
+    apply_request_line(buf, &line, limits, req, &mut seen)?;
+
     let mut pos = line.end;
     loop {
-        let reach = sim.reach(pos);
-        let window = buf.get(..reach.min(buf.len())).unwrap_or(buf);
-        let rest = window.get(pos..).unwrap_or(&[]);
-        match scan_line(rest, limits)? {
-            Scanned::Incomplete if buf.len() >= reach => return Err(BufferSim::error(false)),
-            Scanned::Incomplete => return Ok(Parsed::Partial),
-            Scanned::EndOfHead(n) => {
+        match next_line(buf, pos, limits, &mut sim)? {
+            None => return Ok(Parsed::Partial),
+            Some((Scanned::Incomplete, _)) => return Err(BufferSim::error(false)),
+            Some((Scanned::EndOfHead(n), _)) => {
                 let end = pos + n;
                 finish(buf, end, req, &seen)?;
                 return Ok(Parsed::Complete(end));
             }
-            Scanned::Header {
-                name,
-                value,
-                end,
-                keep,
-            } => {
-                sim.commit(pos, pos + end);
+            Some((
+                Scanned::Header {
+                    name,
+                    value,
+                    end,
+                    keep,
+                },
+                line,
+            )) => {
                 if keep {
-                    let name = pos + name.start..pos + name.end;
+                    let n = line.get(name.clone()).unwrap_or(&[]);
+                    let v = line.get(value.clone()).unwrap_or(&[]);
                     let value = pos + value.start..pos + value.end;
-                    on_header(buf, name.clone(), value.clone(), req, &mut seen)?;
-                    req.names |= super::name_bit(buf.get(name.clone()).unwrap_or(&[]));
-                    req.headers.push((name, value));
+                    on_header(n, v, value.clone(), req, &mut seen)?;
+                    req.names |= super::name_bit(n);
+                    req.headers.push((pos + name.start..pos + name.end, value));
                 }
                 pos += end;
             }
+        }
+    }
+}
+
+/// Scans the header line at `pos` within the reach nginx's buffers give it:
+/// `None` when more bytes may still complete it, `Some(Incomplete)` when
+/// they may not (494).
+///
+/// A line that ends inside the buffer it starts in needs no bookkeeping
+/// (`reach(pos)` is at least that buffer's end, and committing such a line
+/// changes nothing), so it is scanned in that buffer first: for a head that
+/// fits `client_header_buffer_size`, that is every line. Only a line that
+/// does not end there is scanned again with its full reach; the scanner
+/// gives a prefix the same answer as the whole or `Incomplete`, so the two
+/// scans cannot disagree.
+///
+/// Also returns the bytes from `pos` the scan ran on, which its ranges
+/// index.
+#[inline(always)]
+fn next_line<'a>(
+    buf: &'a [u8],
+    pos: usize,
+    limits: &Limits,
+    sim: &mut BufferSim,
+) -> Result<Option<(Scanned, &'a [u8])>, HttpError> {
+    let first = buf.get(pos..sim.buffer_end().min(buf.len())).unwrap_or(&[]);
+    match scan_line(first, limits)? {
+        Scanned::Incomplete => {}
+        done => return Ok(Some((done, first))),
+    }
+    let reach = sim.reach(pos);
+    let window = buf.get(pos..reach.min(buf.len())).unwrap_or(&[]);
+    match scan_line(window, limits)? {
+        Scanned::Incomplete if buf.len() >= reach => Ok(Some((Scanned::Incomplete, window))),
+        Scanned::Incomplete => Ok(None),
+        done => {
+            if let Scanned::Header { end, .. } = done {
+                sim.commit(pos, pos + end);
+            }
+            Ok(Some((done, window)))
         }
     }
 }
@@ -97,6 +137,8 @@ enum ConnectionType {
 #[derive(Default)]
 struct Seen {
     host: bool,
+    /// The host `req.host_span` points at has uppercase letters.
+    host_upper: bool,
     content_length: Option<Range<usize>>,
     transfer_encoding: Option<Range<usize>>,
     expect: Option<Range<usize>>,
@@ -112,48 +154,48 @@ fn apply_request_line(
     line: &RequestLine,
     limits: &Limits,
     req: &mut Request,
+    seen: &mut Seen,
 ) -> Result<(), HttpError> {
-    let target = buf.get(line.target.clone()).unwrap_or(&[]);
     // nginx passes raw non-ASCII bytes through; Peregrine's accessors are
     // `str`, so a target that is not UTF-8 is refused (documented deviation).
-    let Ok(text) = std::str::from_utf8(target) else {
-        return Err(bad(K::InvalidUri));
-    };
-    req.target_text.push_str(text);
+    // The line parser noted whether any byte is ≥ 0x80: ASCII needs no check.
+    if line.scan.non_ascii {
+        let target = buf.get(line.target.clone()).unwrap_or(&[]);
+        if std::str::from_utf8(target).is_err() {
+            return Err(bad(K::InvalidUri));
+        }
+    }
     req.method = line.method;
     req.method_span = line.method_span.clone();
     req.target = line.target.clone();
     req.request_line = line.line.clone();
     req.version = line.version;
     if let Some(h) = &line.host {
-        if !validate_host(buf.get(h.clone()).unwrap_or(&[]), &mut req.host) {
+        let Some(part) = host_part(buf.get(h.clone()).unwrap_or(&[])) else {
             return Err(bad(K::InvalidHost));
-        }
+        };
+        req.host_span = Some(h.start..h.start + part.len);
+        seen.host_upper = part.has_upper;
         req.has_host = true;
     }
     // Path ends at the first `?` or `#`; the query runs from a `?` that
     // comes before any `#` to the end of the target, as nginx's `$args`.
-    let t0 = line.target.start;
     let p0 = line.path_start.unwrap_or(line.target.end);
-    let rel = p0.saturating_sub(t0);
-    let tail = target.get(rel..).unwrap_or(&[]);
-    let path_len = memchr::memchr2(b'?', b'#', tail).unwrap_or(tail.len());
-    let raw_path = tail.get(..path_len).unwrap_or(&[]);
-    if tail.get(path_len) == Some(&b'?') {
-        req.query = Some(p0 + path_len + 1..line.target.end);
+    let p1 = line.scan.path_end;
+    if buf.get(p1) == Some(&b'?') {
+        req.query = Some(p1 + 1..line.target.end);
     }
-    if raw_path.is_empty() {
-        req.path.clear();
+    let s = &line.scan;
+    if p1 <= p0 {
         req.path.push('/');
+    } else if !(s.path_escapes || s.path_double_slash && limits.merge_slashes) {
+        // Decoding and resolution would leave every byte in place (what
+        // `uri::normalize_str` checks, here from the line parser's pass).
+        req.path_span = Some(p0..p1);
     } else {
-        // The path as a slice of the target's text (validated above): `?`,
-        // `#` and the `/` it starts with are ASCII, so the slice is on
-        // character boundaries.
-        let normalized = match req.target_text.get(rel..rel + path_len) {
-            Some(text) => uri::normalize_str(text, &mut req.path, limits.merge_slashes),
-            None => uri::normalize_with(raw_path, &mut req.path, limits.merge_slashes),
-        };
-        normalized.map_err(|_| bad(K::InvalidUri))?;
+        let raw_path = buf.get(p0..p1).unwrap_or(&[]);
+        uri::normalize_with(raw_path, &mut req.path, limits.merge_slashes)
+            .map_err(|_| bad(K::InvalidUri))?;
     }
     Ok(())
 }
@@ -179,16 +221,23 @@ const UNIQUE: [&str; 7] = [
     "authorization",
 ];
 
+/// Whether a header name that passed the line scanner is `lower` (lowercase
+/// letters and `-`), ignoring case. `| 0x20` maps exactly `A-Z` and `a-z`
+/// onto `a-z`, and onto `-` only `-` and CR, which a name cannot hold: one
+/// OR and one compare a byte instead of two case conversions.
+fn name_is(n: &[u8], lower: &str) -> bool {
+    n.len() == lower.len() && n.iter().zip(lower.as_bytes()).all(|(&a, &b)| a | 0x20 == b)
+}
+
+/// `n` and `v` are the name and value; `value` the value's span.
 fn on_header(
-    buf: &[u8],
-    name: Range<usize>,
+    n: &[u8],
+    v: &[u8],
     value: Range<usize>,
     req: &mut Request,
     seen: &mut Seen,
 ) -> Result<(), HttpError> {
-    let n = buf.get(name).unwrap_or(&[]);
-    let v = buf.get(value.clone()).unwrap_or(&[]);
-    let is = |s: &str| n.eq_ignore_ascii_case(s.as_bytes());
+    let is = |s: &str| name_is(n, s);
     let once = |slot: &Option<Range<usize>>| {
         if slot.is_some() {
             Err(bad(K::DuplicateHeader))
@@ -204,19 +253,21 @@ fn on_header(
             seen.host = true;
             // Validated even when an absolute-form target already set the
             // host, which then wins (ngx_http_process_host).
-            let ok = if req.has_host {
-                host_part(v).is_some()
-            } else {
-                validate_host(v, &mut req.host)
-            };
-            if !ok {
+            let Some(part) = host_part(v) else {
                 return Err(bad(K::InvalidHost));
+            };
+            if !req.has_host {
+                req.host_span = Some(value.start..value.start + part.len);
+                seen.host_upper = part.has_upper;
+                req.has_host = true;
             }
-            req.has_host = true;
         }
         10 if is("connection") => {
-            // nginx matches substrings, "close" first (ngx_http_process_connection).
-            if contains_ci(v, b"close") {
+            // nginx matches substrings, "close" first (ngx_http_process_connection);
+            // the usual whole value "keep-alive" contains no "close".
+            if v.eq_ignore_ascii_case(b"keep-alive") {
+                seen.connection = Some(ConnectionType::KeepAlive);
+            } else if contains_ci(v, b"close") {
                 seen.connection = Some(ConnectionType::Close);
             } else if contains_ci(v, b"keep-alive") {
                 seen.connection = Some(ConnectionType::KeepAlive);
@@ -298,6 +349,31 @@ fn finish(buf: &[u8], end: usize, req: &mut Request, seen: &Seen) -> Result<(), 
     req.expect_continue = req.version >= Version::Http11
         && value(&seen.expect).is_some_and(|v| v.eq_ignore_ascii_case(b"100-continue"));
     req.head_len = end;
-    req.buf.extend_from_slice(buf.get(..end).unwrap_or(buf));
+    keep_head(buf.get(..end).unwrap_or(buf), req, seen);
     Ok(())
+}
+
+/// Copies the head into `req` and settles where `host()` reads from.
+/// One UTF-8 check of the whole head replaces one per `&str` accessor
+/// call; a head with a non-UTF-8 header line (rare) keeps its bytes too.
+fn keep_head(head: &[u8], req: &mut Request, seen: &Seen) {
+    match std::str::from_utf8(head) {
+        Ok(text) => req.text.push_str(text),
+        Err(e) => {
+            // The valid prefix covers the request line (its target was
+            // checked), so every span the `&str` accessors use but header
+            // ones; `Request::text` falls back to `raw` for those.
+            let valid = head.get(..e.valid_up_to()).unwrap_or(&[]);
+            req.text.push_str(std::str::from_utf8(valid).unwrap_or(""));
+            req.raw.extend_from_slice(head);
+        }
+    }
+    if let Some(r) = req.host_span.clone()
+        && (seen.host_upper || r.end > req.text.len())
+    {
+        let from_raw = || std::str::from_utf8(req.raw.get(r.clone())?).ok();
+        let host = req.text.get(r.clone()).or_else(from_raw).unwrap_or("");
+        push_lowercase(host, &mut req.host);
+        req.host_span = None;
+    }
 }

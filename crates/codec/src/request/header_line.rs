@@ -5,7 +5,8 @@
 //! being fatal (400); the value is trimmed of spaces (not tabs); a run of CRs
 //! may precede the LF; a line with no colon is a header with an empty value.
 
-use super::Limits;
+use super::known::known_name;
+use super::{Limits, plain_run};
 use crate::{HttpError, HttpErrorKind};
 use std::ops::Range;
 
@@ -75,74 +76,161 @@ fn line_end(rest: &[u8], mut at: usize) -> Result<Option<usize>, HttpError> {
 /// colon ends it, whether nginx calls it invalid), `None` when incomplete.
 fn scan_name(rest: &[u8], limits: &Limits) -> Result<Option<(usize, bool, bool)>, HttpError> {
     let mut invalid = false;
-    for (i, &b) in rest.iter().enumerate() {
+    let mut i = 0;
+    loop {
+        i += plain_run(rest.get(i..).unwrap_or(&[]), &NAME_CLASS);
+        let Some(&b) = rest.get(i) else {
+            return Ok(None);
+        };
         match NAME_CLASS[usize::from(b)] {
-            OK => {}
             STOP => return Ok(Some((i, b == b':', invalid))),
             UNDERSCORE => invalid |= !limits.underscores_in_headers,
             FATAL => return Err(bad()),
             _ => invalid = true,
         }
+        i += 1;
     }
-    Ok(None)
 }
 
-pub(crate) fn scan_line(rest: &[u8], limits: &Limits) -> Result<Scanned, HttpError> {
-    // The empty line: exactly one optional CR before the LF.
-    match rest.first() {
-        None => return Ok(Scanned::Incomplete),
-        Some(b'\n') => return Ok(Scanned::EndOfHead(1)),
-        Some(b'\r') => {
-            return match rest.get(1) {
-                None => Ok(Scanned::Incomplete),
-                Some(b'\n') => Ok(Scanned::EndOfHead(2)),
-                Some(_) => Err(bad()),
-            };
+/// Index of the first CR, LF or NUL in `v`: where a value stops.
+///
+/// A word at a time (SWAR), two words a step: `(x - 0x0e…) & !x & 0x80…`
+/// flags the bytes below 0x0e, and its lowest flag is exact (a borrow only
+/// runs upwards from a flagged byte), so the first flagged byte is the
+/// first byte below 0x0e. CR, LF and NUL all are; a tab or another low
+/// control byte there is passed over and the search goes on after it.
+/// Under callgrind this costs about half of `memchr3`'s setup and dispatch
+/// on the short values of real heads; the head goes on after a value, so
+/// the byte-wise tail is reached only at its end. Inlined into the line
+/// scanner: as a call it cost some 25 instructions a line more.
+#[inline(always)]
+fn find_cr_lf_nul(v: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let stop = |b: u8| matches!(b, b'\r' | b'\n' | 0);
+    let low = |x: u64| x.wrapping_sub(ONES * 0x0e) & !x & HIGH;
+    let mut i = 0;
+    while let Some(chunk) = v.get(i..i + 16) {
+        let Ok(words) = <[u8; 16]>::try_from(chunk) else {
+            break;
+        };
+        let x = u128::from_le_bytes(words);
+        // Two words per step: most values are longer than eight bytes.
+        let (a, b) = (low(x as u64), low((x >> 64) as u64));
+        if a | b == 0 {
+            i += 16;
+            continue;
         }
-        // A line starting with whitespace is obs-fold (RFC 9112 §5.2): 400.
-        Some(b':') => return Err(bad()),
-        Some(_) => {}
+        let k = i + if a != 0 {
+            (a.trailing_zeros() / 8) as usize
+        } else {
+            8 + (b.trailing_zeros() / 8) as usize
+        };
+        if v.get(k).is_some_and(|&b| stop(b)) {
+            return Some(k);
+        }
+        i = k + 1;
     }
-    let Some((i, colon, invalid)) = scan_name(rest, limits)? else {
+    while let Some(chunk) = v.get(i..i + 8) {
+        let Ok(word) = <[u8; 8]>::try_from(chunk) else {
+            break;
+        };
+        let low = low(u64::from_le_bytes(word));
+        if low == 0 {
+            i += 8;
+            continue;
+        }
+        let k = i + (low.trailing_zeros() / 8) as usize;
+        if v.get(k).is_some_and(|&b| stop(b)) {
+            return Some(k);
+        }
+        i = k + 1;
+    }
+    let tail = v.get(i..)?;
+    tail.iter().position(|&b| stop(b)).map(|k| i + k)
+}
+
+/// The start of a line that is not a header name: the empty line ending
+/// the head (exactly one optional CR before the LF), or an error.
+#[cold]
+fn not_a_name(rest: &[u8]) -> Result<Scanned, HttpError> {
+    match rest {
+        [] | [b'\r'] => Ok(Scanned::Incomplete),
+        [b'\n', ..] => Ok(Scanned::EndOfHead(1)),
+        [b'\r', b'\n', ..] => Ok(Scanned::EndOfHead(2)),
+        // `\r` then anything else, or a name starting with `:`.
+        _ => Err(bad()),
+    }
+}
+
+/// A line with no colon: a header with an empty value.
+#[cold]
+fn no_colon(rest: &[u8], i: usize, keep: bool) -> Result<Scanned, HttpError> {
+    let Some(end) = line_end(rest, i)? else {
         return Ok(Scanned::Incomplete);
     };
-    let name = 0..i;
+    Ok(Scanned::Header {
+        name: 0..i,
+        value: i..i,
+        end,
+        keep,
+    })
+}
+
+/// Called for every header line: inlined so that its result is not
+/// passed through memory.
+#[inline(always)]
+pub(crate) fn scan_line(rest: &[u8], limits: &Limits) -> Result<Scanned, HttpError> {
+    // A line starting with whitespace is obs-fold (RFC 9112 §5.2): 400, as
+    // the name scan finds (space and tab are FATAL name bytes).
+    match rest.first() {
+        // The empty line ending the head comes once a request: inline.
+        Some(b'\r') if rest.get(1) == Some(&b'\n') => return Ok(Scanned::EndOfHead(2)),
+        Some(b'\r' | b'\n' | b':') | None => return not_a_name(rest),
+        Some(_) => {}
+    }
+    // A common name is recognised a word at a time; the byte-wise scan
+    // would find the same (see `known`).
+    let (i, colon, invalid) = match known_name(rest) {
+        Some(len) => (len, true, false),
+        None => match scan_name(rest, limits)? {
+            Some(name) => name,
+            None => return Ok(Scanned::Incomplete),
+        },
+    };
     // Non-ASCII names cannot be exposed as `str`: skipped even with
     // `ignore_invalid_headers off` (documented deviation).
     let keep =
         !(invalid && (limits.ignore_invalid_headers || !rest.get(..i).unwrap_or(&[]).is_ascii()));
     if !colon {
-        let Some(end) = line_end(rest, i)? else {
-            return Ok(Scanned::Incomplete);
-        };
-        return Ok(Scanned::Header {
-            name,
-            value: i..i,
-            end,
-            keep,
-        });
+        return no_colon(rest, i, keep);
     }
-    let mut v0 = i + 1;
-    let tail = rest.get(v0..).unwrap_or(&[]);
-    let Some(stop) = memchr::memchr3(b'\r', b'\n', 0, tail).map(|k| v0 + k) else {
+    let v0 = i + 1;
+    let value = rest.get(v0..).unwrap_or(&[]);
+    let Some(k) = find_cr_lf_nul(value) else {
         return Ok(Scanned::Incomplete);
     };
-    if rest.get(stop) == Some(&0) {
-        return Err(bad());
-    }
-    let Some(end) = line_end(rest, stop)? else {
-        return Ok(Scanned::Incomplete);
+    let stop = v0 + k;
+    // CRLF and bare LF decided here; NUL, and CRs before the LF, below.
+    let end = match value.get(k..k + 2) {
+        Some([b'\r', b'\n']) => stop + 2,
+        Some([b'\n', _]) => stop + 1,
+        _ if value.get(k) == Some(&0) => return Err(bad()),
+        _ => match line_end(rest, stop)? {
+            Some(end) => end,
+            None => return Ok(Scanned::Incomplete),
+        },
     };
-    let mut v1 = stop;
-    while v0 < v1 && rest.get(v0) == Some(&b' ') {
-        v0 += 1;
-    }
-    while v1 > v0 && rest.get(v1 - 1) == Some(&b' ') {
-        v1 -= 1;
-    }
+    // The value without the spaces (not tabs) around it.
+    let text = value.get(..k).unwrap_or(&[]);
+    let lead = text.iter().position(|&b| b != b' ').unwrap_or(k);
+    let trail = text
+        .iter()
+        .rposition(|&b| b != b' ')
+        .map_or(lead, |j| j + 1);
     Ok(Scanned::Header {
-        name,
-        value: v0..v1,
+        name: 0..i,
+        value: v0 + lead..v0 + trail,
         end,
         keep,
     })
@@ -200,6 +288,73 @@ mod tests {
             b"XY\rZ\r\n",
         ] {
             assert_eq!(scan(s), Err(bad()), "{s:?}");
+        }
+    }
+
+    /// Where the word-wise name match answers, the byte-wise scan gives
+    /// the same name, ended by a colon, valid: on random lines made of
+    /// known names' bytes in both cases and the bytes that end or spoil a
+    /// name.
+    #[test]
+    fn known_names_agree_with_scan_name() {
+        let alphabet = b"acceptHOSTnigrl-_:\r\n @xyz";
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let stems = [
+            "accept",
+            "accept-encoding",
+            "host",
+            "connection",
+            "cookie",
+            "user-agent",
+        ];
+        for _ in 0..200_000 {
+            let stem = stems[(next() % 6) as usize];
+            let mut line: Vec<u8> = stem
+                .bytes()
+                .map(|b| {
+                    if next() % 2 == 0 {
+                        b.to_ascii_uppercase()
+                    } else {
+                        b
+                    }
+                })
+                .collect();
+            for _ in 0..next() % 3 {
+                let at = (next() % (line.len() as u64 + 1)) as usize;
+                line.insert(at, alphabet[(next() % alphabet.len() as u64) as usize]);
+            }
+            line.extend_from_slice(b": v\r\n");
+            if let Some(len) = known_name(&line) {
+                let scanned = scan_name(&line, &Limits::default());
+                assert_eq!(scanned, Ok(Some((len, true, false))), "{line:?}");
+            }
+        }
+    }
+
+    /// The word-at-a-time search agrees with a byte-wise one wherever the
+    /// stop byte sits, whatever low control bytes come before it.
+    #[test]
+    fn find_cr_lf_nul_agrees_with_bytewise() {
+        let fill: [u8; 6] = [b'a', b'\t', 0x01, 0x0d, 0x7f, 0xff];
+        for len in 0..40 {
+            for seed in 0..64usize {
+                let mut v: Vec<u8> = (0..len).map(|k| fill[(k * 7 + seed) % 6]).collect();
+                if seed % 2 == 0 {
+                    // Mostly without CR so the stop is LF or NUL, late.
+                    v.iter_mut().filter(|b| **b == 0x0d).for_each(|b| *b = b'x');
+                    if len > 0 {
+                        v[(seed * 3) % len] = [b'\n', 0][seed % 4 / 2];
+                    }
+                }
+                let want = v.iter().position(|&b| matches!(b, b'\r' | b'\n' | 0));
+                assert_eq!(find_cr_lf_nul(&v), want, "{v:?}");
+            }
         }
     }
 

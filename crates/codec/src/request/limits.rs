@@ -34,6 +34,12 @@ impl BufferSim {
         }
     }
 
+    /// End of the buffer the current line is being read into: a line that
+    /// ends by it is within reach, and committing it changes nothing.
+    pub fn buffer_end(&self) -> usize {
+        self.end
+    }
+
     /// Index a line starting at `start` may extend to: the line (through its
     /// LF) must end at or before it, and an incomplete line fails once this
     /// many bytes have arrived.

@@ -22,6 +22,26 @@ pub(crate) struct RequestLine {
     pub line: Range<usize>,
     /// Index just past the terminating LF.
     pub end: usize,
+    /// What the one pass over the target learnt (see [`TargetScan`]).
+    pub scan: TargetScan,
+}
+
+/// Facts gathered while the target's bytes are checked, so that no later
+/// pass has to look at them again: where the path ends, whether the target
+/// needs a UTF-8 check at all, whether the path needs normalising.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct TargetScan {
+    /// Index of the first `?` or `#` from the path's start on, else the
+    /// target's end: the path is `path_start..path_end`.
+    pub path_end: usize,
+    /// A byte ≥ 0x80: the target must be checked as UTF-8. A target of
+    /// ASCII bytes only is UTF-8 by construction.
+    pub non_ascii: bool,
+    /// The path has `%` or a `/.`: decoding or dot-segment resolution may
+    /// change it (what [`crate::uri::normalize_with`] does).
+    pub path_escapes: bool,
+    /// The path has `//` (merged under `merge_slashes on`).
+    pub path_double_slash: bool,
 }
 
 fn bad(kind: K) -> HttpError {
@@ -31,7 +51,7 @@ fn bad(kind: K) -> HttpError {
 /// Bytes nginx accepts inside a target after the first character: anything
 /// but controls, space and DEL (nginx 1.21.1+ rejects control characters and
 /// spaces in the request line).
-fn target_byte(b: u8) -> bool {
+const fn target_byte(b: u8) -> bool {
     b > 0x20 && b != 0x7f
 }
 
@@ -39,26 +59,65 @@ fn method_byte(b: u8) -> bool {
     b.is_ascii_uppercase() || b == b'_' || b == b'-'
 }
 
+/// The `N` bytes at `p`, if there are that many: compared as one array,
+/// which compiles to one or two integer compares instead of `N` byte ones.
+fn word<const N: usize>(buf: &[u8], p: usize) -> Option<[u8; N]> {
+    buf.get(p..p.checked_add(N)?)?.try_into().ok()
+}
+
+/// Target byte classes: 0 for the bytes that only pass (most of them).
+const T_END: u8 = 1;
+const T_HIGH: u8 = 2;
+/// `% / ? #`: they split the path from the query or make the path need
+/// normalising (`.` only does after a `/`, which [`after_slash`] checks).
+const T_MARK: u8 = 4;
+
+static TARGET_CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = if !target_byte(c) {
+            T_END
+        } else if c >= 0x80 {
+            T_HIGH
+        } else if matches!(c, b'%' | b'/' | b'?' | b'#') {
+            T_MARK
+        } else {
+            0
+        };
+        b += 1;
+    }
+    t
+};
+
 /// Parses the request line starting at `start` (leading empty lines already
 /// skipped). `Ok(None)`: valid so far but incomplete.
 pub(crate) fn parse_line(buf: &[u8], start: usize) -> Result<Option<RequestLine>, HttpError> {
     let mut p = start;
     let at = |p: usize| buf.get(p).copied();
 
-    // Method.
-    while let Some(b) = at(p) {
-        if b == b' ' {
-            break;
+    // Method. `GET ` is nearly every request: four bytes compared at once
+    // decide what the loop and `Method::from_bytes` would.
+    let method = if word::<4>(buf, start) == Some(*b"GET ") {
+        p += 3;
+        Method::Get
+    } else {
+        while let Some(b) = at(p) {
+            if b == b' ' {
+                break;
+            }
+            if !method_byte(b) {
+                return Err(bad(K::InvalidMethod));
+            }
+            p += 1;
         }
-        if !method_byte(b) {
+        let Some(_) = at(p) else { return Ok(None) };
+        if p == start {
             return Err(bad(K::InvalidMethod));
         }
-        p += 1;
-    }
-    let Some(_) = at(p) else { return Ok(None) };
-    if p == start {
-        return Err(bad(K::InvalidMethod));
-    }
+        Method::from_bytes(buf.get(start..p).unwrap_or(&[]))
+    };
     let method_span = start..p;
     while at(p) == Some(b' ') {
         p += 1;
@@ -66,9 +125,8 @@ pub(crate) fn parse_line(buf: &[u8], start: usize) -> Result<Option<RequestLine>
 
     // Target.
     let target_start = p;
-    let (host, path_start, target_end) = match parse_target(buf, p)? {
-        Some(t) => t,
-        None => return Ok(None),
+    let Some((host, path_start, scan, target_end)) = parse_target(buf, p)? else {
+        return Ok(None);
     };
     p = target_end;
     // `parse_target` stops at a space; nginx answers a target ended by a line
@@ -76,14 +134,23 @@ pub(crate) fn parse_line(buf: &[u8], start: usize) -> Result<Option<RequestLine>
     while at(p) == Some(b' ') {
         p += 1;
     }
-    let Some(version) = parse_version(buf, &mut p)? else {
-        return Ok(None);
-    };
-    let Some((line_stop, end)) = line_ending(buf, p)? else {
-        return Ok(None);
+    // The common ending, decided at once; anything else takes the general
+    // path, which gives the same answer for these ten bytes.
+    let http11 = word::<8>(buf, p) == Some(*b"HTTP/1.1") && word::<2>(buf, p + 8) == Some(*b"\r\n");
+    let (version, line_stop, end) = match http11 {
+        true => (Version::Http11, p + 8, p + 10),
+        false => {
+            let Some(version) = parse_version(buf, &mut p)? else {
+                return Ok(None);
+            };
+            let Some((line_stop, end)) = line_ending(buf, p)? else {
+                return Ok(None);
+            };
+            (version, line_stop, end)
+        }
     };
     Ok(Some(RequestLine {
-        method: Method::from_bytes(buf.get(method_span.clone()).unwrap_or(&[])),
+        method,
         method_span,
         target: target_start..target_end,
         host,
@@ -91,6 +158,7 @@ pub(crate) fn parse_line(buf: &[u8], start: usize) -> Result<Option<RequestLine>
         version,
         line: start..line_stop,
         end,
+        scan,
     }))
 }
 
@@ -115,7 +183,7 @@ fn line_ending(buf: &[u8], mut p: usize) -> Result<Option<(usize, usize)>, HttpE
     }
 }
 
-type TargetParts = (Option<Range<usize>>, Option<usize>, usize);
+type TargetParts = (Option<Range<usize>>, Option<usize>, TargetScan, usize);
 
 /// Parses origin-form or absolute-form up to the space that ends it.
 fn parse_target(buf: &[u8], start: usize) -> Result<Option<TargetParts>, HttpError> {
@@ -155,18 +223,68 @@ fn parse_target(buf: &[u8], start: usize) -> Result<Option<TargetParts>, HttpErr
         }
         Some(_) => return Err(bad(K::InvalidTarget)),
     }
-    // The first byte that is not a target byte decides: one pass, two
-    // comparisons per byte.
-    let tail = buf.get(p..).unwrap_or(&[]);
-    let Some(k) = tail.iter().position(|&b| !target_byte(b)) else {
+    // A leading `/` starts the path: `scan_tail` looks only at the byte
+    // after it (`//`, `/.`), not at it.
+    let from = if at(p) == Some(b'/') { p + 1 } else { p };
+    let Some((scan, k)) = scan_tail(buf, p, from) else {
         return Ok(None);
     };
-    match tail.get(k) {
-        Some(b' ') => Ok(Some((host, path_start, p + k))),
+    match buf.get(k) {
+        Some(b' ') => Ok(Some((host, path_start, scan, k))),
         // HTTP/0.9 simple request: nginx answers it with a bare body;
         // Peregrine refuses it (documented deviation).
         Some(b'\r' | b'\n') => Err(bad(K::Http09)),
         _ => Err(bad(K::InvalidTarget)),
+    }
+}
+
+/// The rest of the target from `from` (`p`, the path's start or where it
+/// would start, or the byte after a `/` there) to the first byte that is
+/// not a target byte, whose index it returns with what it saw; `None` when
+/// the bytes run out first. One load and one test per byte outside
+/// `% / ? #` and the non-ASCII bytes.
+fn scan_tail(buf: &[u8], p: usize, from: usize) -> Option<(TargetScan, usize)> {
+    let mut scan = TargetScan::default();
+    if from > p {
+        after_slash(buf, from, &mut scan);
+    }
+    let mut path_end = None;
+    let mut i = from;
+    loop {
+        // Ordinary bytes in a loop of their own (one load, one test each);
+        // a `match` per byte would compile to a jump table.
+        let k = buf
+            .get(i..)?
+            .iter()
+            .position(|&b| TARGET_CLASS[usize::from(b)] != 0)?;
+        i += k;
+        let b = *buf.get(i)?;
+        match TARGET_CLASS[usize::from(b)] {
+            T_END => break,
+            T_HIGH => scan.non_ascii = true,
+            _ if path_end.is_some() => {}
+            _ => match b {
+                b'?' | b'#' => path_end = Some(i),
+                b'%' => scan.path_escapes = true,
+                b'/' => after_slash(buf, i + 1, &mut scan),
+                _ => {}
+            },
+        }
+        i += 1;
+    }
+    scan.path_end = path_end.unwrap_or(i);
+    Some((scan, i))
+}
+
+/// Notes what the byte at `i`, which follows a `/` of the path, makes of
+/// it: `/.` may start a dot segment, `//` is merged. (A `.` there cannot be
+/// a `?` or `#`, so it is inside the path; looking from the `/` rather
+/// than from every `.` keeps `.` an ordinary byte of the scan.)
+fn after_slash(buf: &[u8], i: usize, scan: &mut TargetScan) {
+    match buf.get(i) {
+        Some(b'.') => scan.path_escapes = true,
+        Some(b'/') => scan.path_double_slash = true,
+        _ => {}
     }
 }
 

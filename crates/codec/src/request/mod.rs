@@ -21,6 +21,7 @@
 mod head;
 mod header_line;
 mod host;
+mod known;
 mod limits;
 mod line;
 #[cfg(test)]
@@ -92,8 +93,15 @@ pub enum Parsed {
 /// keeping capacity, so steady state allocates nothing.
 #[derive(Clone, Debug)]
 pub struct Request {
-    /// Copy of the head bytes (after any leading empty lines); all spans index it.
-    pub(crate) buf: Vec<u8>,
+    /// The head (from the buffer's start through the final empty line) as
+    /// text, when all of it is UTF-8 — nearly always: every span indexes it,
+    /// and the `&str` accessors slice it without validating again. When a
+    /// header line is not UTF-8 (a Latin-1 value, say), it holds the
+    /// longest valid prefix, which covers the request line (its target was
+    /// checked) and so every span the `&str` accessors use but header ones.
+    pub(crate) text: String,
+    /// Copy of the head bytes when it is not all UTF-8; empty otherwise.
+    pub(crate) raw: Vec<u8>,
     pub(crate) method: Method,
     pub(crate) method_span: Range<usize>,
     pub(crate) target: Range<usize>,
@@ -106,12 +114,18 @@ pub struct Request {
     /// for headers a request does not have (`Range`, `If-*`, `Via`...), and
     /// the bit answers those without comparing every name.
     pub(crate) names: u64,
-    /// Normalised path (see [`crate::uri::normalize`]).
+    /// The path as a span of the target when the target's path is its own
+    /// normal form (no `%`, no dot segment, no `//` to merge): nearly every
+    /// request, which then copies nothing. Otherwise `path` holds it.
+    pub(crate) path_span: Option<Range<usize>>,
+    /// Normalised path (see [`crate::uri::normalize`]) when `path_span` is
+    /// `None`.
     pub(crate) path: String,
-    /// The request target as text, validated once by the parser (the
-    /// accessors would otherwise re-validate the bytes on every call).
-    pub(crate) target_text: String,
-    /// Lowercased host without port or trailing dot.
+    /// The host (port and trailing dot stripped) as a span of the head, when
+    /// it needs no lowercasing; otherwise `host` holds it.
+    pub(crate) host_span: Option<Range<usize>>,
+    /// Lowercased host without port or trailing dot, when `host_span` is
+    /// `None`.
     pub(crate) host: String,
     pub(crate) has_host: bool,
     pub(crate) keep_alive: bool,
@@ -120,11 +134,38 @@ pub struct Request {
     pub(crate) head_len: usize,
 }
 
+/// Length of the run of bytes at the start of `s` whose class in `table`
+/// is 0 (the bytes a scanner only passes over). Not inlined: inlined into
+/// the line scanner, LLVM kept five induction variables in step and the
+/// loop took twelve instructions a byte; on its own it takes about four.
+#[inline(never)]
+pub(crate) fn plain_run(s: &[u8], table: &[u8; 256]) -> usize {
+    let mut i = 0;
+    // Four bytes a step while they all pass: the loop's own bookkeeping is
+    // paid once for four (names and hosts are mostly longer than four).
+    while let Some(&[a, b, c, d]) = s.get(i..i + 4).and_then(|w| <&[u8; 4]>::try_from(w).ok()) {
+        let class = |b: u8| table[usize::from(b)];
+        if class(a) | class(b) | class(c) | class(d) != 0 {
+            break;
+        }
+        i += 4;
+    }
+    while let Some(&b) = s.get(i) {
+        if table[usize::from(b)] != 0 {
+            break;
+        }
+        i += 1;
+    }
+    i
+}
+
 /// A header name's bit in [`Request::names`]: from its length and its
 /// first and last bytes, case-folded as names compare (RFC 9110 §5.1).
+/// `| 0x20` folds ASCII letters (and pairs a few other bytes, which only
+/// makes a bit shared more often: a shared bit still compares names).
 pub(crate) fn name_bit(name: &[u8]) -> u64 {
-    let first = name.first().map_or(0, u8::to_ascii_lowercase);
-    let last = name.last().map_or(0, u8::to_ascii_lowercase);
+    let first = name.first().map_or(0, |b| b | 0x20);
+    let last = name.last().map_or(0, |b| b | 0x20);
     let h = name.len() as u64 * 7 + u64::from(first) * 3 + u64::from(last);
     1 << (h & 63)
 }
@@ -138,7 +179,8 @@ impl Default for Request {
 impl Request {
     pub fn new() -> Self {
         Request {
-            buf: Vec::new(),
+            text: String::new(),
+            raw: Vec::new(),
             method: Method::Get,
             method_span: 0..0,
             target: 0..0,
@@ -147,8 +189,9 @@ impl Request {
             version: Version::Http11,
             headers: Vec::new(),
             names: 0,
+            path_span: None,
             path: String::new(),
-            target_text: String::new(),
+            host_span: None,
             host: String::new(),
             has_host: false,
             keep_alive: false,
@@ -159,7 +202,8 @@ impl Request {
     }
 
     pub(crate) fn clear(&mut self) {
-        self.buf.clear();
+        self.text.clear();
+        self.raw.clear();
         self.method = Method::Get;
         self.method_span = 0..0;
         self.target = 0..0;
@@ -168,8 +212,9 @@ impl Request {
         self.version = Version::Http11;
         self.headers.clear();
         self.names = 0;
+        self.path_span = None;
         self.path.clear();
-        self.target_text.clear();
+        self.host_span = None;
         self.host.clear();
         self.has_host = false;
         self.keep_alive = false;
@@ -178,17 +223,28 @@ impl Request {
         self.head_len = 0;
     }
 
-    /// Text of a span. Every span stored is validated ASCII/UTF-8 at parse
-    /// time; the fallback keeps this panic-free regardless.
+    /// Text of a span: a slice of `text`, or (a header line of a head that
+    /// is not all UTF-8) of `raw` if that span is UTF-8. The spans the
+    /// parser validated always lie in `text`; the fallbacks keep this
+    /// panic-free regardless.
     fn text(&self, r: &Range<usize>) -> &str {
-        self.buf
+        self.text
             .get(r.clone())
-            .and_then(|b| std::str::from_utf8(b).ok())
+            .or_else(|| std::str::from_utf8(self.raw.get(r.clone())?).ok())
             .unwrap_or("")
     }
 
+    /// The head's bytes, whichever field holds them.
+    fn head(&self) -> &[u8] {
+        if self.raw.is_empty() {
+            self.text.as_bytes()
+        } else {
+            &self.raw
+        }
+    }
+
     fn bytes(&self, r: &Range<usize>) -> &[u8] {
-        self.buf.get(r.clone()).unwrap_or(&[])
+        self.head().get(r.clone()).unwrap_or(&[])
     }
 
     pub fn method(&self) -> Method {
@@ -217,23 +273,22 @@ impl Request {
 
     /// Raw request-target as received (`$request_uri`, logs).
     pub fn target(&self) -> &str {
-        &self.target_text
+        self.text(&self.target)
     }
 
     /// Percent-decoded path with dot-segments resolved and `//` merged (nginx's
     /// `merge_slashes on`); always starts with `/`. For an absolute-form target
     /// this is the path part only.
     pub fn path(&self) -> &str {
-        &self.path
+        match &self.path_span {
+            Some(r) => self.text(r),
+            None => &self.path,
+        }
     }
 
     /// Raw query string without the `?` (`$args`), if the target had a `?`.
     pub fn query(&self) -> Option<&str> {
-        // The query lies inside the target: a slice of its text.
-        let q = self.query.as_ref()?;
-        let t0 = self.target.start;
-        let (a, b) = (q.start.checked_sub(t0)?, q.end.checked_sub(t0)?);
-        Some(self.target_text.get(a..b).unwrap_or(""))
+        self.query.as_ref().map(|q| self.text(q))
     }
 
     /// The request line without its line ending (`$request`).
@@ -244,19 +299,33 @@ impl Request {
     /// First header with this name (ASCII case-insensitive), if its value is
     /// valid UTF-8. Use [`Request::headers`] for raw bytes.
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.header_bytes(name)
-            .and_then(|v| std::str::from_utf8(v).ok())
+        let v = self.find_header(name)?;
+        // A slice of `text` (the same bytes as `raw`'s prefix); only a value
+        // past a non-UTF-8 byte of the head is validated here.
+        self.text
+            .get(v.clone())
+            .or_else(|| std::str::from_utf8(self.raw.get(v.clone())?).ok())
     }
 
     /// First header with this name (ASCII case-insensitive), raw value bytes.
     pub fn header_bytes(&self, name: &str) -> Option<&[u8]> {
-        if self.names & name_bit(name.as_bytes()) == 0 {
+        self.find_header(name).map(|v| self.bytes(v))
+    }
+
+    /// The value span of the first header with this name.
+    fn find_header(&self, name: &str) -> Option<&Range<usize>> {
+        let name = name.as_bytes();
+        if self.names & name_bit(name) == 0 {
             return None;
         }
+        let head = self.head();
         self.headers
             .iter()
-            .find(|(n, _)| self.bytes(n).eq_ignore_ascii_case(name.as_bytes()))
-            .map(|(_, v)| self.bytes(v))
+            .find(|(n, _)| {
+                head.get(n.clone())
+                    .is_some_and(|n| n.eq_ignore_ascii_case(name))
+            })
+            .map(|(_, v)| v)
     }
 
     /// All kept header lines in order: name as sent, value without surrounding
@@ -270,7 +339,13 @@ impl Request {
     /// Host from an absolute-form target or the Host header: lowercased,
     /// port and trailing dot stripped, validated as nginx validates it.
     pub fn host(&self) -> Option<&str> {
-        self.has_host.then_some(self.host.as_str())
+        if !self.has_host {
+            return None;
+        }
+        Some(match &self.host_span {
+            Some(r) => self.text(r),
+            None => &self.host,
+        })
     }
 
     /// RFC 9112 §9.3 persistence as nginx decides it: HTTP/1.1 unless

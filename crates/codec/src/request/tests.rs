@@ -171,7 +171,7 @@ fn steady_state_reuses_buffers() {
     parse_request(head, &limits(), &mut r).unwrap();
     let ptrs = |r: &Request| {
         (
-            r.buf.as_ptr(),
+            r.text.as_ptr(),
             r.headers.as_ptr(),
             r.path.as_ptr(),
             r.host.as_ptr(),
@@ -565,4 +565,86 @@ fn header_lookup_by_name_bit() {
     // still absent.
     assert_eq!(name_bit(b"X-Lang-Name"), name_bit(b"x-long-name"));
     assert_eq!(r.header("X-Lang-Name"), None);
+}
+
+/// The ASCII fast paths (no UTF-8 check of the target or Host, the head
+/// kept as text) and their slow paths give the answers the single-path
+/// parser gave.
+#[test]
+fn non_ascii_target_host_and_values() {
+    let r = ok("GET /caf%C3%A9/Thé?q=é HTTP/1.1\r\nHost: Ünï.Example:80\r\n\r\n".as_bytes());
+    assert_eq!(r.target(), "/caf%C3%A9/Thé?q=é");
+    assert_eq!((r.path(), r.query()), ("/café/Thé", Some("q=é")));
+    assert_eq!(r.request_line(), "GET /caf%C3%A9/Thé?q=é HTTP/1.1");
+    assert_eq!(r.host(), Some("Ünï.example"));
+    let r = ok("GET /é HTTP/1.1\r\nHost: a\r\n\r\n".as_bytes());
+    assert_eq!(r.path(), "/é");
+    assert_eq!(status(b"GET /\xff HTTP/1.1\r\nHost: a\r\n\r\n"), 400);
+    assert_eq!(status(b"GET /a\xc3 HTTP/1.1\r\nHost: a\r\n\r\n"), 400);
+    assert_eq!(status(b"GET / HTTP/1.1\r\nHost: a\xff\r\n\r\n"), 400);
+    assert_eq!(
+        status(b"GET http://a\xff/ HTTP/1.1\r\nHost: a\r\n\r\n"),
+        400
+    );
+    // Non-UTF-8 bytes after the host part are passed over, as nginx does.
+    assert_eq!(
+        ok(b"GET / HTTP/1.1\r\nHost: a:\xff\r\n\r\n").host(),
+        Some("a")
+    );
+}
+
+/// A head with a non-UTF-8 header line keeps its bytes; every accessor
+/// still answers, headers before and after the bad line included.
+#[test]
+fn head_that_is_not_utf8() {
+    let head = b"GET /P?x HTTP/1.1\r\nA: 1\r\nV: \xe9t\xe9\r\nHost: Mixed.Case:8\r\nB: 2\r\n\r\n";
+    let r = ok(head);
+    assert!(!r.raw.is_empty());
+    assert_eq!((r.target(), r.path(), r.query()), ("/P?x", "/P", Some("x")));
+    assert_eq!(r.request_line(), "GET /P?x HTTP/1.1");
+    assert_eq!(r.host(), Some("mixed.case"));
+    assert_eq!((r.header("a"), r.header("b")), (Some("1"), Some("2")));
+    assert_eq!(r.header("v"), None);
+    assert_eq!(r.header_bytes("v"), Some(&b"\xe9t\xe9"[..]));
+    let names: Vec<&str> = r.headers().map(|(n, _)| n).collect();
+    assert_eq!(names, ["A", "V", "Host", "B"]);
+    // The same request as UTF-8 is held as text only; the host needs no
+    // copy when it is lowercase.
+    let r = ok("GET /P?x HTTP/1.1\r\nA: 1\r\nV: été\r\nHost: lower:8\r\n\r\n".as_bytes());
+    assert!(r.raw.is_empty() && r.host_span.is_some() && r.path_span.is_some());
+    assert_eq!((r.header("v"), r.host()), (Some("été"), Some("lower")));
+}
+
+/// Lines are first scanned inside the buffer they start in; a line that
+/// crosses into a large buffer is scanned again with its full reach. Errors
+/// past the first buffer, and lines too long for a large buffer, get the
+/// answers they got when every line was scanned with its full reach.
+#[test]
+fn heads_over_several_buffers() {
+    let l = Limits {
+        header_buffer_size: 32,
+        large_header_buffers: (3, 48),
+        ..limits()
+    };
+    let pad = |n: usize| format!("X: {}\r\n", "v".repeat(n));
+    // Every split of the first-buffer boundary across a header line.
+    for n in 0..40 {
+        let head = format!("GET / HTTP/1.1\r\n{}Host: a\r\nY: 2\r\n\r\n", pad(n));
+        let r = match parse_all(head.as_bytes(), &l) {
+            Ok((Parsed::Complete(k), r)) if k == head.len() => r,
+            other => panic!("{n}: {:?}", other.map(|p| p.0)),
+        };
+        assert_eq!((r.host(), r.header("y")), (Some("a"), Some("2")), "{n}");
+        let bad = format!("GET / HTTP/1.1\r\n{}Host: a\r\nY: \0\r\n\r\n", pad(n));
+        assert_eq!(status_with(bad.as_bytes(), &l), 400, "{n}");
+        let dup = format!("GET / HTTP/1.1\r\n{}Host: a\r\nHost: b\r\n\r\n", pad(n));
+        assert_eq!(status_with(dup.as_bytes(), &l), 400, "{n}");
+    }
+    // A line of 49 bytes fits no large buffer: 494, wherever it starts.
+    for n in 0..20 {
+        let head = format!("GET / HTTP/1.1\r\n{}{}Host: a\r\n\r\n", pad(n), pad(44));
+        assert_eq!(status_with(head.as_bytes(), &l), 494, "{n}");
+    }
+    let long_line = format!("GET /{} HTTP/1.1\r\nHost: a\r\n\r\n", "a".repeat(40));
+    assert_eq!(status_with(long_line.as_bytes(), &l), 414);
 }

@@ -1,0 +1,229 @@
+//! Common header names recognised a word at a time, so that the line
+//! scanner does not walk their bytes one by one.
+//!
+//! A line starting with one of these names in any case, then `:`, is what
+//! the byte-wise name scan would find: all its bytes are name bytes
+//! (`[A-Za-z-]`) and the colon ends it. Anything else (another name, an
+//! `_`, a line too short to hold the name and its colon) goes to the
+//! byte-wise scan, which decides it as before; so this only ever answers
+//! what that scan would, sooner.
+
+/// `name:` as little-endian words: the bytes to compare after ORing `fold`
+/// (0x20 at letters, so either case matches and nothing else does), and,
+/// for a name of eight bytes or more, the eight bytes that end with the
+/// colon.
+pub(crate) struct Known {
+    len: usize,
+    head: u64,
+    head_fold: u64,
+    /// Keeps the `len + 1` bytes of a shorter `name:` (all eight otherwise).
+    head_keep: u64,
+    tail: u64,
+    tail_fold: u64,
+}
+
+/// Byte `i` of `name:`, 0 past it.
+const fn at(name: &[u8], i: usize) -> u8 {
+    if i < name.len() {
+        name[i]
+    } else if i == name.len() {
+        b':'
+    } else {
+        0
+    }
+}
+
+/// Eight bytes from `from` of `name:` (`what` 0), of its fold bits (1) or
+/// of its keep mask (2).
+const fn word(name: &[u8], from: usize, what: u8) -> u64 {
+    let mut w = 0u64;
+    let mut k = 0;
+    while k < 8 {
+        let i = from + k;
+        let b = match what {
+            0 => at(name, i),
+            1 if i < name.len() && name[i].is_ascii_lowercase() => 0x20,
+            2 if i <= name.len() => 0xff,
+            _ => 0,
+        };
+        w |= (b as u64) << (8 * k);
+        k += 1;
+    }
+    w
+}
+
+/// `name` is lowercase letters and `-`, at most 15 of them: the head and
+/// tail words then cover all of `name:`.
+const fn known(name: &str) -> Known {
+    let n = name.as_bytes();
+    assert!(!n.is_empty() && n.len() < 16);
+    let tail_from = if n.len() + 1 > 8 { n.len() + 1 - 8 } else { 0 };
+    Known {
+        len: n.len(),
+        head: word(n, 0, 0),
+        head_fold: word(n, 0, 1),
+        head_keep: word(n, 0, 2),
+        tail: word(n, tail_from, 0),
+        tail_fold: word(n, tail_from, 1),
+    }
+}
+
+/// The eight bytes of `s` from `i`, if there are that many.
+fn read(s: &[u8], i: usize) -> Option<u64> {
+    let w = s.get(i..i.checked_add(8)?)?;
+    Some(u64::from_le_bytes(w.try_into().ok()?))
+}
+
+impl Known {
+    /// Whether `line` starts with this name (any case) and a colon.
+    fn starts(&self, line: &[u8]) -> bool {
+        let Some(w) = read(line, 0) else {
+            return false;
+        };
+        if (w | self.head_fold) & self.head_keep != self.head {
+            return false;
+        }
+        self.len < 8
+            || read(line, self.len + 1 - 8).is_some_and(|w| w | self.tail_fold == self.tail)
+    }
+}
+
+// By first letter, most frequent first (browsers, curl, load generators).
+static A: [Known; 4] = [
+    known("accept"),
+    known("accept-encoding"),
+    known("accept-language"),
+    known("authorization"),
+];
+static C: [Known; 5] = [
+    known("connection"),
+    known("cookie"),
+    known("cache-control"),
+    known("content-length"),
+    known("content-type"),
+];
+static H: [Known; 1] = [known("host")];
+static I: [Known; 1] = [known("if-none-match")];
+static O: [Known; 1] = [known("origin")];
+static P: [Known; 1] = [known("pragma")];
+static R: [Known; 2] = [known("referer"), known("range")];
+static S: [Known; 4] = [
+    known("sec-fetch-dest"),
+    known("sec-fetch-mode"),
+    known("sec-fetch-site"),
+    known("sec-fetch-user"),
+];
+static U: [Known; 1] = [known("user-agent")];
+
+/// Length of the name a header line starts with, when it is a common name
+/// followed by `:` (the byte-wise scan would stop at that colon with a
+/// valid name); `None` otherwise.
+#[inline]
+pub(crate) fn known_name(line: &[u8]) -> Option<usize> {
+    let names: &[Known] = match line.first()? | 0x20 {
+        b'a' => &A,
+        b'c' => &C,
+        b'h' => &H,
+        b'i' => &I,
+        b'o' => &O,
+        b'p' => &P,
+        b'r' => &R,
+        b's' => &S,
+        b'u' => &U,
+        _ => return None,
+    };
+    names.iter().find(|k| k.starts(line)).map(|k| k.len)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn all() -> impl Iterator<Item = &'static Known> {
+        [&A[..], &C, &H, &I, &O, &P, &R, &S, &U]
+            .into_iter()
+            .flatten()
+    }
+
+    /// Every name is found in any case when a colon follows, and not
+    /// when anything else does or a byte differs.
+    #[test]
+    fn finds_names_in_any_case_only_before_a_colon() {
+        let names = [
+            "accept",
+            "accept-encoding",
+            "accept-language",
+            "authorization",
+            "connection",
+            "cookie",
+            "cache-control",
+            "content-length",
+            "content-type",
+            "host",
+            "if-none-match",
+            "origin",
+            "pragma",
+            "referer",
+            "range",
+            "sec-fetch-dest",
+            "sec-fetch-mode",
+            "sec-fetch-site",
+            "sec-fetch-user",
+            "user-agent",
+        ];
+        // Longer names are not in the table (two words cannot cover them).
+        for long in [
+            "If-Modified-Since: x\r\n",
+            "Upgrade-Insecure-Requests: 1\r\n",
+        ] {
+            assert_eq!(known_name(long.as_bytes()), None);
+        }
+        assert_eq!(all().count(), names.len());
+        for name in names {
+            let upper = name.to_ascii_uppercase();
+            let mixed: String = name
+                .chars()
+                .enumerate()
+                .map(|(i, c)| {
+                    if i % 2 == 0 {
+                        c.to_ascii_uppercase()
+                    } else {
+                        c
+                    }
+                })
+                .collect();
+            for n in [name, &upper, &mixed] {
+                assert_eq!(
+                    known_name(format!("{n}: v\r\n").as_bytes()),
+                    Some(name.len())
+                );
+                assert_eq!(
+                    known_name(format!("{n}:").as_bytes()).is_some(),
+                    name.len() >= 7
+                );
+                for next in [" ", "-", "_", "x", "\r", "\n", "\t"] {
+                    let line = format!("{n}{next}: v\r\n");
+                    assert_eq!(known_name(line.as_bytes()), None, "{line:?}");
+                }
+            }
+            // Any one byte changed to a near miss: not found, or found as
+            // a name that really is there (the byte-wise scan's answer is
+            // checked against this in `header_line`'s tests).
+            for i in 0..=name.len() {
+                for b in [b'\r', b'_', b'@', b'[', b'`', b'{', b'-', b':', 0xc1, b'M'] {
+                    let mut line = format!("{name}: v\r\n").into_bytes();
+                    line[i] = b;
+                    if let Some(l) = known_name(&line) {
+                        assert_eq!(line[l], b':', "{line:?}");
+                        assert!(
+                            names
+                                .iter()
+                                .any(|n| line[..l].eq_ignore_ascii_case(n.as_bytes())),
+                            "{line:?} {l}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
