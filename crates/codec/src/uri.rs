@@ -66,37 +66,6 @@ pub fn normalize_with(
     }
 }
 
-/// [`normalize_with`] for a path that is already text (a slice of the
-/// validated request target). When nothing needs decoding or resolving —
-/// no `%`, no `/.`, and no `//` when merging — the path is its own normal
-/// form (decoding and resolution would leave every byte in place) and is
-/// copied as it is: no `memchr` passes, no second UTF-8 check. Nearly every
-/// real path is such a path.
-pub fn normalize_str(raw: &str, out: &mut String, merge_slashes: bool) -> Result<(), UriError> {
-    let b = raw.as_bytes();
-    if b.first() == Some(&b'/') && is_plain(b, merge_slashes) {
-        out.clear();
-        out.push_str(raw);
-        return Ok(());
-    }
-    normalize_with(b, out, merge_slashes)
-}
-
-/// No escape, no dot segment start, no empty segment to merge.
-fn is_plain(b: &[u8], merge: bool) -> bool {
-    let mut after_slash = false;
-    for &c in b {
-        match c {
-            b'%' => return false,
-            b'.' if after_slash => return false,
-            b'/' if after_slash && merge => return false,
-            _ => {}
-        }
-        after_slash = c == b'/';
-    }
-    true
-}
-
 fn hex(b: u8) -> Option<u8> {
     match b {
         b'0'..=b'9' => Some(b - b'0'),
@@ -201,34 +170,6 @@ mod tests {
     fn n(s: &[u8]) -> Result<String, UriError> {
         let mut out = String::from("garbage");
         normalize(s, &mut out).map(|()| out)
-    }
-
-    /// The plain-path shortcut gives exactly what the full normaliser
-    /// gives, on every string of up to six bytes over the bytes that
-    /// matter to it, with and without `merge_slashes`.
-    #[test]
-    fn normalize_str_agrees_with_normalize_with() {
-        const ALPHABET: &[u8] = b"/.%a2e";
-        let mut buf = Vec::new();
-        for len in 0..=6u32 {
-            for mut code in 0..ALPHABET.len().pow(len) {
-                buf.clear();
-                for _ in 0..len {
-                    buf.push(ALPHABET[code % ALPHABET.len()]);
-                    code /= ALPHABET.len();
-                }
-                let text = std::str::from_utf8(&buf).unwrap();
-                for merge in [true, false] {
-                    let (mut a, mut b) = (String::from("x"), String::from("y"));
-                    let ra = normalize_str(text, &mut a, merge);
-                    let rb = normalize_with(&buf, &mut b, merge);
-                    assert_eq!(ra, rb, "{text:?} merge={merge}");
-                    if ra.is_ok() {
-                        assert_eq!(a, b, "{text:?} merge={merge}");
-                    }
-                }
-            }
-        }
     }
 
     #[test]

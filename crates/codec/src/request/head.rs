@@ -189,8 +189,9 @@ fn apply_request_line(
     if p1 <= p0 {
         req.path.push('/');
     } else if !(s.path_escapes || s.path_double_slash && limits.merge_slashes) {
-        // Decoding and resolution would leave every byte in place (what
-        // `uri::normalize_str` checks, here from the line parser's pass).
+        // Decoding and resolution would leave every byte in place (the
+        // line parser's pass saw no `%`, no dot segment, no `//` to merge;
+        // test `plain_path_shortcut_agrees_with_the_normaliser`).
         req.path_span = Some(p0..p1);
     } else {
         let raw_path = buf.get(p0..p1).unwrap_or(&[]);

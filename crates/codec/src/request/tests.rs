@@ -648,3 +648,45 @@ fn heads_over_several_buffers() {
     let long_line = format!("GET /{} HTTP/1.1\r\nHost: a\r\n\r\n", "a".repeat(40));
     assert_eq!(status_with(long_line.as_bytes(), &l), 414);
 }
+
+/// The request line's pass decides when a path is its own normal form and
+/// is used as it stands; on every path of up to six bytes after the `/`
+/// over the bytes that matter to that decision, with and without
+/// `merge_slashes`, the parser's path is what the full normaliser makes of
+/// it, and a path the normaliser refuses is a 400.
+#[test]
+fn plain_path_shortcut_agrees_with_the_normaliser() {
+    const ALPHABET: &[u8] = b"/.%a2e";
+    let mut path = Vec::new();
+    let mut req = Request::new();
+    for len in 0..=5u32 {
+        for mut code in 0..ALPHABET.len().pow(len) {
+            path.clear();
+            path.push(b'/');
+            for _ in 0..len {
+                path.push(ALPHABET[code % ALPHABET.len()]);
+                code /= ALPHABET.len();
+            }
+            for merge_slashes in [true, false] {
+                let l = Limits {
+                    merge_slashes,
+                    ..limits()
+                };
+                let mut head = b"GET ".to_vec();
+                head.extend_from_slice(&path);
+                head.extend_from_slice(b" HTTP/1.1\r\nHost: a\r\n\r\n");
+                let mut want = String::new();
+                let normal = crate::uri::normalize_with(&path, &mut want, merge_slashes);
+                let got = parse_request(&head, &l, &mut req);
+                let shown = String::from_utf8_lossy(&path);
+                match normal {
+                    Ok(()) => {
+                        assert_eq!(got, Ok(Parsed::Complete(head.len())), "{shown}");
+                        assert_eq!(req.path(), want, "{shown} merge={merge_slashes}");
+                    }
+                    Err(_) => assert_eq!(got.map_err(|e| e.status), Err(400), "{shown}"),
+                }
+            }
+        }
+    }
+}
