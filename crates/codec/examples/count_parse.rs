@@ -21,17 +21,9 @@
 use peregrine_codec::{Limits, Parsed, Request, parse_request};
 use std::hint::black_box;
 
-const WRK: &[u8] = b"GET /small.html HTTP/1.1\r\nHost: 127.0.0.1:18082\r\n\r\n";
-
-const BROWSER: &[u8] = b"GET /static/css/site.min.css?v=20261130 HTTP/1.1\r\n\
-Host: www.example.com\r\n\
-User-Agent: Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0\r\n\
-Accept: text/css,*/*;q=0.1\r\n\
-Accept-Language: en-US,en;q=0.5\r\n\
-Accept-Encoding: gzip, deflate, br, zstd\r\n\
-Connection: keep-alive\r\n\
-Referer: https://www.example.com/\r\n\
-Cookie: session=8f14e45fceea167a5a36dedd4bea2543; theme=dark\r\n\r\n";
+#[path = "../benches/support/heads.rs"]
+mod heads;
+use heads::{BROWSER, WRK};
 
 /// Names core asks for on a static-file request: present ones and the
 /// conditional/range headers a plain GET does not carry.
