@@ -57,27 +57,8 @@ pub fn apply(req: &Request, resp: &mut Response, now: SystemTime) -> Option<Comp
         return None;
     }
     let policy = Policy::of(&conf);
-    let head = resp.head.as_bytes();
     let http11 = req.version() == Version::Http11;
-    let req_facts = RequestFacts {
-        accepted: Accepted::from_header(req.header("accept-encoding")),
-        http_version: if http11 { (1, 1) } else { (1, 0) },
-        user_agent: req.header("user-agent"),
-        via: req.header("via").is_some(),
-        authorization: req.header("authorization").is_some(),
-        gzip_tested: None,
-    };
-    let resp_facts = ResponseFacts {
-        status: resp.status,
-        content_type: head_value(head, "content-type"),
-        content_length: resp.content_length,
-        content_encoding: head_value(head, "content-encoding"),
-        // A static file's Last-Modified is made after the filters ran.
-        last_modified: false,
-        etag: head_value(head, "etag").is_some(),
-        now: peregrine_codec::date::unix_secs(now),
-        ..ResponseFacts::default()
-    };
+    let (req_facts, resp_facts) = facts(req, resp, now);
     let decision = decide(&req_facts, &resp_facts, &policy);
     let encoder = decision
         .coding
@@ -99,6 +80,40 @@ pub fn apply(req: &Request, resp: &mut Response, now: SystemTime) -> Option<Comp
     resp.head_split = new_split;
     let encoder = encoder?;
     (!resp.header_only).then_some(Compressing { encoder, chunked })
+}
+
+/// What the compression decision reads of the request and of the response
+/// core made.
+fn facts<'a>(
+    req: &'a Request,
+    resp: &'a Response,
+    now: SystemTime,
+) -> (RequestFacts<'a>, ResponseFacts<'a>) {
+    let head = resp.head.as_bytes();
+    let req_facts = RequestFacts {
+        accepted: Accepted::from_header(req.header("accept-encoding")),
+        http_version: if req.version() == Version::Http11 {
+            (1, 1)
+        } else {
+            (1, 0)
+        },
+        user_agent: req.header("user-agent"),
+        via: req.header("via").is_some(),
+        authorization: req.header("authorization").is_some(),
+        gzip_tested: None,
+    };
+    let resp_facts = ResponseFacts {
+        status: resp.status,
+        content_type: head_value(head, "content-type"),
+        content_length: resp.content_length,
+        content_encoding: head_value(head, "content-encoding"),
+        // A static file's Last-Modified is made after the filters ran.
+        last_modified: false,
+        etag: head_value(head, "etag").is_some(),
+        now: peregrine_codec::date::unix_secs(now),
+        ..ResponseFacts::default()
+    };
+    (req_facts, resp_facts)
 }
 
 /// The head with nginx's compression edits: `(lines, head_split)`.

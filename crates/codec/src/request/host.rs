@@ -135,11 +135,12 @@ pub(crate) fn host_part(raw: &[u8]) -> Option<HostPart> {
 /// its host part looked at again (a byte ≥ 0x80 for the UTF-8 check: ASCII
 /// is UTF-8 by construction).
 fn host_part_general(raw: &[u8]) -> Option<HostPart> {
-    // Index just past the last `.` (0: none yet; a dot at 0 gives 1).
-    let mut after_dot = 0;
-    let mut host_len = raw.len();
-    let mut in_literal = false;
-    let mut rest = false;
+    let mut scan = HostScan {
+        after_dot: 0,
+        host_len: raw.len(),
+        in_literal: false,
+        rest: false,
+    };
     let mut seen = 0u8;
     let mut i = 0;
     loop {
@@ -150,35 +151,16 @@ fn host_part_general(raw: &[u8]) -> Option<HostPart> {
         let class = CLASS[usize::from(ch)];
         seen |= class;
         if class == SPECIAL {
-            match ch {
-                b'.' => {
-                    if i != 0 && after_dot == i {
-                        return None;
-                    }
-                    after_dot = i + 1;
-                }
-                b':' if !rest && !in_literal => {
-                    host_len = i;
-                    rest = true;
-                    // The usual port, all digits, has nothing nginx checks.
-                    let port = raw.get(i + 1..).unwrap_or(&[]);
-                    if port.iter().all(u8::is_ascii_digit) {
-                        break;
-                    }
-                }
-                b'[' if i == 0 => in_literal = true,
-                b']' if in_literal && !rest => {
-                    host_len = i + 1;
-                    in_literal = false;
-                    rest = true;
-                }
-                b'/' | 0x00..=0x20 | 0x7f => return None,
-                _ => {}
+            match scan.special(raw, i, ch) {
+                Next::Go => {}
+                Next::Done => break,
+                Next::Invalid => return None,
             }
         }
         i += 1;
     }
-    if host_len > 0 && after_dot == host_len {
+    let mut host_len = scan.host_len;
+    if host_len > 0 && scan.after_dot == host_len {
         host_len -= 1;
     }
     if host_len == 0 {
@@ -194,6 +176,58 @@ fn host_part_general(raw: &[u8]) -> Option<HostPart> {
         len: host_len,
         has_upper: seen & UPPER != 0 && host.iter().any(u8::is_ascii_uppercase),
     })
+}
+
+/// What [`host_part_general`]'s pass has seen of the value so far.
+struct HostScan {
+    /// Index just past the last `.` (0: none yet; a dot at 0 gives 1).
+    after_dot: usize,
+    /// Where the host part ends (at a port's `:` or after a literal's `]`).
+    host_len: usize,
+    in_literal: bool,
+    /// Past the host part (the port, or what follows a literal).
+    rest: bool,
+}
+
+/// How the pass goes on after a special byte.
+enum Next {
+    Go,
+    /// The rest is a port of digits only: nothing more to check.
+    Done,
+    Invalid,
+}
+
+impl HostScan {
+    /// A byte the class table marks special, at `i` (nginx's
+    /// `ngx_http_validate_host` states, folded into flags).
+    fn special(&mut self, raw: &[u8], i: usize, ch: u8) -> Next {
+        match ch {
+            b'.' => {
+                if i != 0 && self.after_dot == i {
+                    return Next::Invalid;
+                }
+                self.after_dot = i + 1;
+            }
+            b':' if !self.rest && !self.in_literal => {
+                self.host_len = i;
+                self.rest = true;
+                // The usual port, all digits, has nothing nginx checks.
+                let port = raw.get(i + 1..).unwrap_or(&[]);
+                if port.iter().all(u8::is_ascii_digit) {
+                    return Next::Done;
+                }
+            }
+            b'[' if i == 0 => self.in_literal = true,
+            b']' if self.in_literal && !self.rest => {
+                self.host_len = i + 1;
+                self.in_literal = false;
+                self.rest = true;
+            }
+            b'/' | 0x00..=0x20 | 0x7f => return Next::Invalid,
+            _ => {}
+        }
+        Next::Go
+    }
 }
 
 #[cfg(test)]

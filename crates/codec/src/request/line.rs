@@ -94,29 +94,9 @@ static TARGET_CLASS: [u8; 256] = {
 /// Parses the request line starting at `start` (leading empty lines already
 /// skipped). `Ok(None)`: valid so far but incomplete.
 pub(crate) fn parse_line(buf: &[u8], start: usize) -> Result<Option<RequestLine>, HttpError> {
-    let mut p = start;
     let at = |p: usize| buf.get(p).copied();
-
-    // Method. `GET ` is nearly every request: four bytes compared at once
-    // decide what the loop and `Method::from_bytes` would.
-    let method = if word::<4>(buf, start) == Some(*b"GET ") {
-        p += 3;
-        Method::Get
-    } else {
-        while let Some(b) = at(p) {
-            if b == b' ' {
-                break;
-            }
-            if !method_byte(b) {
-                return Err(bad(K::InvalidMethod));
-            }
-            p += 1;
-        }
-        let Some(_) = at(p) else { return Ok(None) };
-        if p == start {
-            return Err(bad(K::InvalidMethod));
-        }
-        Method::from_bytes(buf.get(start..p).unwrap_or(&[]))
+    let Some((method, mut p)) = parse_method(buf, start)? else {
+        return Ok(None);
     };
     let method_span = start..p;
     while at(p) == Some(b' ') {
@@ -134,20 +114,8 @@ pub(crate) fn parse_line(buf: &[u8], start: usize) -> Result<Option<RequestLine>
     while at(p) == Some(b' ') {
         p += 1;
     }
-    // The common ending, decided at once; anything else takes the general
-    // path, which gives the same answer for these ten bytes.
-    let http11 = word::<8>(buf, p) == Some(*b"HTTP/1.1") && word::<2>(buf, p + 8) == Some(*b"\r\n");
-    let (version, line_stop, end) = match http11 {
-        true => (Version::Http11, p + 8, p + 10),
-        false => {
-            let Some(version) = parse_version(buf, &mut p)? else {
-                return Ok(None);
-            };
-            let Some((line_stop, end)) = line_ending(buf, p)? else {
-                return Ok(None);
-            };
-            (version, line_stop, end)
-        }
+    let Some((version, line_stop, end)) = parse_ending(buf, p)? else {
+        return Ok(None);
     };
     Ok(Some(RequestLine {
         method,
@@ -160,6 +128,50 @@ pub(crate) fn parse_line(buf: &[u8], start: usize) -> Result<Option<RequestLine>
         end,
         scan,
     }))
+}
+
+/// The method token at `start` and where it ends (at the space after it).
+/// `GET ` is nearly every request: four bytes compared at once decide what
+/// the byte loop and `Method::from_bytes` would.
+fn parse_method(buf: &[u8], start: usize) -> Result<Option<(Method, usize)>, HttpError> {
+    if word::<4>(buf, start) == Some(*b"GET ") {
+        return Ok(Some((Method::Get, start + 3)));
+    }
+    let mut p = start;
+    while let Some(b) = buf.get(p).copied() {
+        if b == b' ' {
+            break;
+        }
+        if !method_byte(b) {
+            return Err(bad(K::InvalidMethod));
+        }
+        p += 1;
+    }
+    if p == buf.len() {
+        return Ok(None);
+    }
+    if p == start {
+        return Err(bad(K::InvalidMethod));
+    }
+    let method = Method::from_bytes(buf.get(start..p).unwrap_or(&[]));
+    Ok(Some((method, p)))
+}
+
+/// The version and line ending at `p`: `(version, where $request stops,
+/// index past the LF)`. The common `HTTP/1.1\r\n` is decided at once; anything
+/// else takes the general path, which gives the same answer for those ten
+/// bytes.
+fn parse_ending(buf: &[u8], mut p: usize) -> Result<Option<(Version, usize, usize)>, HttpError> {
+    if word::<8>(buf, p) == Some(*b"HTTP/1.1") && word::<2>(buf, p + 8) == Some(*b"\r\n") {
+        return Ok(Some((Version::Http11, p + 8, p + 10)));
+    }
+    let Some(version) = parse_version(buf, &mut p)? else {
+        return Ok(None);
+    };
+    let Some((line_stop, end)) = line_ending(buf, p)? else {
+        return Ok(None);
+    };
+    Ok(Some((version, line_stop, end)))
 }
 
 /// Optional spaces, then CRLF or LF. Returns where `$request` stops (it
