@@ -130,7 +130,15 @@ impl Owner<'_> {
 
 #[derive(Debug, Default)]
 pub(crate) struct MemCache {
-    map: FxHashMap<Box<str>, MemEntry>,
+    /// Path → index in `slots`. The entries live beside the map so that a
+    /// hit is one hash probe: the index is a copy, and the entry can then be
+    /// updated and returned (a borrow taken from the map itself and returned
+    /// on one path only keeps the map borrowed on the others, so the stale
+    /// path's removal forced a second probe).
+    map: FxHashMap<Box<str>, usize>,
+    slots: Vec<Option<MemEntry>>,
+    /// Indices of empty slots.
+    free: Vec<usize>,
     total: usize,
     /// `stat` calls made to revalidate (tests: a fresh hit makes none).
     pub(crate) syscalls: u64,
@@ -152,14 +160,13 @@ impl MemCache {
         valid: Duration,
         now: SystemTime,
     ) -> Option<&MemEntry> {
-        let Some(e) = self.map.get(path) else {
+        let found = self.map.get(path).copied();
+        let Some(i) = found.filter(|&i| self.entry(i).is_some_and(|e| owner.owns(e))) else {
             self.misses += 1;
             return None;
         };
-        if !owner.owns(e) {
-            self.misses += 1;
-            return None;
-        }
+        // Indexing, not hashing: the slot is read, then written.
+        let e = self.slots[i].as_ref()?;
         let fresh = now.duration_since(e.checked).is_ok_and(|age| age < valid);
         if !fresh {
             self.syscalls += 1;
@@ -176,24 +183,34 @@ impl MemCache {
                 return None;
             }
         }
-        self.hits += 1;
-        let e = self.map.get_mut(path)?;
+        let e = self.slots[i].as_mut()?;
         if !fresh {
             e.checked = now;
         }
         e.used = now;
+        self.hits += 1;
         Some(e)
+    }
+
+    fn entry(&self, i: usize) -> Option<&MemEntry> {
+        self.slots.get(i).and_then(Option::as_ref)
     }
 
     /// An entry for `path` built for `conf_id` is held (not revalidated:
     /// for after a [`MemCache::get`] that declined to answer).
     pub(crate) fn holds(&self, path: &str, owner: Owner<'_>) -> bool {
-        self.map.get(path).is_some_and(|e| owner.owns(e))
+        self.map
+            .get(path)
+            .and_then(|&i| self.entry(i))
+            .is_some_and(|e| owner.owns(e))
     }
 
     fn remove(&mut self, path: &str) {
-        if let Some(old) = self.map.remove(path) {
+        if let Some(i) = self.map.remove(path)
+            && let Some(old) = self.slots.get_mut(i).and_then(Option::take)
+        {
             self.total -= old.bytes();
+            self.free.push(i);
         }
     }
 
@@ -205,7 +222,8 @@ impl MemCache {
                 .map
                 .iter()
                 .filter(|(k, _)| &***k != keep)
-                .min_by_key(|(_, e)| e.used)
+                .filter_map(|(k, &i)| Some((k, self.entry(i)?.used)))
+                .min_by_key(|&(_, used)| used)
                 .map(|(k, _)| k.clone())
             else {
                 return false;
@@ -223,7 +241,17 @@ impl MemCache {
             return;
         }
         self.total += len;
-        self.map.insert(path.into(), entry);
+        let i = match self.free.pop() {
+            Some(i) => {
+                self.slots[i] = Some(entry);
+                i
+            }
+            None => {
+                self.slots.push(Some(entry));
+                self.slots.len() - 1
+            }
+        };
+        self.map.insert(path.into(), i);
     }
 
     /// Adds a compressed variant to `path`'s entry (if it is still cached),
@@ -233,7 +261,9 @@ impl MemCache {
         if !self.map.contains_key(path) || !self.make_room(len, limit, path) {
             return;
         }
-        if let Some(e) = self.map.get_mut(path) {
+        if let Some(&i) = self.map.get(path)
+            && let Some(e) = self.slots.get_mut(i).and_then(Option::as_mut)
+        {
             e.variants.push(variant);
             self.total += len;
         }
@@ -311,7 +341,11 @@ mod tests {
         c.insert(&x, entry(&x, b"33", t0 + Duration::from_secs(3)), 4);
         assert_eq!(c.total(), 4);
         assert!(c.get(&b, own(7), v, t0 + Duration::from_secs(3)).is_none());
-        assert!(c.get(&a, own(7), v, t0 + Duration::from_secs(3)).is_some());
+        // `c` took the slot `b` left: each path still finds its own body.
+        let later = t0 + Duration::from_secs(3);
+        assert_eq!(&*c.get(&a, own(7), v, later).unwrap().body, b"11");
+        assert_eq!(&*c.get(&x, own(7), v, later).unwrap().body, b"33");
+        assert_eq!((c.slots.len(), c.free.len()), (2, 0));
         c.insert(&a, entry(&a, b"11111", t0), 4);
         assert!(
             c.get(&a, own(7), v, t0 + Duration::from_secs(3)).is_none(),
