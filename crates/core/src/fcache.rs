@@ -226,16 +226,7 @@ impl OpenFileCache {
             prev: NIL,
             next: NIL,
         };
-        let i = match self.free.pop() {
-            Some(i) => {
-                self.slots[i] = Some(entry);
-                i
-            }
-            None => {
-                self.slots.push(Some(entry));
-                self.slots.len() - 1
-            }
-        };
+        let i = crate::slots::put(&mut self.slots, &mut self.free, entry);
         self.map.insert(path.into(), i);
         self.push_front(i);
         result

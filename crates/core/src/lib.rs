@@ -32,6 +32,7 @@ pub mod range;
 pub mod request;
 pub mod response;
 mod servers;
+mod slots;
 mod special;
 mod static_file;
 mod static_variants;
