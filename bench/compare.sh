@@ -2,7 +2,8 @@
 # Peregrine vs nginx vs the floor probe, CPU time per request, in one run.
 # Installs wrk and nginx from Debian when missing, builds Peregrine (release)
 # and bench/floor.c, then runs bench/compare.py. Arguments pass through
-# (e.g. --rounds 5 --duration 10 --only keep-alive --idle-conns 0).
+# (e.g. --rounds 5 --duration 10 --only keep-alive --idle-conns 0), and
+# --baseline-rev REV (see below).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 need=()
@@ -16,6 +17,26 @@ fi
 export PATH="$PATH:/usr/sbin"
 cargo build --release -q
 mkdir -p target/bench
+# `--baseline-rev REV`: build commit REV (a detached worktree, its own
+# target directory) and run it in the rotation as `--baseline`.
+args=()
+while [ $# -gt 0 ]; do
+  if [ "$1" = --baseline-rev ]; then
+    rev=$(git rev-parse --short "$2")
+    tree=target/bench/baseline-src
+    git worktree remove --force "$tree" 2>/dev/null || rm -rf "$tree"
+    git worktree add --detach -q "$tree" "$rev"
+    CARGO_TARGET_DIR="$PWD/target/bench/baseline-target" cargo build --release -q --manifest-path "$tree/Cargo.toml"
+    cp target/bench/baseline-target/release/peregrine "target/bench/peregrine-$rev"
+    git worktree remove --force "$tree"
+    args+=(--baseline "target/bench/peregrine-$rev")
+    shift 2
+  else
+    args+=("$1")
+    shift
+  fi
+done
+set -- "${args[@]}"
 gcc -O2 -o target/bench/floor bench/floor.c
 ulimit -n 65535 2>/dev/null || true
 exec python3 bench/compare.py --peregrine target/release/peregrine \

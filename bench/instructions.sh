@@ -4,8 +4,10 @@
 # between minutes; instruction counts do not). Not a result to claim: the
 # figure of merit stays bench/compare.sh's CPU time against nginx.
 #
-# usage: bench/instructions.sh [BINARY] [wrk options...]
+# usage: [SIZE=BYTES] bench/instructions.sh [BINARY] [wrk options...]
 #   BINARY defaults to target/release/peregrine (built if missing);
+#   SIZE is the served file's size (default 612; 123784 is compare.sh's
+#   large file, sent with sendfile);
 #   e.g. bench/instructions.sh target/release/peregrine -H 'Connection: close'
 # Prints the instructions under the worker loop divided by the requests wrk
 # completed, and leaves the callgrind file for callgrind_annotate.
@@ -26,7 +28,7 @@ bin=$(realpath "$bin")
 work=$(mktemp -d /tmp/peregrine-instructions-XXXXXX)
 chmod 755 "$work"
 mkdir -p "$work/html" "$work/logs"
-head -c 612 /dev/zero | tr '\0' 'p' > "$work/html/small.html"
+head -c "${SIZE:-612}" /dev/zero | tr '\0' 'p' > "$work/html/small.html"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 cat > "$work/nginx.conf" <<EOF
 worker_processes 1;

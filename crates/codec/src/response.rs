@@ -170,35 +170,31 @@ pub fn error_page_body(status: u16) -> &'static [u8] {
 
 /// Appends the decimal form of `n` (no allocation beyond `out` growing).
 pub fn push_u64(out: &mut Vec<u8>, n: u64) {
+    push_radix(out, n, 10);
+}
+
+/// Appends the lowercase hexadecimal form of `n` (nginx's `%xT`/`%xO`; a
+/// negative `i64` passed as `n as u64` reads as Rust's `{:x}` prints it).
+pub fn push_hex_u64(out: &mut Vec<u8>, n: u64) {
+    push_radix(out, n, 16);
+}
+
+/// `n` in base `radix` (10 or 16), without `core::fmt` (these run for
+/// header lines and log fields on every response). The radix is a
+/// constant at both call sites, so the division compiles to a multiply or
+/// a shift.
+#[inline(always)]
+fn push_radix(out: &mut Vec<u8>, n: u64, radix: u64) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut buf = [0u8; 20];
     let mut i = buf.len();
     let mut n = n;
     loop {
         i -= 1;
         if let Some(d) = buf.get_mut(i) {
-            *d = b'0' + (n % 10) as u8;
+            *d = DIGITS[(n % radix) as usize];
         }
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(buf.get(i..).unwrap_or(&[]));
-}
-
-/// Appends the lowercase hexadecimal form of `n` (nginx's `%xT`/`%xO`; a
-/// negative `i64` passed as `n as u64` reads as Rust's `{:x}` prints it).
-pub fn push_hex_u64(out: &mut Vec<u8>, n: u64) {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut buf = [0u8; 16];
-    let mut i = buf.len();
-    let mut n = n;
-    loop {
-        i -= 1;
-        if let Some(d) = buf.get_mut(i) {
-            *d = DIGITS[(n & 0xf) as usize];
-        }
-        n >>= 4;
+        n /= radix;
         if n == 0 {
             break;
         }

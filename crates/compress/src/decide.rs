@@ -92,6 +92,21 @@ impl<'a> Policy<'a> {
         }
     }
 
+    /// Whether any of the three filters is on.
+    pub fn any_on(&self) -> bool {
+        self.gzip.on || self.brotli.on || self.zstd.on
+    }
+
+    /// Whether [`decide`] can answer anything but "send as is, no `Vary`"
+    /// for a request with (`true`) or without an `Accept-Encoding` header.
+    /// Without one no coding is accepted (ngx_http_gzip_ok and the
+    /// brotli/zstd filters test it first), so only `gzip_vary` can still
+    /// change the response: callers skip the type, length and header tests
+    /// for every request of a client that asks for no coding.
+    pub fn may_change(&self, has_accept_encoding: bool) -> bool {
+        self.any_on() && (self.gzip.vary || has_accept_encoding)
+    }
+
     /// The configured level for `coding` (`gzip_comp_level`,
     /// `brotli_comp_level`, `zstd_comp_level`), for [`crate::Encoder`].
     pub fn level(&self, coding: Coding) -> i32 {

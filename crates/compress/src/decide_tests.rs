@@ -574,3 +574,35 @@ fn each_coding_has_its_own_types_and_min_length() {
     assert_eq!(decide(&req("gzip"), &json, &p), VARY_ONLY);
     assert_eq!(choose(&req("br"), &json, &p), Some(Coding::Brotli));
 }
+
+/// `may_change` is a shortcut of `decide`: whenever it says no, `decide`
+/// answers "as is, no Vary", for every combination of filters on, Vary and
+/// an eligible response, with and without `Accept-Encoding`.
+#[test]
+fn may_change_false_only_when_decide_changes_nothing() {
+    let css = ResponseFacts {
+        content_type: Some("text/css"),
+        ..html()
+    };
+    for mask in 0..16u8 {
+        let mut g = gzip_conf();
+        g.on = mask & 1 != 0;
+        g.vary = mask & 8 != 0;
+        let (br, zs) = (other_conf(mask & 2 != 0), other_conf(mask & 4 != 0));
+        let p = Policy {
+            gzip: &g,
+            brotli: &br,
+            zstd: &zs,
+        };
+        for (has_ae, r) in [
+            (false, RequestFacts::default()),
+            (true, req("gzip, br, zstd")),
+        ] {
+            let d = decide(&r, &css, &p);
+            if !p.may_change(has_ae) {
+                assert_eq!((d.coding, d.vary), (None, false), "mask {mask} ae {has_ae}");
+            }
+        }
+        assert_eq!(p.may_change(true), mask & 7 != 0, "mask {mask}");
+    }
+}

@@ -71,17 +71,7 @@ pub(crate) struct Precheck {
 
 /// Whether any compression filter is on in this location.
 pub(crate) fn any_on(ctx: &Ctx<'_>) -> bool {
-    let c = &ctx.conf;
-    c.gzip.on || c.brotli.on || c.zstd.on
-}
-
-/// Whether the compression decision for this request can be anything but
-/// "send as is, no `Vary`". Without `Accept-Encoding` no coding is
-/// accepted (ngx_http_gzip_ok and the brotli/zstd filters test it first),
-/// so only `gzip_vary` can still change the response. Spares the type and
-/// length tests on every request of a client that asks for no coding.
-pub(crate) fn decision_matters(ctx: &Ctx<'_>) -> bool {
-    any_on(ctx) && (ctx.conf.gzip.vary || ctx.req.header("Accept-Encoding").is_some())
+    Policy::of(&ctx.conf).any_on()
 }
 
 /// The compression facts of this request.
@@ -112,7 +102,9 @@ pub(crate) fn request_facts<'a>(ctx: &Ctx<'a>, gzip_tested: Option<bool>) -> Req
 /// the filters run, no Last-Modified header yet: see
 /// [`ResponseFacts::last_modified`]).
 pub(crate) fn file_decision(ctx: &Ctx<'_>, status: u16, size: u64, pre: Precheck) -> Decision {
-    if !decision_matters(ctx) {
+    // Without `Accept-Encoding` and `gzip_vary` the answer is "as is"
+    // ([`Policy::may_change`]): no type lookup, no header tests.
+    if !Policy::of(&ctx.conf).may_change(ctx.req.header("Accept-Encoding").is_some()) {
         return Decision {
             coding: None,
             vary: false,

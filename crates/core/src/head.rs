@@ -39,6 +39,13 @@ pub(crate) struct Head {
     pub split: usize,
 }
 
+impl Head {
+    /// The lines and split as a response carries them.
+    pub(crate) fn lines(self) -> (crate::response::HeadLines, usize) {
+        (crate::response::HeadLines::Owned(self.bytes), self.split)
+    }
+}
+
 impl HeadSpec<'_> {
     pub(crate) fn write(&self) -> Head {
         let mut b = Vec::with_capacity(256);

@@ -98,6 +98,10 @@ impl HeadMemo {
 mod tests {
     use super::*;
 
+    fn owner(conf_id: usize, exten: &str) -> Owner<'_> {
+        Owner { conf_id, exten }
+    }
+
     fn info(size: u64, mtime: i64, ino: u64) -> FileInfo {
         FileInfo {
             file: None,
@@ -113,48 +117,33 @@ mod tests {
     #[test]
     fn used_only_for_the_same_file_location_and_extension() {
         let mut m = HeadMemo::default();
-        let owner = Owner {
-            conf_id: 7,
-            exten: "html",
-        };
+        let own = owner(7, "html");
         let f = info(100, 5, 9);
-        m.put("/www/a.html", &owner, &f, Arc::from(&b"H"[..]), 1);
-        assert_eq!(m.get("/www/a.html", &owner, &f).map(|h| h.1), Some(1));
-        let upper = Owner {
-            conf_id: 7,
-            exten: "HTML",
-        };
+        m.put("/www/a.html", &own, &f, Arc::from(&b"H"[..]), 1);
+        assert_eq!(m.get("/www/a.html", &own, &f).map(|h| h.1), Some(1));
+        let upper = owner(7, "HTML");
         assert!(
             m.get("/www/a.html", &upper, &f).is_some(),
             "types ignore case"
         );
         for other in [info(101, 5, 9), info(100, 6, 9), info(100, 5, 10)] {
-            assert!(m.get("/www/a.html", &owner, &other).is_none(), "{other:?}");
+            assert!(m.get("/www/a.html", &own, &other).is_none(), "{other:?}");
         }
-        let png = Owner {
-            conf_id: 7,
-            exten: "png",
-        };
+        let png = owner(7, "png");
         assert!(m.get("/www/a.html", &png, &f).is_none());
-        let other_loc = Owner {
-            conf_id: 8,
-            exten: "html",
-        };
+        let other_loc = owner(8, "html");
         assert!(m.get("/www/a.html", &other_loc, &f).is_none());
-        assert!(m.get("/www/b.html", &owner, &f).is_none());
+        assert!(m.get("/www/b.html", &own, &f).is_none());
     }
 
     #[test]
     fn bounded() {
         let mut m = HeadMemo::default();
-        let owner = Owner {
-            conf_id: 1,
-            exten: "",
-        };
+        let own = owner(1, "");
         for i in 0..HEAD_MEMO_MAX * 3 {
             m.put(
                 &format!("/f{i}"),
-                &owner,
+                &own,
                 &info(1, 1, 1),
                 Arc::from(&b""[..]),
                 0,

@@ -9,7 +9,7 @@ use peregrine_compress::{RangeHandling, range_handling};
 use crate::compress_variant::{self, Precheck};
 use crate::conditional::{Conditions, Verdict};
 use crate::fcache::FileInfo;
-use crate::head::{Head, HeadSpec, content_type, etag_value, exten};
+use crate::head::{HeadSpec, content_type, etag_value, exten};
 use crate::http::{Ctx, HttpCore, Step};
 use crate::mcache::{MemEntry, Owner};
 use crate::phases::{map_uri, open_error_status};
@@ -96,15 +96,13 @@ impl HttpCore {
         let e = self
             .mcache
             .get(&self.path_buf, owner(ctx), valid, ctx.now)?;
-        let d = compress_variant::decision_matters(ctx)
-            .then(|| compress_variant::file_decision(ctx, 200, e.size, pre));
+        let d = compress_variant::file_decision(ctx, 200, e.size, pre);
         // Nothing for the engine's filter to do (no coding, no `Vary`): it
         // would take the same decision again, so spare it.
-        let filter = d.is_some_and(|d| d.coding.is_some() || d.vary);
-        let coding = d.and_then(|d| {
-            d.coding
-                .map(|c| (c, compress_variant::level(ctx, c), d.vary || pre.vary))
-        });
+        let filter = d.coding.is_some() || d.vary;
+        let coding = d
+            .coding
+            .map(|c| (c, compress_variant::level(ctx, c), d.vary || pre.vary));
         if let Some((coding, level, vary)) = coding {
             if let Some(v) = e.variant(coding, level, vary) {
                 return Some(compress_variant::variant_response(ctx, v));
@@ -260,18 +258,13 @@ impl HttpCore {
         // memory cache, compressed variants included, before this point;
         // `gzip_static` ran before the file was opened (static_variants).
         let body = whole_file_body(ctx, info);
-        let r = if status == 200 {
+        let head = if status == 200 {
             let (lines, split) = self.memo_head(ctx, info);
-            let r = self.file_response(ctx, status, Head::default(), body, info.size, true);
-            Response {
-                head: HeadLines::Shared(lines),
-                head_split: split,
-                ..r
-            }
+            (HeadLines::Shared(lines), split)
         } else {
-            let head = self.full_head(ctx, info, status);
-            self.file_response(ctx, status, head, body, info.size, true)
+            self.full_head(ctx, info, status).lines()
         };
+        let r = self.file_response(ctx, status, head, body, info.size, true);
         // The engine's filter adds `Vary` when it finds the file eligible;
         // a precompressed sibling's `Vary` is core's to add.
         Step::Done(vary_if(r, pre.vary))
@@ -295,15 +288,15 @@ impl HttpCore {
         &self,
         ctx: &Ctx<'_>,
         status: u16,
-        head: crate::head::Head,
+        (head, head_split): (HeadLines, usize),
         body: Body,
         len: u64,
         compressible: bool,
     ) -> Response {
         Response {
             status,
-            head: HeadLines::Owned(head.bytes),
-            head_split: head.split,
+            head,
+            head_split,
             body,
             content_length: Some(len),
             keepalive: true,
@@ -357,7 +350,7 @@ impl HttpCore {
             },
             _ => Body::Empty,
         };
-        self.file_response(ctx, 206, head, body, end - start, false)
+        self.file_response(ctx, 206, head.lines(), body, end - start, false)
     }
 
     /// multipart/byteranges as `ngx_http_range_multipart_header`.
@@ -398,7 +391,7 @@ impl HttpCore {
         }
         .write();
         let body = if ctx.header_only() { Body::Empty } else { body };
-        self.file_response(ctx, 206, head, body, len, false)
+        self.file_response(ctx, 206, head.lines(), body, len, false)
     }
 }
 

@@ -102,8 +102,8 @@ impl HttpCore {
         }
         let head = self.full_head(ctx, info, status);
         let (bytes, split) = rewrite_head(&head.bytes, head.split, encoded, vary, false);
-        let head = crate::head::Head { bytes, split };
         let body = crate::static_file::whole_file_body(ctx, info);
+        let head = (crate::HeadLines::Owned(bytes), split);
         Step::Done(self.file_response(ctx, status, head, body, info.size, false))
     }
 }

@@ -46,17 +46,10 @@ fn line_name(line: &[u8]) -> &[u8] {
 /// Returns the encoder when the body must go through one.
 pub fn apply(req: &Request, resp: &mut Response, now: SystemTime) -> Option<Compressing> {
     let conf = resp.conf.clone()?;
-    if !resp.compressible || !(conf.gzip.on || conf.brotli.on || conf.zstd.on) {
-        return None;
-    }
-    // Without `Accept-Encoding` no coding is accepted (ngx_http_gzip_ok and
-    // the brotli/zstd filters test it first): only `gzip_vary` can still
-    // change the head. Spares the head scans on every plain large-file
-    // request (core makes the same cut for the files it answers itself).
-    if !conf.gzip.vary && req.header("accept-encoding").is_none() {
-        return None;
-    }
     let policy = Policy::of(&conf);
+    if !resp.compressible || !policy.may_change(req.header("accept-encoding").is_some()) {
+        return None;
+    }
     let http11 = req.version() == Version::Http11;
     let (req_facts, resp_facts) = facts(req, resp, now);
     let decision = decide(&req_facts, &resp_facts, &policy);

@@ -458,10 +458,6 @@ impl Conn {
         let Some(log) = cx.access.as_mut() else {
             return;
         };
-        if ex.conf().is_some_and(|c| c.access_log.is_empty()) {
-            // `access_log off` (the tuned setting): no entry to build.
-            return;
-        }
         let entry = AccessEntry {
             conn: &self.info,
             request: ex.req.as_deref(),

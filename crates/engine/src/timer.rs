@@ -56,8 +56,6 @@ struct Entry {
 struct Place {
     /// (slot, index in slot) of the entry, if one is in the wheel.
     at: Option<(u32, u32)>,
-    /// The entry's tick (meaningful when `at` is set).
-    due: u64,
     /// The tick the connection is armed for; `NOT_ARMED` when disarmed.
     want: u64,
 }
@@ -89,7 +87,6 @@ impl Place {
     fn default_disarmed() -> Place {
         Place {
             at: None,
-            due: 0,
             want: NOT_ARMED,
         }
     }
@@ -174,7 +171,11 @@ impl Timers {
         }
         p.want = due;
         // An entry at or before the new tick will move on when it comes up.
-        if p.at.is_some() && p.due <= due {
+        if let Some((slot, idx)) = p.at
+            && self.slots[slot as usize]
+                .get(idx as usize)
+                .is_some_and(|e| e.due <= due)
+        {
             return;
         }
         self.unlink(key);
@@ -200,7 +201,6 @@ impl Timers {
         let idx = (list.len() - 1) as u32;
         let p = &mut self.pos[key];
         p.at = Some((slot as u32, idx));
-        p.due = due;
         self.mark(slot);
         self.entries += 1;
     }
