@@ -30,6 +30,9 @@ WORKLOADS = [
     # name, file, connections, extra wrk headers, target ratio (<=)
     ("612 B keep-alive c=50", "small.html", 50, [], 0.65),
     ("612 B Connection: close c=50", "small.html", 50, ["Connection: close"], 0.75),
+    # Like for like: Peregrine defers accept by default, nginx only with
+    # `listen ... deferred`; here both have it (informational).
+    ("612 B Connection: close c=50, both deferred", "small.html", 50, ["Connection: close"], None),
     ("123,784 B keep-alive c=50", "large.html", 50, [], 0.90),
     ("612 B keep-alive c=1000", "small.html", 1000, [], 0.60),
     ("123,784 B gzip level 6 c=50", "large.html", 50, ["Accept-Encoding: gzip"], 0.20),
@@ -60,7 +63,7 @@ http {{
     gzip_comp_level 6;
     gzip_types text/html;
     server {{
-        listen 127.0.0.1:{port};
+        listen 127.0.0.1:{port}{listen_extra};
         root {root};
     }}
 }}
@@ -223,34 +226,39 @@ def main():
         with open(os.path.join(root, fname), "wb") as f:
             f.write((words * (size // len(words) + 1))[:size])
 
-    servers = {}
     names = ["nginx", "peregrine"] + (["baseline"] if args.baseline else [])
-    for name in names:
+
+    def configure(name, listen_extra=""):
         port = free_port()
-        conf = os.path.join(work, f"{name}.conf")
+        conf = os.path.join(work, f"{name}{listen_extra.replace(' ', '-')}.conf")
         with open(conf, "w") as f:
-            f.write(COMMON.format(logs=logs, name=name, mime=args.mime, port=port, root=root))
+            f.write(COMMON.format(logs=logs, name=name, mime=args.mime, port=port, root=root,
+                                  listen_extra=listen_extra))
         if name == "nginx":
             argv = ["nginx", "-p", work, "-c", conf, "-g", "daemon off;"]
         elif name == "baseline":
             argv = [args.baseline, "-p", work, "-c", conf]
         else:
             argv = [args.peregrine, "-p", work, "-c", conf]
-        servers[name] = (argv, port)
+        return argv, port
+
+    servers = {name: configure(name) for name in names}
+    deferred = {name: configure(name, " deferred") for name in names}
     workloads = [w for w in WORKLOADS if args.only in w[0]]
     results = {}
     for wl in workloads:
         body = SMALL if wl[1] == "small.html" else LARGE
         order = names + ["floor"]
-        if "gzip" in wl[0]:
+        if "gzip" in wl[0] or "deferred" in wl[0]:
             order = names
+        confs = deferred if "deferred" in wl[0] else servers
         for rnd in range(args.rounds):
             for name in order:
                 if name == "floor":
                     port = free_port()
                     srv = Server("floor", [args.floor, str(port), str(body)], port)
                 else:
-                    argv, port = servers[name]
+                    argv, port = confs[name]
                     srv = Server(name, argv, port)
                 try:
                     # warm the caches (open_file_cache min_uses, memory cache)

@@ -109,3 +109,58 @@ fn keepalive_timeout_zero_disables_keepalive() {
     assert_eq!(r.header("Connection"), Some("close"));
     assert_eq!(r.body_str(), "aaa\n");
 }
+
+/// Segments a client receives for one `Connection: close` exchange with
+/// `server`, handshake to FIN.
+fn segments_to_close(server: std::net::SocketAddr, request: &[u8]) -> (u32, Vec<u8>) {
+    let mut c = std::net::TcpStream::connect(server).unwrap();
+    c.set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .unwrap();
+    c.write_all(request).unwrap();
+    let got = read_to_close(&mut c);
+    (peregrine_sys::tcp_segs_in(&c).unwrap(), got)
+}
+
+/// The last response of a connection carries the FIN on its final data
+/// segment, so a `Connection: close` exchange costs the client (and, on
+/// loopback, the server's CPU) one segment and one ACK fewer than a server
+/// that writes and then closes. Compared with such a server on the same
+/// kernel, so the test states the difference, not a kernel's segment count.
+/// nginx does the same only when `tcp_nopush` corks a `sendfile` response
+/// (it never uncorks before closing); with this configuration's defaults
+/// it sends the FIN alone, and the test says so when run against it.
+#[test]
+fn the_fin_rides_on_the_last_response() {
+    let s = site();
+    let request = b"GET /a.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+    let (ours, got) = segments_to_close(s.addr, request);
+    let expected = Response::parse(&got).unwrap();
+    assert_eq!(expected.body_str(), "aaa\n");
+
+    // The same bytes from a server that writes, then closes.
+    let plain = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = plain.local_addr().unwrap();
+    let answer = got.clone();
+    let t = std::thread::spawn(move || {
+        let (mut c, _) = plain.accept().unwrap();
+        let mut head = Vec::new();
+        let mut buf = [0u8; 1024];
+        while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+            let n = c.read(&mut buf).unwrap();
+            assert!(n > 0, "the client closed early");
+            head.extend_from_slice(&buf[..n]);
+        }
+        c.write_all(&answer).unwrap();
+    });
+    let (theirs, same) = segments_to_close(addr, request);
+    t.join().unwrap();
+    assert_eq!(same, got);
+    if crate::support::is_nginx() {
+        assert_eq!(ours, theirs, "nginx without tcp_nopush sends its FIN alone");
+    } else {
+        assert!(
+            ours < theirs,
+            "the FIN rode on the data: {ours} segments, not {theirs}"
+        );
+    }
+}

@@ -7,6 +7,7 @@
 
 mod support;
 
+mod accept;
 mod bench;
 mod cli;
 mod compress_nginx;

@@ -174,8 +174,10 @@ pub struct ListenConf {
     pub reuseport: bool,
     /// `backlog=N`; nginx's default is 511 on Linux.
     pub backlog: i32,
-    /// `deferred`: `TCP_DEFER_ACCEPT` on the listening socket.
-    pub deferred: bool,
+    /// `deferred` (or `deferred=on`): `Some(true)`; Peregrine's
+    /// `deferred=off`: `Some(false)`; not said: `None`, and the engine's
+    /// default applies (deferred: see `peregrine_engine::listen`).
+    pub deferred: Option<bool>,
     pub ssl: bool,
     pub http2: bool,
     pub span: Span,

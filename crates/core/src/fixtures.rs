@@ -188,7 +188,7 @@ pub fn server_with(
                 default_server: *d,
                 reuseport: false,
                 backlog: 511,
-                deferred: false,
+                deferred: None,
                 ssl: false,
                 http2: false,
                 span: Span::default(),

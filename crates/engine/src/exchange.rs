@@ -258,6 +258,9 @@ impl Conn {
             out.compress(c);
         }
         out.nopush = conf.as_ref().is_some_and(|c| c.tcp_nopush);
+        // With a request body still to discard, the close waits for it
+        // (`Phase::Discard`): the final bytes must not wait with it.
+        out.last = !keepalive && body.is_none();
         let request_length = req.as_ref().map_or(0, |r| r.head_len() as u64);
         self.ex = Some(Box::new(Exchange {
             req,

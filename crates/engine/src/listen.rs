@@ -24,13 +24,31 @@ use crate::EngineError;
 /// and with SYN cookies it may bypass the deferred queue).
 const DEFERRED_ACCEPT_SECS: u32 = 1;
 
+/// Whether a `listen` that says neither `deferred` nor `deferred=off` gets
+/// `TCP_DEFER_ACCEPT`. nginx's default is off; Peregrine's is on, as Apache
+/// httpd's on Linux (`AcceptFilter http data`): in HTTP the client speaks
+/// first, so a connection is worth a worker's attention only once its
+/// request has arrived. Then `accept` hands over a socket with the request
+/// already in it: no `recv` that finds nothing, no `epoll_ctl` to wait for
+/// it, no wake-up for it (a short-lived connection costs the worker about
+/// a fifth less CPU, docs/performance.md), and connections that never
+/// send anything stay in the kernel instead of filling
+/// `worker_connections`. The cost: a connection that sends nothing is
+/// accepted only after [`DEFERRED_ACCEPT_SECS`] (the kernel's first
+/// SYN-ACK retransmission), so `client_header_timeout` starts that much
+/// later for it, and the status counters see it that much later; exactly
+/// what nginx's `listen ... deferred` does. `listen ... deferred=off` keeps
+/// nginx's default.
+pub const DEFER_ACCEPT_BY_DEFAULT: bool = true;
+
 /// One address to listen on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Spec {
     /// As configured (port may be 0).
     pub addr: SocketAddr,
     pub backlog: i32,
-    /// `listen ... deferred` on any `listen` of the address.
+    /// `TCP_DEFER_ACCEPT`: what the `listen` of the address that says
+    /// `deferred` or `deferred=off` says, else [`DEFER_ACCEPT_BY_DEFAULT`].
     pub deferred: bool,
 }
 
@@ -54,15 +72,20 @@ pub fn wanted(conf: &Config) -> Vec<Spec> {
             continue;
         }
         // nginx allows socket options on one `listen` of an address only;
-        // the address is deferred if that one says so.
+        // that one decides.
         if let Some(s) = out.iter_mut().find(|s| s.addr == l.addr) {
-            s.deferred |= l.deferred;
+            if let Some(d) = l.deferred {
+                s.deferred = d;
+            }
+            if l.backlog != peregrine_conf::build::DEFAULT_BACKLOG {
+                s.backlog = l.backlog;
+            }
             continue;
         }
         out.push(Spec {
             addr: l.addr,
             backlog: l.backlog,
-            deferred: l.deferred,
+            deferred: l.deferred.unwrap_or(DEFER_ACCEPT_BY_DEFAULT),
         });
     }
     out

@@ -21,7 +21,7 @@ pub mod signal;
 pub mod user;
 
 pub use cpu::{allowed_cpus, num_cpus, set_thread_affinity};
-pub use net::{sendfile, set_linger_zero, set_tcp_defer_accept, set_tcp_nodelay};
+pub use net::{sendfile, set_linger_zero, set_tcp_defer_accept, set_tcp_nodelay, tcp_segs_in};
 pub use process::{daemonize, getpid, gettid, kill, signal_thread};
 pub use rlimit::{get_nofile, set_nofile};
 pub use signal::{SignalFd, block_signals};

@@ -116,6 +116,32 @@ pub fn tcp_nodelay(fd: impl AsFd) -> io::Result<bool> {
     get_int_opt(fd, libc::IPPROTO_TCP, libc::TCP_NODELAY).map(|v| v != 0)
 }
 
+/// Segments the socket has received so far, pure ACKs, SYN and FIN
+/// included (`TCP_INFO`'s `tcpi_segs_in`, Linux 4.2+): how tests see how a
+/// response was packed, e.g. whether its FIN rode on its last data segment.
+pub fn tcp_segs_in(fd: impl AsFd) -> io::Result<u32> {
+    // SAFETY: tcp_info is plain old data (integers only), so all zeroes is
+    // a valid value.
+    let mut info: libc::tcp_info = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
+    // SAFETY: the descriptor is borrowed and open; `info` and `len` are live
+    // locals, `len` holds the size of `info`, and the kernel writes at most
+    // `len` bytes (a shorter struct from an older kernel leaves the rest 0).
+    let rc = unsafe {
+        libc::getsockopt(
+            fd.as_fd().as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            (&raw mut info).cast::<libc::c_void>(),
+            &mut len,
+        )
+    };
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(info.tcpi_segs_in)
+}
+
 /// `SO_LINGER` with a zero timeout: the next `close` sends RST and frees the
 /// socket at once instead of lingering in FIN_WAIT (nginx's
 /// `reset_timedout_connection`).
@@ -180,6 +206,17 @@ mod tests {
         let mut got = Vec::new();
         c.read_to_end(&mut got).unwrap();
         assert_eq!(got, &data[100..5100]);
+    }
+
+    #[test]
+    fn segs_in_counts_what_arrived() {
+        let (mut c, mut s) = pair();
+        let before = tcp_segs_in(&s).unwrap();
+        assert!(before >= 1, "the handshake's ACK arrived: {before}");
+        c.write_all(b"one").unwrap();
+        let mut buf = [0u8; 3];
+        s.read_exact(&mut buf).unwrap();
+        assert!(tcp_segs_in(&s).unwrap() > before);
     }
 
     #[test]

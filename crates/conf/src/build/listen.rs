@@ -132,7 +132,7 @@ pub fn parse(d: &Directive) -> Result<ListenConf> {
         default_server: false,
         reuseport: false,
         backlog: DEFAULT_BACKLOG,
-        deferred: false,
+        deferred: None,
         ssl: false,
         http2: false,
         span: d.span.clone(),
@@ -141,7 +141,8 @@ pub fn parse(d: &Directive) -> Result<ListenConf> {
         match p.as_str() {
             "default_server" | "default" => conf.default_server = true,
             "reuseport" => conf.reuseport = true,
-            "deferred" => conf.deferred = true,
+            "deferred" | "deferred=on" => conf.deferred = Some(true),
+            "deferred=off" => conf.deferred = Some(false),
             "ssl" => conf.ssl = true,
             "http2" => conf.http2 = true,
             _ if p.starts_with("backlog=") => {
@@ -223,7 +224,7 @@ pub fn default_listen(span: &Span) -> ListenConf {
         default_server: false,
         reuseport: false,
         backlog: DEFAULT_BACKLOG,
-        deferred: false,
+        deferred: None,
         ssl: false,
         http2: false,
         span: span.clone(),

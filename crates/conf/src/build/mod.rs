@@ -9,6 +9,7 @@
 pub mod handlers;
 mod include;
 mod listen;
+pub use listen::DEFAULT_BACKLOG;
 mod location;
 mod logs;
 pub mod raw;

@@ -249,7 +249,8 @@ fn http_defaults() {
 fn listen_forms() {
     let c = parse(&server(
         "listen 127.0.0.1:8080 default_server reuseport backlog=1024;\nlisten 8081 ssl http2;\nlisten [::1]:8082 default;\n\
-         listen *:8083 deferred bind rcvbuf=64k;\nlisten 127.0.0.2;",
+         listen *:8083 deferred bind rcvbuf=64k;\nlisten 127.0.0.2;\n\
+         listen 8084 deferred=off;\nlisten 8085 deferred=on;",
     ));
     let l = &only_server(&c).listen;
     assert_eq!(l[0].addr, "127.0.0.1:8080".parse::<SocketAddr>().unwrap());
@@ -261,7 +262,8 @@ fn listen_forms() {
     assert_eq!(l[2].addr, "[::1]:8082".parse::<SocketAddr>().unwrap());
     assert!(l[2].default_server);
     assert_eq!(l[3].addr, "0.0.0.0:8083".parse::<SocketAddr>().unwrap());
-    assert!(l[3].deferred && !l[0].deferred);
+    assert_eq!((l[3].deferred, l[0].deferred), (Some(true), None));
+    assert_eq!((l[5].deferred, l[6].deferred), (Some(false), Some(true)));
     assert_eq!(l[4].addr, "127.0.0.2:80".parse::<SocketAddr>().unwrap());
     // The same address in two servers is name-based virtual hosting.
     let c = parse(&http(

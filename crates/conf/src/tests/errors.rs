@@ -357,6 +357,10 @@ fn listen_errors() {
         format!("invalid parameter \"foo\" in {at}")
     );
     assert_eq!(
+        err(&server("listen 80 deferred=yes;")),
+        format!("invalid parameter \"deferred=yes\" in {at}")
+    );
+    assert_eq!(
         err(&server("listen 80 backlog=x;")),
         format!("invalid backlog \"backlog=x\" in {at}")
     );
