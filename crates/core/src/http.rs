@@ -43,6 +43,8 @@ pub struct HttpCore {
     pub(crate) fcache: OpenFileCache,
     pub(crate) mcache: MemCache,
     pub(crate) heads: HeadMemo,
+    /// The static hit fast path's routes.
+    pub(crate) routes: crate::fastpath::Routes,
     status: Option<Box<dyn StatusSource>>,
     /// The multipart/byteranges boundary counter (nginx's temp number).
     pub(crate) boundary: u64,
@@ -85,6 +87,14 @@ impl Ctx<'_> {
     /// The status a normal response gets: `error_page`'s, else `own`.
     pub(crate) fn status(&self, own: u16) -> u16 {
         self.err_status.unwrap_or(own)
+    }
+
+    /// Still the request's own URI: no internal redirect, no `error_page`.
+    pub(crate) fn is_original(&self) -> bool {
+        matches!(self.uri, Cow::Borrowed(u) if std::ptr::eq(u, self.req.path))
+            && self.uri_changes == MAX_URI_CHANGES + 1
+            && self.err_status.is_none()
+            && !self.error_page_done
     }
 
     pub(crate) fn header_only(&self) -> bool {
@@ -159,6 +169,7 @@ impl HttpCore {
             fcache: OpenFileCache::default(),
             mcache: MemCache::default(),
             heads: HeadMemo::default(),
+            routes: Default::default(),
             status: None,
             boundary: 0,
             path_buf: String::with_capacity(256),
@@ -263,6 +274,10 @@ impl HttpCore {
         };
         self.last_server = Some(server);
         let servers = self.servers.clone();
+        if let Some(mut r) = self.fast_hit(server, req, now) {
+            r.server = Some(servers[server].conf.clone());
+            return r;
+        }
         let srv = &servers[server];
         let mut ctx = Ctx {
             req,

@@ -18,6 +18,7 @@ mod autoindex;
 mod compress_variant;
 mod conditional;
 mod date;
+mod fastpath;
 mod fcache;
 pub mod fixtures;
 mod fxhash;

@@ -66,6 +66,10 @@ pub(crate) struct MemEntry {
     /// variants (a file above `max_file`; `body` is empty, `size` is the
     /// file's).
     pub whole: bool,
+    /// Which insert made it (unique per cache): a slot index found earlier
+    /// (the fast path's routes) still names this entry only if the stamp
+    /// matches, as slots are reused.
+    pub stamp: u64,
     checked: SystemTime,
     used: SystemTime,
 }
@@ -94,6 +98,7 @@ impl MemEntry {
             dev,
             variants: Vec::new(),
             whole: true,
+            stamp: 0,
             checked: now,
             used: now,
         }
@@ -140,6 +145,8 @@ pub(crate) struct MemCache {
     /// Indices of empty slots.
     free: Vec<usize>,
     total: usize,
+    /// The stamp of the next insert.
+    next_stamp: u64,
     /// `stat` calls made to revalidate (tests: a fresh hit makes none).
     pub(crate) syscalls: u64,
     /// Lookups answered from memory, and not (for the metrics).
@@ -165,6 +172,38 @@ impl MemCache {
             self.misses += 1;
             return None;
         };
+        let hit = self.use_slot(i, path, valid, now).is_some();
+        if !hit {
+            self.misses += 1;
+        }
+        self.slots[i].as_ref().filter(|_| hit)
+    }
+
+    /// The entry in slot `i` if it is still the one stamped `stamp` (for
+    /// `path`), revalidated as [`MemCache::get`] does. A miss is not
+    /// counted: the caller then asks [`MemCache::get`], which counts it.
+    pub(crate) fn get_slot(
+        &mut self,
+        i: usize,
+        stamp: u64,
+        path: &str,
+        valid: Duration,
+        now: SystemTime,
+    ) -> Option<&MemEntry> {
+        self.entry(i).filter(|e| e.stamp == stamp)?;
+        self.use_slot(i, path, valid, now)?;
+        self.slots[i].as_ref()
+    }
+
+    /// Slot `i` (and the stamp of its entry) if `path` is cached.
+    pub(crate) fn slot(&self, path: &str) -> Option<(usize, u64)> {
+        let i = *self.map.get(path)?;
+        Some((i, self.entry(i)?.stamp))
+    }
+
+    /// Marks the entry in slot `i` used, after a `stat` of `path` when it
+    /// is older than `valid`; drops it (`None`) when the file changed.
+    fn use_slot(&mut self, i: usize, path: &str, valid: Duration, now: SystemTime) -> Option<()> {
         // Indexing, not hashing: the slot is read, then written.
         let e = self.slots[i].as_ref()?;
         let fresh = now.duration_since(e.checked).is_ok_and(|age| age < valid);
@@ -179,7 +218,6 @@ impl MemCache {
             });
             if !same {
                 self.remove(path);
-                self.misses += 1;
                 return None;
             }
         }
@@ -189,7 +227,7 @@ impl MemCache {
         }
         e.used = now;
         self.hits += 1;
-        Some(e)
+        Some(())
     }
 
     fn entry(&self, i: usize) -> Option<&MemEntry> {
@@ -234,8 +272,10 @@ impl MemCache {
     }
 
     /// Inserts, evicting least recently used entries to stay within `limit`.
-    pub(crate) fn insert(&mut self, path: &str, entry: MemEntry, limit: usize) {
+    pub(crate) fn insert(&mut self, path: &str, mut entry: MemEntry, limit: usize) {
         let len = entry.bytes();
+        entry.stamp = self.next_stamp;
+        self.next_stamp += 1;
         self.remove(path);
         if len > limit || !self.make_room(len, limit, path) {
             return;

@@ -50,11 +50,23 @@ pub struct RequestView<'a> {
 /// Looks request headers up by name (ASCII case-insensitive, first one).
 pub trait HeaderLookup {
     fn get(&self, name: &str) -> Option<&str>;
+
+    /// `false` only when no header named in `mask`
+    /// ([`peregrine_codec::request::header_mask`]) is present; `true` means
+    /// "look them up".
+    fn may_have_any(&self, mask: u64) -> bool {
+        let _ = mask;
+        true
+    }
 }
 
 impl HeaderLookup for peregrine_codec::Request {
     fn get(&self, name: &str) -> Option<&str> {
         self.header(name)
+    }
+
+    fn may_have_any(&self, mask: u64) -> bool {
+        peregrine_codec::Request::may_have_any(self, mask)
     }
 }
 

@@ -4,6 +4,8 @@
 use std::os::unix::fs::FileExt;
 use std::sync::Arc;
 
+use peregrine_conf::model::LocConf;
+
 use peregrine_compress::{RangeHandling, range_handling};
 
 use crate::compress_variant::{self, Precheck};
@@ -127,23 +129,14 @@ impl HttpCore {
         if !e.whole || ctx.req.header("Range").is_some() {
             return None;
         }
-        let r = Response {
-            status: 200,
-            head: HeadLines::Shared(e.head.clone()),
-            head_split: e.split,
-            body: if ctx.header_only() {
-                Body::Empty
-            } else {
-                Body::Shared(e.body.clone())
-            },
-            content_length: Some(e.size),
-            keepalive: true,
-            header_only: ctx.header_only(),
-            conf: Some(ctx.conf.clone()),
-            server: None,
-            compressible: filter,
-        };
-        Some(if pre.vary { add_vary(r) } else { r })
+        let r = plain_hit(e, ctx.conf.clone(), ctx.method, filter);
+        if pre.vary {
+            return Some(add_vary(r));
+        }
+        if !filter {
+            self.record_route(ctx);
+        }
+        Some(r)
     }
 
     /// Reads a small file into the memory cache and answers from it.
@@ -431,6 +424,33 @@ pub(crate) fn whole_file_body(ctx: &Ctx<'_>, info: &FileInfo) -> Body {
 
 /// The memory-cache owner of this request's answer: its location and the
 /// extension that chose its Content-Type.
+/// The 200 of a whole memory-cache entry, as is (`compressible`: the
+/// engine's filter still has a decision to take).
+pub(crate) fn plain_hit(
+    e: &MemEntry,
+    conf: Arc<LocConf>,
+    method: Method,
+    compressible: bool,
+) -> Response {
+    let header_only = method == Method::Head;
+    Response {
+        status: 200,
+        head: HeadLines::Shared(e.head.clone()),
+        head_split: e.split,
+        body: if header_only {
+            Body::Empty
+        } else {
+            Body::Shared(e.body.clone())
+        },
+        content_length: Some(e.size),
+        keepalive: true,
+        header_only,
+        conf: Some(conf),
+        server: None,
+        compressible,
+    }
+}
+
 pub(crate) fn owner<'a>(ctx: &'a Ctx<'_>) -> Owner<'a> {
     Owner {
         conf_id: Arc::as_ptr(&ctx.conf) as usize,

@@ -15,6 +15,8 @@ use crate::request::{Method, RequestView};
 use crate::response::{Body, Response, StatusSource, StubStatus};
 use crate::testdir::TestDir;
 
+mod fastpath;
+
 /// A request as a test writes it.
 #[derive(Default, Clone)]
 struct Req {

@@ -163,11 +163,26 @@ pub(crate) fn plain_run(s: &[u8], table: &[u8; 256]) -> usize {
 /// first and last bytes, case-folded as names compare (RFC 9110 §5.1).
 /// `| 0x20` folds ASCII letters (and pairs a few other bytes, which only
 /// makes a bit shared more often: a shared bit still compares names).
-pub(crate) fn name_bit(name: &[u8]) -> u64 {
-    let first = name.first().map_or(0, |b| b | 0x20);
-    let last = name.last().map_or(0, |b| b | 0x20);
-    let h = name.len() as u64 * 7 + u64::from(first) * 3 + u64::from(last);
+pub(crate) const fn name_bit(name: &[u8]) -> u64 {
+    let (first, last) = match name {
+        [] => (0, 0),
+        [f, .., l] => (*f | 0x20, *l | 0x20),
+        [f] => (*f | 0x20, *f | 0x20),
+    };
+    let h = name.len() as u64 * 7 + first as u64 * 3 + last as u64;
     1 << (h & 63)
+}
+
+/// The mask of header names for [`Request::may_have_any`]: a `const`, so
+/// a caller asking about several absent headers pays one `AND`.
+pub const fn header_mask(names: &[&str]) -> u64 {
+    let mut mask = 0;
+    let mut i = 0;
+    while i < names.len() {
+        mask |= name_bit(names[i].as_bytes());
+        i += 1;
+    }
+    mask
 }
 
 impl Default for Request {
@@ -305,6 +320,12 @@ impl Request {
         self.text
             .get(v.clone())
             .or_else(|| std::str::from_utf8(self.raw.get(v.clone())?).ok())
+    }
+
+    /// `false` when no header named in `mask` ([`header_mask`]) is present;
+    /// `true` when one may be (names share bits: look them up).
+    pub fn may_have_any(&self, mask: u64) -> bool {
+        self.names & mask != 0
     }
 
     /// First header with this name (ASCII case-insensitive), raw value bytes.

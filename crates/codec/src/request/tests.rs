@@ -593,6 +593,27 @@ fn non_ascii_target_host_and_values() {
     );
 }
 
+#[test]
+fn header_mask_says_absent_only_when_all_are() {
+    const MASK: u64 = crate::request::header_mask(&["If-None-Match", "Range", "If-Match"]);
+    let plain = ok(b"GET / HTTP/1.1\r\nHost: a\r\nAccept: */*\r\n\r\n");
+    assert!(!plain.may_have_any(MASK));
+    for head in [
+        &b"GET / HTTP/1.1\r\nHost: a\r\nrange: bytes=0-1\r\n\r\n"[..],
+        b"GET / HTTP/1.1\r\nIF-MATCH: *\r\nHost: a\r\n\r\n",
+        b"GET / HTTP/1.1\r\nHost: a\r\nIf-None-Match: \"x\"\r\n\r\n",
+    ] {
+        assert!(
+            ok(head).may_have_any(MASK),
+            "{}",
+            String::from_utf8_lossy(head)
+        );
+    }
+    // One-byte and empty names take a bit too.
+    assert_eq!(name_bit(b"a"), name_bit(b"A"));
+    assert_ne!(crate::request::header_mask(&["a"]), 0);
+}
+
 /// A head with a non-UTF-8 header line keeps its bytes; every accessor
 /// still answers, headers before and after the bad line included.
 #[test]

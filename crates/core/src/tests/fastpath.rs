@@ -1,0 +1,165 @@
+//! The static hit fast path (`fastpath.rs`): a route answers exactly what
+//! the full path answers, only for requests nothing else can change, and
+//! never from an entry that was replaced or a file that changed.
+
+use super::*;
+
+fn cached(root: &str) -> LocConf {
+    let mut c = loc_conf(root);
+    c.memory_cache = Some(MemoryCacheConf {
+        size: 1 << 20,
+        max_file: 1 << 16,
+    });
+    c.open_file_cache_valid = Duration::from_secs(30);
+    c
+}
+
+#[test]
+fn a_route_answers_as_the_full_path_does() {
+    let d = TestDir::new("core-fast");
+    d.file("r.txt", b"0123456789");
+    let mut f = Fixture::one(cached(d.root()), vec![]);
+    let first = f.run(&get("/r.txt"));
+    let second = f.run(&get("/r.txt"));
+    assert_eq!(f.core.routes.hits, 1, "the second GET took the route");
+    assert_eq!((second.status, &second.head), (first.status, &first.head));
+    assert_eq!(second.resp.head_split, first.resp.head_split);
+    assert_eq!(second.body, b"0123456789");
+    assert!(second.resp.keepalive && !second.resp.compressible);
+    assert!(Arc::ptr_eq(
+        second.resp.conf.as_ref().unwrap(),
+        first.resp.conf.as_ref().unwrap()
+    ));
+    assert!(
+        second.resp.server.is_some(),
+        "the server block, for the logs"
+    );
+    let head = f.run(&get("/r.txt").method("HEAD"));
+    assert_eq!(f.core.routes.hits, 2);
+    assert_eq!((head.status, &head.head), (200, &first.head));
+    assert!(head.resp.header_only && head.body.is_empty());
+    assert_eq!(f.core.mcache.syscalls, 0, "no stat within valid");
+}
+
+#[test]
+fn requests_that_could_differ_go_the_long_way() {
+    let d = TestDir::new("core-fast-long");
+    d.file("r.txt", b"0123456789");
+    let mut c = cached(d.root());
+    c.gzip.on = true;
+    c.gzip.types = vec!["text/plain".into()];
+    c.gzip.min_length = 1;
+    let mut f = Fixture::one(c, vec![]);
+    let first = f.run(&get("/r.txt"));
+    f.run(&get("/r.txt"));
+    assert_eq!(f.core.routes.hits, 1);
+    let etag = first
+        .head
+        .lines()
+        .find_map(|l| l.strip_prefix("ETag: "))
+        .unwrap()
+        .to_string();
+    let long_way: [(Req, u16, &[u8]); 5] = [
+        (get("/r.txt").h("If-None-Match", &etag), 304, b""),
+        (get("/r.txt").h("Range", "bytes=2-3"), 206, b"23"),
+        (get("/r.txt").h("If-Match", "\"other\""), 412, b""),
+        (get("/r.txt").method("POST"), 405, b""),
+        (
+            Req {
+                content_length: Some(3),
+                ..get("/r.txt")
+            },
+            200,
+            b"0123456789",
+        ),
+    ];
+    for (req, status, body) in long_way {
+        let o = f.run(&req);
+        assert_eq!(o.status, status, "{}", o.head);
+        if status != 405 && status != 412 {
+            assert_eq!(o.body, body);
+        }
+    }
+    let gz = f.run(&get("/r.txt").h("Accept-Encoding", "gzip"));
+    assert!(
+        gz.head.contains("Content-Encoding: gzip\r\n"),
+        "{}",
+        gz.head
+    );
+    assert_eq!(f.core.routes.hits, 1, "none of them took the route");
+    f.run(&get("/r.txt"));
+    assert_eq!(f.core.routes.hits, 2, "the route is still there");
+}
+
+#[test]
+fn a_changed_file_or_a_reused_slot_is_never_served_from_a_route() {
+    let d = TestDir::new("core-fast-change");
+    let a = d.file("a.txt", b"aaaa");
+    d.file("b.txt", b"bbbb");
+    let mut c = cached(d.root());
+    // Room for one file: caching b evicts a and takes its slot.
+    c.memory_cache = Some(MemoryCacheConf {
+        size: 4,
+        max_file: 4,
+    });
+    let mut f = Fixture::one(c, vec![]);
+    f.run(&get("/a.txt"));
+    assert_eq!(f.run(&get("/a.txt")).body, b"aaaa");
+    assert_eq!(f.core.routes.hits, 1);
+    assert_eq!(f.run(&get("/b.txt")).body, b"bbbb");
+    assert_eq!(
+        f.run(&get("/a.txt")).body,
+        b"aaaa",
+        "a's route names b's slot now"
+    );
+    assert_eq!(f.core.routes.hits, 1);
+    // A new size (as for the memory cache itself: a rewrite within the
+    // same second at the same size keeps inode, size and mtime).
+    std::fs::write(&a, b"AAA").unwrap();
+    f.now += Duration::from_secs(31);
+    assert_eq!(
+        f.run(&get("/a.txt")).body,
+        b"AAA",
+        "revalidated after valid"
+    );
+    assert_eq!(f.run(&get("/a.txt")).body, b"AAA");
+    assert_eq!(f.core.routes.hits, 2, "relearned");
+}
+
+#[test]
+fn probing_or_variable_locations_are_not_memoised() {
+    let d = TestDir::new("core-fast-vars");
+    d.file("a.test/r.txt", b"from a");
+    d.file("b.test/r.txt", b"from b");
+    d.file("t/r.txt", b"tried");
+    let by_host = cached(&format!("{}/$host", d.root()));
+    let mut tried = cached(d.root());
+    tried.try_files = vec!["/t$uri".into(), "=404".into()];
+    let mut f = Fixture::one(by_host, vec![loc("/x/", &tried)]);
+    for _ in 0..2 {
+        assert_eq!(f.run(&get("/r.txt")).body, b"from a");
+        let other = Req {
+            host: Some("b.test"),
+            ..get("/r.txt")
+        };
+        assert_eq!(f.run(&other).body, b"from b");
+    }
+    for _ in 0..2 {
+        assert_eq!(f.run(&get("/x/r.txt")).status, 404);
+    }
+    assert_eq!(f.core.routes.hits, 0);
+}
+
+#[test]
+fn the_memo_is_bounded() {
+    let d = TestDir::new("core-fast-max");
+    let mut f = Fixture::one(cached(d.root()), vec![]);
+    let n = crate::fastpath::ROUTES_MAX + 1;
+    for i in 0..n {
+        let name = format!("f{i}.txt");
+        d.file(&name, b"x");
+        f.run(&get(&format!("/{name}")));
+    }
+    assert!(f.core.routes.len() <= crate::fastpath::ROUTES_MAX);
+    assert!(f.core.routes.len() >= 1);
+}
