@@ -45,9 +45,14 @@ fn line_name(line: &[u8]) -> &[u8] {
 /// Decides and, when compressing or varying, rewrites `resp`'s head.
 /// Returns the encoder when the body must go through one.
 pub fn apply(req: &Request, resp: &mut Response, now: SystemTime) -> Option<Compressing> {
+    // Tested before the settings are cloned: a reference count is an
+    // atomic increment and decrement, and most responses stop here.
+    if !resp.compressible {
+        return None;
+    }
     let conf = resp.conf.clone()?;
     let policy = Policy::of(&conf);
-    if !resp.compressible || !policy.may_change(req.header("accept-encoding").is_some()) {
+    if !policy.may_change(req.header("accept-encoding").is_some()) {
         return None;
     }
     let http11 = req.version() == Version::Http11;

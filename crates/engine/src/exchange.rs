@@ -124,11 +124,10 @@ impl Conn {
         let comp = crate::compress::apply(&req, &mut resp, cx.wall);
         let kind = req.body_kind();
         let pending = body_pending(kind);
-        let conf = resp.conf.clone();
         let keepalive = resp.keepalive
             && req.keep_alive()
             && !cx.draining
-            && conf.as_ref().is_some_and(|c| {
+            && resp.conf.as_ref().is_some_and(|c| {
                 !c.keepalive_timeout.is_zero() && self.info.requests < c.keepalive_requests
             });
         // nginx sends 100 Continue when it reads or discards the body for a
@@ -244,20 +243,21 @@ impl Conn {
             comp,
         } = plan;
         resp.status = peregrine_codec::response::wire_status(resp.status);
-        let conf = resp.conf.clone();
+        let conf = resp.conf.as_deref();
         let mut head = cx.pool.head_buf();
         let ch = ConnHeader {
             keepalive,
-            keepalive_header: conf.as_ref().and_then(|c| c.keepalive_header),
+            keepalive_header: conf.and_then(|c| c.keepalive_header),
         };
         serialize_head(&mut head, &resp, cx.date.current(), &ch, expect);
-        let sendfile = conf.as_ref().is_some_and(|c| c.sendfile);
+        let sendfile = conf.is_some_and(|c| c.sendfile);
+        let nopush = conf.is_some_and(|c| c.tcp_nopush);
         let pieces = cx.pool.pieces();
         let mut out = Output::new(head, pieces, &resp.body, resp.header_only, sendfile);
         if let Some(c) = comp {
             out.compress(c);
         }
-        out.nopush = conf.as_ref().is_some_and(|c| c.tcp_nopush);
+        out.nopush = nopush;
         // With a request body still to discard, the close waits for it
         // (`Phase::Discard`): the final bytes must not wait with it.
         out.last = !keepalive && body.is_none();
