@@ -39,6 +39,12 @@ use crate::response::Response;
 /// the memo needs its own bound.
 pub(crate) const ROUTES_MAX: usize = 4096;
 
+/// Longest URI a route is kept for: the memo's keys come from requests, and
+/// with a regex `alias` naming one file any number of long URIs reach the
+/// same entry; [`ROUTES_MAX`] keys this long bound the memo at 1 MiB per
+/// worker. Longer URIs still work, the long way.
+pub(crate) const ROUTE_URI_MAX: usize = 256;
+
 /// Request headers whose presence can change a static answer: the
 /// conditional ones and `Range` (RFC 9110, sections 13 and 14), and
 /// `Transfer-Encoding` (a body).
@@ -166,6 +172,7 @@ impl HttpCore {
     /// memory-cache answer with `self.path_buf` holding the file's path.
     pub(crate) fn record_route(&mut self, ctx: &Ctx<'_>) {
         if !ctx.is_original()
+            || ctx.uri.len() > ROUTE_URI_MAX
             || !location_qualifies(&ctx.conf)
             || !policy_keeps(&ctx.conf, ctx.req)
             || !request_qualifies(ctx.req)

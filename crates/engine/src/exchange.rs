@@ -375,6 +375,7 @@ impl Conn {
             linger,
             ..
         } = *ex;
+        let held = out.last;
         let (head, file_buf, pieces) = out.into_buffers();
         cx.pool.put_head_buf(head);
         cx.pool.put_pieces(pieces);
@@ -388,6 +389,15 @@ impl Conn {
         if !keepalive || cx.draining {
             if linger || self.buffered() > 0 || self.readable {
                 return self.start_linger(key, cx);
+            }
+            if held {
+                // The tail sent with MSG_MORE is still queued. Bytes the
+                // client sent after our last read would make `close` answer
+                // with RST, and an RST discards what is queued: the whole
+                // response would be lost (tcp_close: unread data → RST).
+                // `shutdown` first sends the tail with the FIN, as wanted;
+                // a later RST then only follows them.
+                let _ = self.stream.shutdown(std::net::Shutdown::Write);
             }
             return Step::Close(Close::Normal);
         }

@@ -163,3 +163,18 @@ fn the_memo_is_bounded() {
     assert!(f.core.routes.len() <= crate::fastpath::ROUTES_MAX);
     assert!(f.core.routes.len() >= 1);
 }
+
+#[test]
+fn long_uris_take_no_route() {
+    let d = TestDir::new("core-fast-long-uri");
+    // Nested directories: a file name alone may not be this long.
+    let dir = "n".repeat(100);
+    let name = format!("{dir}/{dir}/{dir}/f.txt");
+    assert!(name.len() > crate::fastpath::ROUTE_URI_MAX);
+    d.file(&name, b"long");
+    let mut f = Fixture::one(cached(d.root()), vec![]);
+    for _ in 0..2 {
+        assert_eq!(f.run(&get(&format!("/{name}"))).body, b"long");
+    }
+    assert_eq!((f.core.routes.len(), f.core.routes.hits), (0, 0));
+}
