@@ -37,6 +37,8 @@ pub struct Listens {
     /// Index of the server being read.
     pub current_server: usize,
     addrs: HashMap<SocketAddr, AddrState>,
+    /// The `listen` lines that set socket options, in order.
+    optioned: Vec<(SocketAddr, Span)>,
 }
 
 fn port(s: &str) -> Option<u16> {
@@ -169,10 +171,41 @@ fn has_options(d: &Directive) -> bool {
 }
 
 impl Listens {
+    /// A specific address whose port a wildcard `listen` of the same
+    /// family also takes is served by the wildcard's socket (see the
+    /// engine's `listen::wanted`), so socket options given on the specific
+    /// `listen` (`deferred`, `backlog=`) could not apply. nginx binds such
+    /// a `listen` separately and fails at start ("bind() ... failed (98:
+    /// Address already in use)"); Peregrine says why at load instead of
+    /// dropping the options silently.
+    pub fn check_covered(&self) -> Result<()> {
+        for (addr, span) in &self.optioned {
+            let covered = !addr.ip().is_unspecified()
+                && self.addrs.keys().any(|w| {
+                    w.ip().is_unspecified()
+                        && w.port() == addr.port()
+                        && w.is_ipv4() == addr.is_ipv4()
+                });
+            if covered {
+                return Err(ConfError::at(
+                    span,
+                    format!(
+                        "socket options of \"listen {addr}\" cannot apply: a wildcard \"listen\" of port {} takes its connections",
+                        addr.port()
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// nginx's `ngx_http_add_addresses` checks, at the `listen` line.
     pub fn register(&mut self, conf: &ListenConf, d: &Directive) -> Result<()> {
         let opts = has_options(d);
         let addr = conf.addr;
+        if opts {
+            self.optioned.push((addr, d.span.clone()));
+        }
         let new = AddrState {
             last_server: self.current_server,
             options: opts,

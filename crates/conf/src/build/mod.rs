@@ -307,6 +307,7 @@ impl Builder {
                     block.error.as_ref(),
                     &mut Frame::Http(&mut http),
                 )?;
+                self.listens.check_covered()?;
                 m.http = Some(self.finish_http(&http)?);
                 Ok(())
             }

@@ -357,6 +357,13 @@ fn listen_errors() {
         format!("invalid parameter \"foo\" in {at}")
     );
     assert_eq!(
+        err(&http(
+            "server { listen 8080; } server { listen 127.0.0.1:8080 deferred=off backlog=77; }"
+        )),
+        "socket options of \"listen 127.0.0.1:8080\" cannot apply: a wildcard \"listen\" \
+         of port 8080 takes its connections in /p/conf/nginx.conf:3"
+    );
+    assert_eq!(
         err(&server("listen 80 deferred=yes;")),
         format!("invalid parameter \"deferred=yes\" in {at}")
     );
