@@ -10,29 +10,21 @@
 //! request (docs/performance.md measures what it saves), and connections
 //! that never send stay in the kernel instead of using `worker_connections`.
 
-use crate::support::{Prefix, Response, Server, is_nginx, read_to_close};
+use crate::support::{Prefix, Response, Server, conf_with, is_nginx, read_to_close};
 use std::io::Write;
 
-const CONF: &str = r#"
-worker_processes 1;
-error_log logs/error.log info;
-pid logs/test.pid;
-events { worker_connections 128; }
-http {
-    include mime.types;
-    access_log off;
+const SERVER: &str = r#"
     server {
         listen 127.0.0.1:PORTLISTEN;
         root html;
         location = /status { stub_status; }
     }
-}
 "#;
 
 fn site(listen: &str) -> Server {
     let p = Prefix::new("accept");
     p.write("html/a.txt", "aaa\n");
-    Server::start(p, &CONF.replace("LISTEN", listen))
+    Server::start(p, &conf_with(&SERVER.replace("LISTEN", listen)))
 }
 
 /// `Active connections` of stub_status, asked on a new connection.

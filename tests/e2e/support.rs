@@ -19,6 +19,16 @@ const START_TIMEOUT: Duration = Duration::from_secs(10);
 /// Read timeout for a response: generous, tests never measure time.
 pub const IO_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// The usual test configuration around `http_body`: one worker, the error
+/// log at `info` in `logs/`, no access log, `mime.types` included.
+pub fn conf_with(http_body: &str) -> String {
+    format!(
+        "worker_processes 1;\nerror_log logs/error.log info;\npid logs/test.pid;\n\
+         events {{ worker_connections 128; }}\n\
+         http {{\n    include mime.types;\n    access_log off;\n{http_body}\n}}\n"
+    )
+}
+
 static COUNTER: AtomicU32 = AtomicU32::new(0);
 
 /// A prefix directory (conf/, html/, logs/) removed on drop.
