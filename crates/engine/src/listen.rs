@@ -162,6 +162,16 @@ impl Listeners {
                     .into_iter()
                     .zip(specs)
                     .map(|((mut b, _), spec)| {
+                        if b.spec.backlog != spec.backlog {
+                            // nginx calls listen() again on kept sockets
+                            // (`ngx_configure_listening_sockets`): Linux
+                            // applies a new backlog to a listening socket.
+                            // A failure leaves the old one, as nginx logs
+                            // and goes on.
+                            for s in &b.sockets {
+                                let _ = socket2::SockRef::from(s).listen(spec.backlog);
+                            }
+                        }
                         b.spec = spec.clone();
                         b
                     })

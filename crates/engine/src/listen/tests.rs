@@ -199,3 +199,36 @@ fn deferred_is_set_and_a_reload_clears_it() {
         assert_eq!(peregrine_sys::net::tcp_defer_accept(s).unwrap(), 0);
     }
 }
+
+/// The accept queue limit `ss -ltn` reports for a listening port (its
+/// Send-Q column), or `None` when `ss` is missing.
+fn ss_backlog(port: u16) -> Option<u32> {
+    let out = std::process::Command::new("ss")
+        .args(["-ltnH", &format!("sport = :{port}")])
+        .output()
+        .ok()?;
+    let text = String::from_utf8(out.stdout).ok()?;
+    text.split_whitespace().nth(2)?.parse().ok()
+}
+
+/// A reload that changes `backlog=` applies it to the kept sockets, as
+/// nginx's second `listen()` call does.
+#[test]
+fn reload_applies_a_new_backlog() {
+    let p = free_port();
+    let spec = |n| {
+        wanted(&conf(&format!(
+            "events {{}} http {{ server {{ listen 127.0.0.1:{p} backlog={n}; }} }}"
+        )))
+    };
+    let mut l = Listeners::default();
+    l.reconcile(&spec(77), 1).unwrap();
+    let Some(before) = ss_backlog(p) else {
+        eprintln!("ss is missing: the kernel's figure cannot be read");
+        return;
+    };
+    assert_eq!(before, 77);
+    l.reconcile(&spec(200), 1).unwrap();
+    assert_eq!(ss_backlog(p), Some(200));
+    assert_eq!(l.bound[0].spec.backlog, 200);
+}
