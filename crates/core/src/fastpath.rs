@@ -26,7 +26,7 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use peregrine_compress::Policy;
-use peregrine_conf::model::{DocRoot, LocConf, StaticMode};
+use peregrine_conf::model::LocConf;
 
 use crate::fxhash::FxHashMap;
 use crate::http::{Ctx, HttpCore};
@@ -131,14 +131,9 @@ fn policy_keeps(conf: &LocConf, req: &RequestView<'_>) -> bool {
 
 /// The location answers a URI from one file, found without probing.
 fn location_qualifies(conf: &LocConf) -> bool {
-    let root = match &conf.root {
-        DocRoot::Root(r) | DocRoot::Alias(r) => r,
-    };
     conf.try_files.is_empty()
-        && conf.gzip.static_ == StaticMode::Off
-        && conf.brotli.static_ == StaticMode::Off
-        && conf.zstd.static_ == StaticMode::Off
-        && !root.contains('$')
+        && crate::static_variants::statics_off(conf)
+        && !crate::phases::root_text(&conf.root).contains('$')
 }
 
 impl HttpCore {

@@ -59,11 +59,16 @@ pub(crate) fn map_path(out: &mut String, root: &DocRoot, name_len: Option<usize>
 /// [`map_path`] with variables in `root`/`alias` expanded (`root
 /// /srv/$host;`, `alias /data/$1;` in a regex location): allocates only
 /// when the setting has a `$`.
+/// The `root` or `alias` text as configured (variables unexpanded).
+pub(crate) fn root_text(root: &DocRoot) -> &str {
+    match root {
+        DocRoot::Root(r) | DocRoot::Alias(r) => r,
+    }
+}
+
 pub(crate) fn map_uri(out: &mut String, ctx: &Ctx<'_>, uri: &str) {
     let root = &ctx.conf.root;
-    let raw = match root {
-        DocRoot::Root(r) | DocRoot::Alias(r) => r,
-    };
+    let raw = root_text(root);
     if !raw.contains('$') {
         map_path(out, root, ctx.name_len, uri);
         return;

@@ -422,8 +422,6 @@ pub(crate) fn whole_file_body(ctx: &Ctx<'_>, info: &FileInfo) -> Body {
     }
 }
 
-/// The memory-cache owner of this request's answer: its location and the
-/// extension that chose its Content-Type.
 /// The 200 of a whole memory-cache entry, as is (`compressible`: the
 /// engine's filter still has a decision to take).
 pub(crate) fn plain_hit(
@@ -451,6 +449,8 @@ pub(crate) fn plain_hit(
     }
 }
 
+/// The memory-cache owner of this request's answer: its location and the
+/// extension that chose its Content-Type.
 pub(crate) fn owner<'a>(ctx: &'a Ctx<'_>) -> Owner<'a> {
     Owner {
         conf_id: Arc::as_ptr(&ctx.conf) as usize,

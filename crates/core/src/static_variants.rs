@@ -12,7 +12,7 @@
 //! the sibling's validators; `Vary` only in mode `on` with `gzip_vary on`.
 
 use peregrine_compress::{Coding, Encoded, Policy, rewrite_head, static_plan};
-use peregrine_conf::model::StaticMode;
+use peregrine_conf::model::{LocConf, StaticMode};
 
 use crate::compress_variant::{Precheck, request_facts};
 use crate::conditional::Verdict;
@@ -32,15 +32,20 @@ pub(crate) enum Precompressed {
     NotServed(Precheck),
 }
 
+/// `gzip_static`, `brotli_static` and `zstd_static` are all off: no file
+/// beside the requested one is probed.
+pub(crate) fn statics_off(c: &LocConf) -> bool {
+    c.gzip.static_ == StaticMode::Off
+        && c.brotli.static_ == StaticMode::Off
+        && c.zstd.static_ == StaticMode::Off
+}
+
 impl HttpCore {
     /// Runs `gzip_static`/`brotli_static`/`zstd_static` for the file at
     /// `self.path_buf` (already mapped).
     pub(crate) fn precompressed(&mut self, ctx: &Ctx<'_>) -> Precompressed {
         let c = &ctx.conf;
-        let off = c.gzip.static_ == StaticMode::Off
-            && c.brotli.static_ == StaticMode::Off
-            && c.zstd.static_ == StaticMode::Off;
-        if off || escapes_root(&self.path_buf) {
+        if statics_off(c) || escapes_root(&self.path_buf) {
             return Precompressed::NotServed(Precheck::default());
         }
         let plan = static_plan(

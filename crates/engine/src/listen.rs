@@ -30,8 +30,8 @@ const DEFERRED_ACCEPT_SECS: u32 = 1;
 /// first, so a connection is worth a worker's attention only once its
 /// request has arrived. Then `accept` hands over a socket with the request
 /// already in it: no `recv` that finds nothing, no `epoll_ctl` to wait for
-/// it, no wake-up for it (a short-lived connection costs the worker about
-/// a fifth less CPU, docs/performance.md), and connections that never
+/// it, no wake-up for it (docs/performance.md: `Connection: close`, where
+/// both servers are also measured deferred), and connections that never
 /// send anything stay in the kernel instead of filling
 /// `worker_connections`. The cost: a connection that sends nothing is
 /// accepted only after [`DEFERRED_ACCEPT_SECS`] (the kernel's first

@@ -167,8 +167,8 @@ pub struct Output {
     /// `tcp_nopush`: a head or memory piece followed by a file goes out
     /// with `MSG_MORE` (see [`Output::write_gathered`]).
     pub nopush: bool,
-    /// The connection closes (or shuts its write side) as soon as this
-    /// response is in the kernel, with nothing read or waited for between:
+    /// The connection shuts its write side as soon as this response is in
+    /// the kernel, with nothing read or waited for between:
     /// the final bytes go out with `MSG_MORE` so that the FIN rides on
     /// them (see [`Output::write_gathered`]).
     pub last: bool,
@@ -307,14 +307,14 @@ impl Output {
             }
         }
         let staged_len = staged.len();
-        // The last response of a connection: `close` (or the `shutdown`
-        // of lingering close) follows at once, and tcp_send_fin sets the
-        // FIN on a queued, unsent segment instead of sending a segment of
-        // its own (net/ipv4/tcp.c). MSG_MORE keeps this one queued until
-        // then, so the client gets data and FIN in one segment and
-        // acknowledges both at once: two segments fewer per connection, as
-        // nginx's `tcp_nopush` cork, which it never lifts before close,
-        // gives it. Nothing is delayed: the close is the next system call.
+        // The last response of a connection: the `shutdown` that ends it
+        // (`Conn::complete`, or lingering close) follows at once, and
+        // tcp_send_fin sets the FIN on a queued, unsent segment instead of
+        // sending a segment of its own (net/ipv4/tcp.c). MSG_MORE keeps
+        // this one queued until then, so the client gets data and FIN in
+        // one segment: one segment fewer per connection, as nginx's
+        // `tcp_nopush` cork, which it never lifts before close, gives it.
+        // Nothing is delayed: the shutdown follows at once.
         let hold = (file_next && self.sendfile && self.nopush) || (self.last && !file_next);
         let mut n = if hold {
             // nginx's `tcp_nopush`: the head and the file's first bytes
