@@ -3,6 +3,7 @@
 
 use super::header_line::{Scanned, scan_line};
 use super::host::{host_part, push_lowercase};
+use super::known::{Kind, kind_of};
 use super::limits::BufferSim;
 use super::line::{RequestLine, parse_line};
 use super::{BodyKind, Limits, Parsed, Request};
@@ -55,15 +56,22 @@ pub fn parse_request(buf: &[u8], limits: &Limits, req: &mut Request) -> Result<P
                     value,
                     end,
                     keep,
+                    known,
                 },
                 line,
             )) => {
                 if keep {
-                    let n = line.get(name.clone()).unwrap_or(&[]);
                     let v = line.get(value.clone()).unwrap_or(&[]);
                     let value = pos + value.start..pos + value.end;
-                    on_header(n, v, value.clone(), req, &mut seen)?;
-                    req.names |= super::name_bit(n);
+                    let (kind, bit) = match known {
+                        Some(k) => (k.kind, k.bit),
+                        None => {
+                            let n = line.get(name.clone()).unwrap_or(&[]);
+                            (kind_of(n), super::name_bit(n))
+                        }
+                    };
+                    on_header(kind, v, value.clone(), req, &mut seen)?;
+                    req.names |= bit;
                     req.headers.push((pos + name.start..pos + name.end, value));
                 }
                 pos += end;
@@ -201,44 +209,14 @@ fn apply_request_line(
     Ok(())
 }
 
-/// Headers nginx refuses to see twice (`ngx_http_process_unique_header_line`).
-/// Keep in step with the length arm of `on_header` that tests UNIQUE.
-const _: () = {
-    let mut i = 0;
-    while i < UNIQUE.len() {
-        let n = UNIQUE[i].len();
-        assert!(n == 8 || n == 13 || n == 17 || n == 19);
-        i += 1;
-    }
-};
-
-const UNIQUE: [&str; 7] = [
-    "if-modified-since",
-    "if-unmodified-since",
-    "if-match",
-    "if-none-match",
-    "content-range",
-    "if-range",
-    "authorization",
-];
-
-/// Whether a header name that passed the line scanner is `lower` (lowercase
-/// letters and `-`), ignoring case. `| 0x20` maps exactly `A-Z` and `a-z`
-/// onto `a-z`, and onto `-` only `-` and CR, which a name cannot hold: one
-/// OR and one compare a byte instead of two case conversions.
-fn name_is(n: &[u8], lower: &str) -> bool {
-    n.len() == lower.len() && n.iter().zip(lower.as_bytes()).all(|(&a, &b)| a | 0x20 == b)
-}
-
-/// `n` and `v` are the name and value; `value` the value's span.
+/// A kept header of this kind; `v` is the value, `value` its span.
 fn on_header(
-    n: &[u8],
+    kind: Kind,
     v: &[u8],
     value: Range<usize>,
     req: &mut Request,
     seen: &mut Seen,
 ) -> Result<(), HttpError> {
-    let is = |s: &str| name_is(n, s);
     let once = |slot: &Option<Range<usize>>| {
         if slot.is_some() {
             Err(bad(K::DuplicateHeader))
@@ -246,8 +224,8 @@ fn on_header(
             Ok(Some(value.clone()))
         }
     };
-    match n.len() {
-        4 if is("host") => {
+    match kind {
+        Kind::Host => {
             if seen.host {
                 return Err(bad(K::DuplicateHeader));
             }
@@ -263,7 +241,7 @@ fn on_header(
                 req.has_host = true;
             }
         }
-        10 if is("connection") => {
+        Kind::Connection => {
             // nginx matches substrings, "close" first (ngx_http_process_connection);
             // the usual whole value "keep-alive" contains no "close".
             if v.eq_ignore_ascii_case(b"keep-alive") {
@@ -274,20 +252,17 @@ fn on_header(
                 seen.connection = Some(ConnectionType::KeepAlive);
             }
         }
-        14 if is("content-length") => seen.content_length = once(&seen.content_length)?,
-        17 if is("transfer-encoding") => seen.transfer_encoding = once(&seen.transfer_encoding)?,
-        6 if is("expect") => seen.expect = once(&seen.expect)?,
-        // The lengths of UNIQUE's names: most headers are none of them.
-        8 | 13 | 17 | 19 => {
-            if let Some(i) = UNIQUE.iter().position(|u| is(u)) {
-                let bit = 1u16 << i;
-                if seen.unique & bit != 0 {
-                    return Err(bad(K::DuplicateHeader));
-                }
-                seen.unique |= bit;
+        Kind::ContentLength => seen.content_length = once(&seen.content_length)?,
+        Kind::TransferEncoding => seen.transfer_encoding = once(&seen.transfer_encoding)?,
+        Kind::Expect => seen.expect = once(&seen.expect)?,
+        Kind::Unique(i) => {
+            let bit = 1u16 << i;
+            if seen.unique & bit != 0 {
+                return Err(bad(K::DuplicateHeader));
             }
+            seen.unique |= bit;
         }
-        _ => {}
+        Kind::Other => {}
     }
     Ok(())
 }

@@ -5,7 +5,7 @@
 //! being fatal (400); the value is trimmed of spaces (not tabs); a run of CRs
 //! may precede the LF; a line with no colon is a header with an empty value.
 
-use super::known::known_name;
+use super::known::{Known, known_name};
 use super::{Limits, plain_run};
 use crate::{HttpError, HttpErrorKind};
 use std::ops::Range;
@@ -18,12 +18,15 @@ pub(crate) enum Scanned {
     /// The empty line ending the head; index just past its LF.
     EndOfHead(usize),
     /// A header line; positions relative to the scanned slice, `end` just
-    /// past the LF. `keep` is false when nginx skips the line.
+    /// past the LF. `keep` is false when nginx skips the line. `known`:
+    /// the name is one of the common ones (see `known`), whose kind and
+    /// bit need not be worked out again.
     Header {
         name: Range<usize>,
         value: Range<usize>,
         end: usize,
         keep: bool,
+        known: Option<&'static Known>,
     },
 }
 
@@ -174,6 +177,7 @@ fn no_colon(rest: &[u8], i: usize, keep: bool) -> Result<Scanned, HttpError> {
         value: i..i,
         end,
         keep,
+        known: None,
     })
 }
 
@@ -191,8 +195,9 @@ pub(crate) fn scan_line(rest: &[u8], limits: &Limits) -> Result<Scanned, HttpErr
     }
     // A common name is recognised a word at a time; the byte-wise scan
     // would find the same (see `known`).
-    let (i, colon, invalid) = match known_name(rest) {
-        Some(len) => (len, true, false),
+    let known = known_name(rest);
+    let (i, colon, invalid) = match known {
+        Some(k) => (k.len, true, false),
         None => match scan_name(rest, limits)? {
             Some(name) => name,
             None => return Ok(Scanned::Incomplete),
@@ -233,6 +238,7 @@ pub(crate) fn scan_line(rest: &[u8], limits: &Limits) -> Result<Scanned, HttpErr
         value: v0 + lead..v0 + trail,
         end,
         keep,
+        known,
     })
 }
 
@@ -241,7 +247,24 @@ mod tests {
     use super::*;
 
     fn scan(s: &[u8]) -> Result<Scanned, HttpError> {
-        scan_line(s, &Limits::default())
+        scan_with(s, &Limits::default())
+    }
+
+    /// The scan without `known`, which `known`'s tests check.
+    fn scan_with(s: &[u8], l: &Limits) -> Result<Scanned, HttpError> {
+        scan_line(s, l).map(|scanned| match scanned {
+            Scanned::Header {
+                name,
+                value,
+                end,
+                keep,
+                known,
+            } => {
+                assert_eq!(known_name(s), known);
+                header(name, value, end, keep)
+            }
+            other => other,
+        })
     }
 
     fn header(name: Range<usize>, value: Range<usize>, end: usize, keep: bool) -> Scanned {
@@ -250,6 +273,7 @@ mod tests {
             value,
             end,
             keep,
+            known: None,
         }
     }
 
@@ -330,7 +354,7 @@ mod tests {
                 line.insert(at, alphabet[(next() % alphabet.len() as u64) as usize]);
             }
             line.extend_from_slice(b": v\r\n");
-            if let Some(len) = known_name(&line) {
+            if let Some(len) = known_name(&line).map(|k| k.len) {
                 let scanned = scan_name(&line, &Limits::default());
                 assert_eq!(scanned, Ok(Some((len, true, false))), "{line:?}");
             }
@@ -364,14 +388,14 @@ mod tests {
             underscores_in_headers: true,
             ..Limits::default()
         };
-        assert_eq!(scan_line(b"X_Y: 1\n", &l), Ok(header(0..3, 5..6, 7, true)));
+        assert_eq!(scan_with(b"X_Y: 1\n", &l), Ok(header(0..3, 5..6, 7, true)));
         let l = Limits {
             ignore_invalid_headers: false,
             ..Limits::default()
         };
-        assert_eq!(scan_line(b"X@Y: 1\n", &l), Ok(header(0..3, 5..6, 7, true)));
+        assert_eq!(scan_with(b"X@Y: 1\n", &l), Ok(header(0..3, 5..6, 7, true)));
         assert_eq!(
-            scan_line(b"X\xffY: 1\n", &l),
+            scan_with(b"X\xffY: 1\n", &l),
             Ok(header(0..3, 5..6, 7, false))
         );
     }
