@@ -93,6 +93,7 @@ static TARGET_CLASS: [u8; 256] = {
 
 /// Parses the request line starting at `start` (leading empty lines already
 /// skipped). `Ok(None)`: valid so far but incomplete.
+#[inline(always)]
 pub(crate) fn parse_line(buf: &[u8], start: usize) -> Result<Option<RequestLine>, HttpError> {
     match plain_get(buf, start) {
         Some(line) => Ok(Some(line)),
@@ -101,7 +102,7 @@ pub(crate) fn parse_line(buf: &[u8], start: usize) -> Result<Option<RequestLine>
 }
 
 /// [`parse_line`] for any line.
-#[inline(always)]
+#[inline(never)]
 fn parse_line_general(buf: &[u8], start: usize) -> Result<Option<RequestLine>, HttpError> {
     let at = |p: usize| buf.get(p).copied();
     let Some((method, mut p)) = parse_method(buf, start)? else {
