@@ -5,7 +5,7 @@ use super::header_line::{Scanned, scan_line};
 use super::host::{host_part, push_lowercase};
 use super::known::{Kind, kind_of};
 use super::limits::BufferSim;
-use super::line::{RequestLine, parse_line};
+use super::line::{RequestLine, parse_line, parse_line_general};
 use super::{BodyKind, Limits, Parsed, Request};
 use crate::{HttpError, HttpErrorKind as K, Method, Version, uri};
 use std::ops::Range;
@@ -27,16 +27,25 @@ pub fn parse_request(buf: &[u8], limits: &Limits, req: &mut Request) -> Result<P
         .position(|&b| b != b'\r' && b != b'\n')
         .unwrap_or(buf.len());
     sim.skip_empty(start);
-    let reach = sim.reach(start);
-    let window = buf.get(..reach.min(buf.len())).unwrap_or(buf);
-    let Some(line) = parse_line(window, start)? else {
-        return if buf.len() >= reach {
-            Err(BufferSim::error(true))
-        } else {
-            Ok(Parsed::Partial)
-        };
+    // As for header lines (see `next_line`): a line that ends inside the
+    // buffer it starts in needs no bookkeeping, so it is read there first.
+    let first = buf.get(..sim.buffer_end().min(buf.len())).unwrap_or(buf);
+    let line = match parse_line(first, start)? {
+        Some(line) => line,
+        None => {
+            let reach = sim.reach(start);
+            let window = buf.get(..reach.min(buf.len())).unwrap_or(buf);
+            let Some(line) = parse_line_general(window, start)? else {
+                return if buf.len() >= reach {
+                    Err(BufferSim::error(true))
+                } else {
+                    Ok(Parsed::Partial)
+                };
+            };
+            sim.commit(start, line.end);
+            line
+        }
     };
-    sim.commit(start, line.end);
     let mut seen = Seen::default();
     apply_request_line(buf, &line, limits, req, &mut seen)?;
 

@@ -103,7 +103,10 @@ pub(crate) fn parse_line(buf: &[u8], start: usize) -> Result<Option<RequestLine>
 
 /// [`parse_line`] for any line.
 #[inline(never)]
-fn parse_line_general(buf: &[u8], start: usize) -> Result<Option<RequestLine>, HttpError> {
+pub(crate) fn parse_line_general(
+    buf: &[u8],
+    start: usize,
+) -> Result<Option<RequestLine>, HttpError> {
     let at = |p: usize| buf.get(p).copied();
     let Some((method, mut p)) = parse_method(buf, start)? else {
         return Ok(None);
