@@ -296,6 +296,7 @@ fn parse_target(buf: &[u8], start: usize) -> Result<Option<TargetParts>, HttpErr
 /// not a target byte, whose index it returns with what it saw; `None` when
 /// the bytes run out first. The bytes outside `% / ? #` and the
 /// non-ASCII ones are passed over eight at a time ([`plain_target_run`]).
+#[inline(always)]
 fn scan_tail(buf: &[u8], p: usize, from: usize) -> Option<(TargetScan, usize)> {
     let mut scan = TargetScan::default();
     if from > p {
