@@ -70,7 +70,6 @@ pub fn parse_request(buf: &[u8], limits: &Limits, req: &mut Request) -> Result<P
                 line,
             )) => {
                 if keep {
-                    let v = line.get(value.clone()).unwrap_or(&[]);
                     let value = pos + value.start..pos + value.end;
                     let (kind, bit) = match known {
                         Some(k) => (k.kind, k.bit),
@@ -79,7 +78,7 @@ pub fn parse_request(buf: &[u8], limits: &Limits, req: &mut Request) -> Result<P
                             (kind_of(n), super::name_bit(n))
                         }
                     };
-                    on_header(kind, v, value.clone(), req, &mut seen)?;
+                    on_header(kind, buf, value.clone(), req, &mut seen)?;
                     req.names |= bit;
                     req.headers.push((pos + name.start..pos + name.end, value));
                 }
@@ -218,14 +217,16 @@ fn apply_request_line(
     Ok(())
 }
 
-/// A kept header of this kind; `v` is the value, `value` its span.
+/// A kept header of this kind; `value` is its value's span in `buf`.
 fn on_header(
     kind: Kind,
-    v: &[u8],
+    buf: &[u8],
     value: Range<usize>,
     req: &mut Request,
     seen: &mut Seen,
 ) -> Result<(), HttpError> {
+    // Sliced only by the handlers that read it: most headers have none.
+    let v = || buf.get(value.clone()).unwrap_or(&[]);
     let once = |slot: &Option<Range<usize>>| {
         if slot.is_some() {
             Err(bad(K::DuplicateHeader))
@@ -241,7 +242,7 @@ fn on_header(
             seen.host = true;
             // Validated even when an absolute-form target already set the
             // host, which then wins (ngx_http_process_host).
-            let Some(part) = host_part(v) else {
+            let Some(part) = host_part(v()) else {
                 return Err(bad(K::InvalidHost));
             };
             if !req.has_host {
@@ -253,6 +254,7 @@ fn on_header(
         Kind::Connection => {
             // nginx matches substrings, "close" first (ngx_http_process_connection);
             // the usual whole value "keep-alive" contains no "close".
+            let v = v();
             if v.eq_ignore_ascii_case(b"keep-alive") {
                 seen.connection = Some(ConnectionType::KeepAlive);
             } else if contains_ci(v, b"close") {
