@@ -312,6 +312,38 @@ mod tests {
         }
     }
 
+    /// The same on longer values, where the fast path's four-byte steps
+    /// meet (a `..` across two steps, a colon or a stop byte in any
+    /// place of a step, ports of four digits and more): random values
+    /// mostly of the bytes of ordinary hosts, up to 24 bytes.
+    #[test]
+    fn fast_path_agrees_with_general_on_long_values() {
+        const COMMON: &[u8] = b"ab.9-";
+        const RARE: &[u8] = b".:1[]/A \xff\\0";
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed as usize
+        };
+        let mut answered = 0;
+        for _ in 0..200_000 {
+            let len = next() % 25;
+            let v: Vec<u8> = (0..len)
+                .map(|_| match next() % 8 {
+                    0 => RARE[next() % RARE.len()],
+                    _ => COMMON[next() % COMMON.len()],
+                })
+                .collect();
+            if let Some(fast) = super::host_part_fast(&v) {
+                answered += 1;
+                assert_eq!(fast, super::host_part_general(&v), "{v:?}");
+            }
+        }
+        assert!(answered > 20_000, "{answered}");
+    }
+
     /// Non-ASCII and uppercase bytes only matter inside the host part:
     /// the port part is passed over unchecked, as nginx does.
     #[test]
