@@ -284,7 +284,7 @@ impl Worker {
                 wall: SystemTime::now(),
                 errlog: s.errlog,
                 log_level,
-                access: s.access,
+                access: s.access.filter(|a| !a.logs_nothing()),
                 listen: listen_table,
                 listen_fallback: listen_ctx(&s.conf, SocketAddr::from(([0, 0, 0, 0], 0))),
                 draining: false,
