@@ -54,14 +54,22 @@ struct Entry {
 /// Where a connection's entry sits in the wheel and when it should fire.
 #[derive(Debug, Clone, Copy)]
 struct Place {
-    /// (slot, index in slot) of the entry, if one is in the wheel.
-    at: Option<(u32, u32)>,
+    /// Slot of the entry, if one is in the wheel; `NO_SLOT` otherwise.
+    slot: u32,
+    /// Index of the entry in its slot.
+    idx: u32,
+    /// The due tick of the entry in the wheel (a copy of its `Entry::due`):
+    /// re-arming compares against it without touching the slot's list.
+    sits: u64,
     /// The tick the connection is armed for; `NOT_ARMED` when disarmed.
     want: u64,
 }
 
 /// `Place::want` of a disarmed connection.
 const NOT_ARMED: u64 = u64::MAX;
+/// `Place::slot` of a connection with no entry in the wheel.
+const NO_SLOT: u32 = u32::MAX;
+const _: () = assert!(SLOTS < NO_SLOT as usize);
 
 #[derive(Debug)]
 pub struct Timers {
@@ -78,15 +86,16 @@ pub struct Timers {
     /// Entries in the wheel (armed, or disarmed and not yet dropped).
     entries: usize,
     /// The last `now` seen by [`Timers::arm`] and its nanoseconds since
-    /// `origin`: every arm of one loop turn passes the same `now`, and the
-    /// `Instant` subtraction is the dearest part of arming.
+    /// `origin` (see [`Timers::set_clock`]).
     last_now: (Instant, u64),
 }
 
 impl Place {
     fn default_disarmed() -> Place {
         Place {
-            at: None,
+            slot: NO_SLOT,
+            idx: 0,
+            sits: 0,
             want: NOT_ARMED,
         }
     }
@@ -153,30 +162,48 @@ impl Timers {
         None
     }
 
-    /// Arms (or re-arms) connection `key` for `now + d`.
+    /// Arms (or re-arms) connection `key` for `now + d`. Inlined: a
+    /// keep-alive connection re-arms on every response, and the common case
+    /// (its entry already sits at or before the new tick) is a little
+    /// integer work on the connection's own `Place`.
+    #[inline]
     pub fn arm(&mut self, key: usize, now: Instant, d: Duration) {
         if now != self.last_now.0 {
-            let since = now.saturating_duration_since(self.origin);
-            self.last_now = (now, duration_nanos(since));
+            self.set_clock(now);
         }
         let at = self.last_now.1.saturating_add(duration_nanos(d));
         // Rounded up: never fire early.
         let due = (at / TICK_NANOS + 1).max(self.cursor);
+        if let Some(p) = self.pos.get_mut(key) {
+            if p.want == NOT_ARMED {
+                self.armed += 1;
+            }
+            p.want = due;
+            // An entry at or before the new tick will move on when it comes up.
+            if p.slot != NO_SLOT && p.sits <= due {
+                return;
+            }
+        }
+        self.place(key, due);
+    }
+
+    /// The nanoseconds since `origin` of a new loop turn's `now`: every
+    /// arm of one turn passes the same `now`, and the `Instant` subtraction
+    /// is the dearest part of arming.
+    #[inline(never)]
+    fn set_clock(&mut self, now: Instant) {
+        let since = now.saturating_duration_since(self.origin);
+        self.last_now = (now, duration_nanos(since));
+    }
+
+    /// The slow part of [`Timers::arm`]: a key never seen, or an entry that
+    /// must move to an earlier tick (or into the wheel).
+    #[inline(never)]
+    fn place(&mut self, key: usize, due: u64) {
         if self.pos.len() <= key {
             self.pos.resize(key + 1, Place::default_disarmed());
-        }
-        let p = &mut self.pos[key];
-        if p.want == NOT_ARMED {
+            self.pos[key].want = due;
             self.armed += 1;
-        }
-        p.want = due;
-        // An entry at or before the new tick will move on when it comes up.
-        if let Some((slot, idx)) = p.at
-            && self.slots[slot as usize]
-                .get(idx as usize)
-                .is_some_and(|e| e.due <= due)
-        {
-            return;
         }
         self.unlink(key);
         self.insert(key, due);
@@ -184,6 +211,7 @@ impl Timers {
 
     /// Disarms connection `key`'s timer, if armed. Its entry, if any, is
     /// dropped when its tick comes up (or reused by the next arm).
+    #[inline]
     pub fn disarm(&mut self, key: usize) {
         if let Some(p) = self.pos.get_mut(key)
             && p.want != NOT_ARMED
@@ -200,16 +228,20 @@ impl Timers {
         list.push(Entry { key, due });
         let idx = (list.len() - 1) as u32;
         let p = &mut self.pos[key];
-        p.at = Some((slot as u32, idx));
+        p.slot = slot as u32;
+        p.idx = idx;
+        p.sits = due;
         self.mark(slot);
         self.entries += 1;
     }
 
     /// Takes `key`'s entry out of the wheel, if it is in.
     fn unlink(&mut self, key: usize) {
-        let Some((slot, idx)) = self.pos.get_mut(key).and_then(|p| p.at.take()) else {
+        let Some(p) = self.pos.get_mut(key).filter(|p| p.slot != NO_SLOT) else {
             return;
         };
+        let (slot, idx) = (p.slot, p.idx);
+        p.slot = NO_SLOT;
         let (slot, idx) = (slot as usize, idx as usize);
         let list = &mut self.slots[slot];
         if idx < list.len() {
@@ -217,7 +249,7 @@ impl Timers {
             if let Some(moved) = list.get(idx)
                 && let Some(p) = self.pos.get_mut(moved.key)
             {
-                p.at = Some((slot as u32, idx as u32));
+                p.idx = idx as u32;
             }
             self.unmark_if_empty(slot);
             self.entries -= 1;
@@ -297,6 +329,19 @@ mod tests {
 
     const S: Duration = Duration::from_secs(1);
 
+    /// Every entry's `Place` says where it is and what it is due at, and
+    /// no other `Place` claims an entry.
+    fn consistent(t: &Timers) -> bool {
+        let listed = t.slots.iter().enumerate().all(|(slot, list)| {
+            list.iter().enumerate().all(|(idx, e)| {
+                let p = t.pos[e.key];
+                (p.slot as usize, p.idx as usize, p.sits) == (slot, idx, e.due)
+            })
+        });
+        let placed = t.pos.iter().filter(|p| p.slot != NO_SLOT).count();
+        listed && placed == t.entries
+    }
+
     #[test]
     fn fires_in_deadline_order_never_early() {
         let t0 = Instant::now();
@@ -369,15 +414,20 @@ mod tests {
             let d = TICK * ((k * 37 % (SLOTS - 2)) as u32);
             t.arm(k, now, d);
             assert_eq!(t.next_deadline(), scan(&t), "after arming {k}");
+            assert!(consistent(&t));
         }
         for k in (0..200usize).step_by(3) {
             t.disarm(k);
             assert_eq!(t.next_deadline(), scan(&t), "after disarming {k}");
+            // Earlier again: the entry moves.
+            t.arm(k + 1, now, TICK * ((k % 50) as u32));
+            assert!(consistent(&t));
         }
         let mut out = Vec::new();
         for step in 1..300u32 {
             t.expire(now + TICK * (step * 17), &mut out);
             assert_eq!(t.next_deadline(), scan(&t), "after expiring to {step}");
+            assert!(consistent(&t));
         }
         assert_eq!(t.armed, 0);
         assert_eq!(t.occupied, [0; WORDS]);
