@@ -43,8 +43,9 @@ fn line_name(line: &[u8]) -> &[u8] {
 }
 
 /// Decides and, when compressing or varying, rewrites `resp`'s head.
-/// Returns the encoder when the body must go through one.
-pub fn apply(req: &Request, resp: &mut Response, now: SystemTime) -> Option<Compressing> {
+/// Returns the encoder when the body must go through one (boxed: an
+/// encoder's state is large, and most responses carry `None` around).
+pub fn apply(req: &Request, resp: &mut Response, now: SystemTime) -> Option<Box<Compressing>> {
     // Tested before the settings are cloned: a reference count is an
     // atomic increment and decrement, and most responses stop here.
     if !resp.compressible {
@@ -77,7 +78,7 @@ pub fn apply(req: &Request, resp: &mut Response, now: SystemTime) -> Option<Comp
     resp.head = HeadLines::Owned(out);
     resp.head_split = new_split;
     let encoder = encoder?;
-    (!resp.header_only).then_some(Compressing { encoder, chunked })
+    (!resp.header_only).then(|| Box::new(Compressing { encoder, chunked }))
 }
 
 /// What the compression decision reads of the request and of the response

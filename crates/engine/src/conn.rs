@@ -322,25 +322,24 @@ impl Conn {
     }
 
     fn try_parse(&mut self, cx: &mut Ctx) -> Option<Step> {
-        let mut req = cx.pool.request();
         let b = self.rbuf.as_mut()?;
+        let mut ex = cx.pool.exchange();
         let parsed =
-            peregrine_codec::parse_request(b.pending(), &cx.lctx(self.lst).limits, &mut req);
+            peregrine_codec::parse_request(b.pending(), &cx.lctx(self.lst).limits, ex.req_mut());
         match parsed {
             Ok(peregrine_codec::Parsed::Partial) => {
-                cx.pool.put_request(req);
+                cx.pool.put_exchange(ex);
                 self.arm_deferred_header_timer(cx);
                 None
             }
             Ok(peregrine_codec::Parsed::Complete(n)) => {
                 b.start += n;
                 self.header_timer = false;
-                Some(self.start_exchange(req, cx))
+                Some(self.start_exchange(ex, cx))
             }
             Err(e) => {
-                cx.pool.put_request(req);
                 self.header_timer = false;
-                Some(self.start_error(e, cx))
+                Some(self.start_error(ex, e, cx))
             }
         }
     }
@@ -493,11 +492,11 @@ impl Conn {
         if level < cx.log_level {
             return;
         }
-        let req = self.ex.as_ref().and_then(|e| e.req.as_deref());
+        let req = self.ex.as_ref().and_then(|e| e.req());
         let server = self
             .ex
             .as_ref()
-            .and_then(|e| e.resp.server.as_ref())
+            .and_then(|e| e.resp.as_ref()?.server.as_ref())
             .and_then(|s| s.server_names.first())
             .map(crate::exchange::server_name_text)
             .unwrap_or_else(|| cx.lctx(self.lst).server_name.clone());

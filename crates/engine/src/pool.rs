@@ -1,4 +1,4 @@
-//! Per-worker pools of buffers and request structures.
+//! Per-worker pools of buffers and exchanges.
 //!
 //! A connection borrows a read buffer when bytes arrive and gives it back
 //! when nothing unparsed remains, so an idle keep-alive connection holds no
@@ -6,9 +6,7 @@
 //! pool keeps a bounded number of spare buffers so steady state allocates
 //! nothing and an idle worker does not hoard memory.
 
-use peregrine_codec::Request;
-
-use crate::write::Piece;
+use crate::exchange::Exchange;
 
 /// Capacity of a fresh read buffer: one `recv` of this much takes a typical
 /// request head, or several pipelined ones, at once. Heads beyond it grow
@@ -22,21 +20,16 @@ pub const POOL_MAX: usize = 256;
 /// A returned buffer larger than this (grown for a huge head) is freed
 /// rather than kept, so the pool's memory stays bounded.
 const KEEP_MAX_CAPACITY: usize = 64 * 1024;
-/// A piece list longer than this (a multipart/byteranges answer) is freed
-/// rather than kept.
-const MAX_IOV_PIECES: usize = 64;
 
 #[derive(Default)]
 pub struct Pool {
     read: Vec<Vec<u8>>,
     file: Vec<Vec<u8>>,
-    head: Vec<Vec<u8>>,
-    /// Boxed: a request moves into and out of a connection's exchange as a
-    /// pointer, not as a few hundred bytes.
+    /// Idle exchanges with their request and output buffers: a request
+    /// takes one whole (one pop, no allocation) instead of a box, a
+    /// request, a head buffer and a piece list one by one.
     #[allow(clippy::vec_box)]
-    requests: Vec<Box<Request>>,
-    /// Body piece lists of responses (see [`crate::write::Output::new`]).
-    pieces: Vec<Vec<Piece>>,
+    exchanges: Vec<Box<Exchange>>,
 }
 
 fn take(list: &mut Vec<Vec<u8>>, cap: usize) -> Vec<u8> {
@@ -68,32 +61,16 @@ impl Pool {
     pub fn put_file_buf(&mut self, b: Vec<u8>) {
         give(&mut self.file, b);
     }
-    /// Buffer for a serialized response head.
-    pub fn head_buf(&mut self) -> Vec<u8> {
-        take(&mut self.head, 512)
-    }
-    pub fn put_head_buf(&mut self, b: Vec<u8>) {
-        give(&mut self.head, b);
-    }
-    /// An empty body piece list.
-    pub fn pieces(&mut self) -> Vec<Piece> {
-        self.pieces.pop().unwrap_or_default()
+    /// An idle exchange (see [`Exchange::reset`]).
+    pub fn exchange(&mut self) -> Box<Exchange> {
+        self.exchanges.pop().unwrap_or_default()
     }
 
-    /// Takes back a piece list (emptied by its owner, so nothing it held
-    /// stays alive in the pool).
-    pub fn put_pieces(&mut self, p: Vec<Piece>) {
-        if self.pieces.len() < POOL_MAX && p.is_empty() && p.capacity() <= MAX_IOV_PIECES {
-            self.pieces.push(p);
-        }
-    }
-
-    pub fn request(&mut self) -> Box<Request> {
-        self.requests.pop().unwrap_or_default()
-    }
-    pub fn put_request(&mut self, r: Box<Request>) {
-        if self.requests.len() < POOL_MAX {
-            self.requests.push(r);
+    /// Takes back an exchange, which must be idle: reset by its owner, so
+    /// nothing its response referenced stays alive in the pool.
+    pub fn put_exchange(&mut self, ex: Box<Exchange>) {
+        if self.exchanges.len() < POOL_MAX {
+            self.exchanges.push(ex);
         }
     }
 }
@@ -113,9 +90,9 @@ mod tests {
         assert_eq!(b2.as_ptr(), ptr);
         p.put_read_buf(vec![0; KEEP_MAX_CAPACITY + 1]);
         assert!(p.read.is_empty(), "oversized buffers are dropped");
-        let mut h = p.head_buf();
-        h.extend_from_slice(b"x");
-        p.put_head_buf(h);
-        assert!(p.head_buf().is_empty());
+        let ex = p.exchange();
+        let ptr: *const Exchange = &*ex;
+        p.put_exchange(ex);
+        assert!(std::ptr::eq(&*p.exchange(), ptr), "exchanges are reused");
     }
 }

@@ -16,6 +16,7 @@ use crate::conn::{Close, Conn, ListenCtx, Phase};
 use crate::pool::{Pool, READ_BUF_SIZE};
 use crate::stats::{Counters, Gauge, Registry};
 use crate::timer::Timers;
+use crate::write::HeadStart;
 use crate::{AccessLog, ErrorLog};
 
 /// Token of the waker the master uses to signal state changes.
@@ -71,6 +72,8 @@ pub struct Ctx {
     pub timers: Timers,
     pub stats: Arc<Counters>,
     pub date: DateCache,
+    /// A `200 OK` head's first lines with the current `Date`.
+    pub head_start: HeadStart,
     /// Some location has `metrics on`: only then is there anyone to read
     /// the per-request metrics, so only then are they counted (see
     /// [`scraped`]).
@@ -95,10 +98,11 @@ impl Ctx {
     }
 
     /// Brings the `Date` cache to this loop turn's clock (it formats once a
-    /// second), so that a response takes [`DateCache::current`] instead of
-    /// converting the clock per request.
+    /// second) and the head start with it, so that a response copies them
+    /// instead of converting the clock per request.
     pub fn refresh_date(&mut self) {
-        self.date.get(self.wall);
+        let date = self.date.get(self.wall);
+        self.head_start.set_date(date);
     }
 }
 
@@ -279,6 +283,7 @@ impl Worker {
                 timers: Timers::default(),
                 stats: s.counters,
                 date: DateCache::new(),
+                head_start: HeadStart::new(DateCache::new().current()),
                 metrics: scraped(&s.conf),
                 now,
                 wall: SystemTime::now(),
