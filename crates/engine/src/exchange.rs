@@ -453,7 +453,16 @@ impl Conn {
     }
 
     /// Counts the finished request for the metrics, then access-logs it.
+    /// Inlined so that a worker with neither (the tuned setting, see
+    /// [`crate::AccessLog::logs_nothing`]) pays a test, not a call.
+    #[inline]
     fn log_access(&mut self, cx: &mut Ctx) {
+        if cx.metrics || cx.access.is_some() {
+            self.count_and_log(cx);
+        }
+    }
+
+    fn count_and_log(&mut self, cx: &mut Ctx) {
         let Some(ex) = self.ex.as_deref() else { return };
         let Some(resp) = ex.resp.as_ref() else { return };
         if cx.metrics {

@@ -313,22 +313,30 @@ impl Output {
             self.head = Vec::new();
         }
         self.head.clear();
+        self.head_pos = 0;
+        if !self.pieces.is_empty() || self.file_buf.is_some() || self.deflate.is_some() {
+            self.release_pieces(pool);
+        }
+        self.last = false;
+        self.nopush = false;
+        self.head_bytes = 0;
+        self.body_bytes = 0;
+    }
+
+    /// The rest of [`Output::reset`], for what only a large memory body, a
+    /// file or an encoder leaves behind.
+    #[inline(never)]
+    fn release_pieces(&mut self, pool: &mut crate::pool::Pool) {
         if self.pieces.capacity() > MAX_KEPT_PIECES {
             self.pieces = Vec::new();
         }
         self.pieces.clear();
+        self.next = 0;
         if let Some(b) = self.file_buf.take() {
             pool.put_file_buf(b);
         }
-        self.deflate = None;
-        self.head_end = 0;
-        self.head_pos = 0;
-        self.next = 0;
         self.file_buf_pos = 0;
-        self.nopush = false;
-        self.last = false;
-        self.head_bytes = 0;
-        self.body_bytes = 0;
+        self.deflate = None;
     }
 
     /// Sends the body through `c` instead of as is.

@@ -243,3 +243,57 @@ fn reset_keeps_buffers_and_releases_the_body() {
     assert_eq!(Arc::strong_count(&small), 1);
     assert_eq!(out.head, b"H\r\nsmall");
 }
+
+/// Whatever the last response went through (a file read into the file
+/// buffer, an encoder), a reset output starts the next one from nothing,
+/// and sends it right.
+#[test]
+fn reset_after_file_and_encoder_leaves_nothing_behind() {
+    let mut pool = Pool::default();
+    let clean = |out: &Output| {
+        out.head.is_empty()
+            && out.pieces.is_empty()
+            && out.file_buf.is_none()
+            && out.deflate.is_none()
+            && (out.next, out.file_buf_pos, out.head_pos) == (0, 0, 0)
+            && (out.head_bytes, out.body_bytes, out.last, out.nopush) == (0, 0, false, false)
+    };
+    let file = temp_file(&[5u8; 70_000]);
+    let body = Body::File {
+        file,
+        offset: 0,
+        len: 70_000,
+    };
+    let (mut c, mut s) = pair();
+    let mut out = Output::new(b"H\r\n".to_vec(), &body, false, false);
+    out.last = true;
+    assert_eq!(send_all(&mut out, &mut s, &mut c).len(), 70_003);
+    out.reset(&mut pool);
+    assert!(clean(&out), "after a file read without sendfile");
+
+    let enc =
+        peregrine_compress::Encoder::with_length_hint(peregrine_compress::Coding::Gzip, 1, None)
+            .unwrap();
+    let comp = crate::compress::Compressing {
+        encoder: enc,
+        chunked: true,
+    };
+    out.head_mut().extend_from_slice(b"H\r\n");
+    out.start(
+        &Body::Static(b"compress me"),
+        false,
+        true,
+        Some(Box::new(comp)),
+    );
+    let (mut c, mut s) = pair();
+    let got = send_all(&mut out, &mut s, &mut c);
+    assert!(got.ends_with(b"0\r\n\r\n"), "a chunked gzip body");
+    out.reset(&mut pool);
+    assert!(clean(&out), "after an encoder");
+
+    out.head_mut().extend_from_slice(b"H\r\n");
+    out.start(&Body::Static(b"plain"), false, true, None);
+    let (mut c, mut s) = pair();
+    assert_eq!(send_all(&mut out, &mut s, &mut c), b"H\r\nplain");
+    assert_eq!((out.head_bytes, out.body_bytes), (3, 5));
+}
