@@ -145,16 +145,30 @@ impl Conn {
         self.set_gauge(Gauge::Writing, cx);
         cx.timers.disarm(self.key);
         ex.parsed = true;
-        let req = &*ex.req;
-        let (mut resp, note) = self.answer(req, cx);
+        let note = self.answer(&mut ex, cx);
+        let Exchange { req, resp, .. } = &mut *ex;
+        let Some(resp) = resp.as_mut() else {
+            return Step::Close(Close::Normal);
+        };
         if resp.status == 444 {
             // nginx's `return 444`: close without sending anything.
-            ex.resp = Some(resp);
             self.ex = Some(ex);
             self.log_access(cx);
             return Step::Close(Close::Normal);
         }
-        let comp = crate::compress::apply(&req, &mut resp, cx.wall);
+        let plan = self.plan(req, resp, cx);
+        let step = self.queue(ex, plan, cx);
+        if let Some(note) = note {
+            // Logged once the exchange exists, for `request:` and `host:`.
+            self.log(cx, LogLevel::Error, &note.to_string(), "");
+        }
+        step
+    }
+
+    /// How `resp`, core's answer to `req`, goes out (the compression
+    /// filter may rewrite its head).
+    fn plan(&self, req: &Request, resp: &mut Response, cx: &Ctx) -> Plan {
+        let comp = crate::compress::apply(req, resp, cx.wall);
         let kind = req.body_kind();
         let pending = body_pending(kind);
         let keepalive = resp.keepalive
@@ -167,31 +181,32 @@ impl Conn {
         // normal response; error pages (special responses) set
         // `expect_tested` first and never send it.
         let expect = req.expect_continue() && pending && (resp.status < 300 || resp.status == 304);
-        let linger = !resp.keepalive;
-        let plan = Plan {
+        Plan {
             keepalive,
             expect,
-            linger,
+            linger: !resp.keepalive,
             body: pending.then(|| BodyDecoder::new(kind)),
             comp,
-        };
-        let step = self.queue(ex, resp, plan, cx);
-        if let Some(note) = note {
-            // Logged once the exchange exists, for `request:` and `host:`.
-            self.log(cx, LogLevel::Error, &note.to_string(), "");
         }
-        step
     }
 
-    /// Core's response (with what to write to the error log about it), or
-    /// 500 if it panicked, or 413 when the announced body is over
-    /// `client_max_body_size`, or the scrape of a `metrics on` location.
-    fn answer(&mut self, req: &Request, cx: &mut Ctx) -> (Response, Option<ErrorNote>) {
+    /// Puts in `ex.resp` core's response to `ex`'s request (returning what
+    /// to write to the error log about it), or 500 if it panicked, or 413
+    /// when the announced body is over `client_max_body_size`, or the
+    /// scrape of a `metrics on` location. The response is written where it
+    /// stays: a `Response` is a hundred bytes, and returning it through
+    /// `catch_unwind` and the callers copied it four times.
+    fn answer(&mut self, ex: &mut Exchange, cx: &mut Ctx) -> Option<ErrorNote> {
         let explain = LogLevel::Error >= cx.log_level;
-        let (mut resp, mut note) = match catch_unwind(AssertUnwindSafe(|| {
-            cx.core.handle_explained(&self.info, req, cx.wall, explain)
-        })) {
-            Ok(r) => r,
+        let Exchange { req, resp, .. } = ex;
+        let req: &Request = req;
+        let caught = catch_unwind(AssertUnwindSafe(|| {
+            let (r, note) = cx.core.handle_explained(&self.info, req, cx.wall, explain);
+            *resp = Some(r);
+            note
+        }));
+        let mut note = match caught {
+            Ok(note) => note,
             Err(p) => {
                 // A bug in request processing costs this request (500, as
                 // nginx answers an internal error), not the worker's other
@@ -205,34 +220,37 @@ impl Conn {
                 );
                 let mut r = cx.core.error_response(500);
                 r.keepalive = false;
-                (r, None)
+                *resp = Some(r);
+                None
             }
         };
-        if resp.conf.as_ref().is_some_and(|c| c.metrics) && resp.status != 444 {
-            resp = scrape(req, resp, cx);
+        if let Some(r) =
+            resp.take_if(|r| r.conf.as_ref().is_some_and(|c| c.metrics) && r.status != 444)
+        {
+            *resp = Some(scrape(req, r, cx));
             note = None;
         }
-        let kind = req.body_kind();
+        let Some(r) = resp.as_mut() else { return note };
         // nginx checks client_max_body_size once the location is known
         // (ngx_http_core_find_config_handler) and answers 413 with close.
-        if let (Some(c), BodyKind::Length(n)) = (&resp.conf, kind)
+        if let (Some(c), BodyKind::Length(n)) = (&r.conf, req.body_kind())
             && c.client_max_body_size > 0
             && n > c.client_max_body_size
-            && resp.status != 413
+            && r.status != 413
         {
-            let conf = resp.conf.clone();
-            let server = resp.server.clone();
-            resp = cx.core.error_response(413);
-            resp.keepalive = false;
+            let conf = r.conf.clone();
+            let server = r.server.clone();
+            *r = cx.core.error_response(413);
+            r.keepalive = false;
             note = explain.then_some(ErrorNote::TooLargeBody { length: n });
-            resp.conf = resp.conf.or(conf);
-            resp.server = resp.server.or(server);
+            r.conf = r.conf.take().or(conf);
+            r.server = r.server.take().or(server);
         }
-        (resp, note)
+        note
     }
 
     /// The head could not be parsed: nginx's error page, then close.
-    pub fn start_error(&mut self, ex: Box<Exchange>, e: HttpError, cx: &mut Ctx) -> Step {
+    pub fn start_error(&mut self, mut ex: Box<Exchange>, e: HttpError, cx: &mut Ctx) -> Step {
         let doing = if matches!(e.status, 414) || self.buffered() == 0 {
             "while reading client request line"
         } else {
@@ -258,24 +276,23 @@ impl Conn {
             body: None,
             comp: None,
         };
-        self.queue(ex, resp, plan, cx)
+        ex.resp = Some(resp);
+        self.queue(ex, plan, cx)
     }
 
-    fn queue(
-        &mut self,
-        mut ex: Box<Exchange>,
-        mut resp: Response,
-        plan: Plan,
-        cx: &mut Ctx,
-    ) -> Step {
+    /// Serializes the head of `ex.resp` and starts its output.
+    fn queue(&mut self, mut ex: Box<Exchange>, plan: Plan, cx: &mut Ctx) -> Step {
+        let Exchange { resp, out, .. } = &mut *ex;
+        let Some(resp) = resp.as_mut() else {
+            return Step::Close(Close::Normal);
+        };
         resp.status = peregrine_codec::response::wire_status(resp.status);
         let conf = resp.conf.as_deref();
         let ch = ConnHeader {
             keepalive: plan.keepalive,
             keepalive_header: conf.and_then(|c| c.keepalive_header),
         };
-        let out = &mut ex.out;
-        serialize_head(out.head_mut(), &resp, &cx.head_start, &ch, plan.expect);
+        serialize_head(out.head_mut(), resp, &cx.head_start, &ch, plan.expect);
         let sendfile = conf.is_some_and(|c| c.sendfile);
         out.nopush = conf.is_some_and(|c| c.tcp_nopush);
         out.start(&resp.body, resp.header_only, sendfile, plan.comp);
@@ -283,7 +300,6 @@ impl Conn {
         // (`Phase::Discard`): the final bytes must not wait with it.
         out.last = !plan.keepalive && plan.body.is_none();
         ex.request_length = ex.req().map_or(0, |r| r.head_len() as u64);
-        ex.resp = Some(resp);
         ex.body = plan.body;
         ex.keepalive = plan.keepalive;
         ex.linger = plan.linger;

@@ -386,6 +386,37 @@ impl Output {
     /// One `writev` of what is next in order: the rest of the head, staged
     /// file/encoder bytes, then memory pieces up to the next file piece.
     fn write_gathered(&mut self, s: &mut TcpStream) -> io::Result<()> {
+        let staged_len = self
+            .file_buf
+            .as_ref()
+            .map_or(0, |b| b.len().saturating_sub(self.file_buf_pos));
+        let n = if staged_len == 0 && self.next == self.pieces.len() {
+            self.send_head(s)?
+        } else {
+            self.send_gathered(s)?
+        };
+        if n == 0 {
+            return Err(io::ErrorKind::WriteZero.into());
+        }
+        self.account(n, staged_len);
+        Ok(())
+    }
+
+    /// [`Output::write_gathered`] when the head's buffer is all there is to
+    /// send (a small memory body rides in it): one `send`, without setting
+    /// up a vector of slices.
+    fn send_head(&self, s: &mut TcpStream) -> io::Result<usize> {
+        let buf = &self.head[self.head_pos..];
+        if self.last {
+            // MSG_MORE: see the FIN's comment in `send_gathered`.
+            socket2::SockRef::from(&*s).send_with_flags(buf, libc::MSG_MORE)
+        } else {
+            s.write(buf)
+        }
+    }
+
+    /// The general case of [`Output::write_gathered`]: the bytes sent.
+    fn send_gathered(&self, s: &mut TcpStream) -> io::Result<usize> {
         let mut iov = [IoSlice::new(&[]); MAX_IOV];
         let mut used = 0;
         if self.head_pos < self.head.len() {
@@ -414,7 +445,6 @@ impl Output {
                 Piece::Mem { .. } => break,
             }
         }
-        let staged_len = staged.len();
         // The last response of a connection: the `shutdown` that ends it
         // (`Conn::complete`, or lingering close) follows at once, and
         // tcp_send_fin sets the FIN on a queued, unsent segment instead of
@@ -424,7 +454,7 @@ impl Output {
         // `tcp_nopush` cork, which it never lifts before close, gives it.
         // Nothing is delayed: the shutdown follows at once.
         let hold = (file_next && self.sendfile && self.nopush) || (self.last && !file_next);
-        let mut n = if hold {
+        if hold {
             // nginx's `tcp_nopush`: the head and the file's first bytes
             // leave in full packets. MSG_MORE holds this partial segment
             // for the sendfile that follows (which itself sends all but its
@@ -432,16 +462,18 @@ impl Output {
             // setsockopt calls per response that cork and uncork cost
             // (send(2): MSG_MORE obtains "the same effect as the TCP_CORK
             // socket option", per call). nginx corks; the packets match.
-            socket2::SockRef::from(&*s).send_vectored_with_flags(&iov[..used], libc::MSG_MORE)?
+            socket2::SockRef::from(&*s).send_vectored_with_flags(&iov[..used], libc::MSG_MORE)
         } else if used == 1 {
             // One buffer: `send`, not a one-element `writev`.
-            s.write(&iov[0])?
+            s.write(&iov[0])
         } else {
-            s.write_vectored(&iov[..used])?
-        };
-        if n == 0 {
-            return Err(io::ErrorKind::WriteZero.into());
+            s.write_vectored(&iov[..used])
         }
+    }
+
+    /// Moves past the `n` bytes just sent: head, then `staged_len` staged
+    /// bytes, then memory pieces.
+    fn account(&mut self, mut n: usize, staged_len: usize) {
         let h = n.min(self.head.len() - self.head_pos);
         // An inlined body follows the head in the same buffer: its bytes
         // count as body (`$body_bytes_sent`).
@@ -471,7 +503,6 @@ impl Output {
                 self.next += 1;
             }
         }
-        Ok(())
     }
 
     fn send_file(&mut self, s: &mut TcpStream) -> Result<(), WriteError> {
