@@ -254,42 +254,47 @@ impl Conn {
         }
     }
 
+    /// Reads and parses until a head is answered, the socket is drained or
+    /// the connection ends. A read leaves the phase as it was, so it loops
+    /// here rather than through [`Conn::drive`].
     fn step_head(&mut self, cx: &mut Ctx) -> Step {
-        if self.buffered() > 0 {
-            if let Phase::Idle { keepalive } = self.phase {
-                self.begin_request(cx, keepalive);
-            }
-            if let Some(step) = self.try_parse(cx) {
-                return step;
-            }
-        }
-        if !self.readable {
-            if matches!(self.phase, Phase::Idle { .. }) {
-                self.release_empty_buf(cx);
-            }
-            return Step::Wait;
-        }
-        let max = cx.lctx(self.lst).max_head;
-        let doing = if self.phase == Phase::Head {
-            "while reading client request headers"
-        } else {
-            "while waiting for request"
-        };
-        match self.read_some(cx, max, doing) {
-            Ok(Some(0)) => {
-                if self.phase == Phase::Head {
-                    self.log(
-                        cx,
-                        LogLevel::Info,
-                        "client prematurely closed connection",
-                        doing,
-                    );
-                    self.log_unanswered(400, cx);
+        loop {
+            if self.buffered() > 0 {
+                if let Phase::Idle { keepalive } = self.phase {
+                    self.begin_request(cx, keepalive);
                 }
-                Step::Close(Close::Normal)
+                if let Some(step) = self.try_parse(cx) {
+                    return step;
+                }
             }
-            Ok(_) => Step::Continue,
-            Err(c) => Step::Close(c),
+            if !self.readable {
+                if matches!(self.phase, Phase::Idle { .. }) {
+                    self.release_empty_buf(cx);
+                }
+                return Step::Wait;
+            }
+            let max = cx.lctx(self.lst).max_head;
+            let doing = if self.phase == Phase::Head {
+                "while reading client request headers"
+            } else {
+                "while waiting for request"
+            };
+            match self.read_some(cx, max, doing) {
+                Ok(Some(0)) => {
+                    if self.phase == Phase::Head {
+                        self.log(
+                            cx,
+                            LogLevel::Info,
+                            "client prematurely closed connection",
+                            doing,
+                        );
+                        self.log_unanswered(400, cx);
+                    }
+                    return Step::Close(Close::Normal);
+                }
+                Ok(_) => {}
+                Err(c) => return Step::Close(c),
+            }
         }
     }
 

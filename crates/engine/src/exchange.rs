@@ -435,7 +435,13 @@ impl Conn {
         self.set_gauge(Gauge::Waiting, cx);
         self.release_empty_buf(cx);
         cx.timers.arm(key, cx.now, keepalive_timeout);
-        Step::Continue
+        // A drained socket has nothing more for an idle connection: wait
+        // now rather than through another turn of `drive`.
+        if self.readable {
+            Step::Continue
+        } else {
+            Step::Wait
+        }
     }
 
     /// Access-logs a request that ended without an answer: nginx logs 408
