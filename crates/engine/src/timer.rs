@@ -88,6 +88,12 @@ pub struct Timers {
     /// The last `now` seen by [`Timers::arm`] and its nanoseconds since
     /// `origin` (see [`Timers::set_clock`]).
     last_now: (Instant, u64),
+    /// The tick of the first occupied slot from the cursor (`Some(None)`:
+    /// none), as [`Timers::next_deadline`] found it and inserts have kept
+    /// it since; `None` when it must be scanned for again. The worker asks
+    /// every loop turn, and a keep-alive timeout sits a thousand slots
+    /// ahead: the scan is worth keeping.
+    first: Option<Option<u64>>,
 }
 
 impl Place {
@@ -118,6 +124,7 @@ impl Timers {
             armed: 0,
             entries: 0,
             last_now: (origin, 0),
+            first: None,
         }
     }
 
@@ -136,6 +143,7 @@ impl Timers {
     fn unmark_if_empty(&mut self, slot: usize) {
         if self.slots[slot].is_empty() {
             self.occupied[slot / 64] &= !(1 << (slot % 64));
+            self.first = None;
         }
     }
 
@@ -233,6 +241,12 @@ impl Timers {
         p.sits = due;
         self.mark(slot);
         self.entries += 1;
+        if let Some(first) = &mut self.first {
+            // The tick at which the cursor reaches this slot (a later
+            // revolution's entry counts there too, as in the scan).
+            let t = self.cursor + due.saturating_sub(self.cursor) % SLOTS as u64;
+            *first = Some(first.map_or(t, |f| f.min(t)));
+        }
     }
 
     /// Takes `key`'s entry out of the wheel, if it is in.
@@ -263,13 +277,20 @@ impl Timers {
 
     /// When the worker should wake up next: the first tick with an entry
     /// (possibly one of a later revolution: waking early is harmless).
-    pub fn next_deadline(&self) -> Option<Instant> {
+    pub fn next_deadline(&mut self) -> Option<Instant> {
         if self.armed == 0 {
             // Entries left by disarms wait for the next wake-up.
             return None;
         }
-        let start = (self.cursor % SLOTS as u64) as usize;
-        let t = self.cursor + self.next_occupied(start)? as u64;
+        let t = match self.first {
+            Some(first) => first,
+            None => {
+                let start = (self.cursor % SLOTS as u64) as usize;
+                let first = self.next_occupied(start).map(|d| self.cursor + d as u64);
+                self.first = Some(first);
+                first
+            }
+        }?;
         let nanos = t.saturating_mul(TICK_NANOS);
         Some(self.origin + Duration::from_nanos(nanos))
     }
@@ -313,6 +334,12 @@ impl Timers {
             self.cursor += 1;
         }
         self.cursor = self.cursor.max(now_tick + 1);
+        if self
+            .first
+            .is_some_and(|f| f.is_some_and(|t| t < self.cursor))
+        {
+            self.first = None;
+        }
     }
 }
 
@@ -411,7 +438,14 @@ mod tests {
         t.expire(t0 + TICK * 3000 + TICK / 2, &mut Vec::new());
         let now = t0 + TICK * 3000;
         for k in 0..200usize {
-            let d = TICK * ((k * 37 % (SLOTS - 2)) as u32);
+            // Some of a later revolution (keys neither disarmed nor
+            // re-armed below): they count at their slot, as the scan does.
+            let ticks = if k % 30 == 5 {
+                SLOTS + 3 + k % 7
+            } else {
+                k * 37 % (SLOTS - 2)
+            };
+            let d = TICK * (ticks as u32);
             t.arm(k, now, d);
             assert_eq!(t.next_deadline(), scan(&t), "after arming {k}");
             assert!(consistent(&t));
@@ -431,6 +465,49 @@ mod tests {
         }
         assert_eq!(t.armed, 0);
         assert_eq!(t.occupied, [0; WORDS]);
+    }
+
+    /// Random arms (some a revolution ahead), disarms and expiries: the
+    /// kept first tick always agrees with a scan of the slots.
+    #[test]
+    fn kept_first_tick_agrees_with_a_scan() {
+        let t0 = Instant::now();
+        let mut t = Timers::new(t0);
+        let scan = |t: &Timers| {
+            (0..SLOTS as u64)
+                .map(|i| t.cursor + i)
+                .find(|x| !t.slots[(x % SLOTS as u64) as usize].is_empty())
+        };
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        let mut rand = move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let mut now = t0;
+        let mut fired = Vec::new();
+        for step in 0..20_000 {
+            match rand(10) {
+                0..=5 => {
+                    let ticks = match rand(4) {
+                        0 => SLOTS as u64 + rand(SLOTS as u64),
+                        1 => rand(4),
+                        _ => rand(1300),
+                    };
+                    t.arm(rand(64) as usize, now, TICK * ticks as u32);
+                }
+                6 | 7 => t.disarm(rand(64) as usize),
+                _ => {
+                    now += TICK * rand(200) as u32 + Duration::from_millis(rand(50));
+                    t.expire(now, &mut fired);
+                }
+            }
+            if t.armed > 0 {
+                let want = scan(&t).map(|x| t.origin + Duration::from_nanos(x * TICK_NANOS));
+                assert_eq!(t.next_deadline(), want, "step {step}");
+            }
+        }
     }
 
     /// Lazy re-arming: a busy connection's entry stays put while its

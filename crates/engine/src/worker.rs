@@ -363,7 +363,7 @@ impl Worker {
         }
     }
 
-    fn poll_timeout(&self) -> Option<Duration> {
+    fn poll_timeout(&mut self) -> Option<Duration> {
         let mut next = self.cx.timers.next_deadline();
         if self.listeners.iter().any(|l| l.ready) {
             match self.accept_retry {
