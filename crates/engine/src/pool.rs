@@ -47,9 +47,11 @@ impl Pool {
     /// A read buffer, fully initialised (its length is its size: the
     /// connection tracks the filled range itself, so `read` can fill it
     /// without re-zeroing per call).
+    #[inline]
     pub fn read_buf(&mut self) -> Vec<u8> {
         self.read.pop().unwrap_or_else(|| vec![0; READ_BUF_SIZE])
     }
+    #[inline]
     pub fn put_read_buf(&mut self, b: Vec<u8>) {
         if self.read.len() < POOL_MAX && b.len() <= KEEP_MAX_CAPACITY {
             self.read.push(b);
