@@ -181,6 +181,8 @@ impl Conn {
     }
 
     /// Runs the state machine until it must wait for the socket or close.
+    /// Discarding and lingering are rare and kept out of line (never
+    /// inlined), so the common loop's frame stays small.
     pub fn drive(&mut self, key: usize, cx: &mut Ctx) -> Option<Close> {
         loop {
             let step = match self.phase {
@@ -383,6 +385,7 @@ impl Conn {
         Ok(dec_done(ex.body.as_ref()))
     }
 
+    #[inline(never)]
     fn step_discard(&mut self, key: usize, cx: &mut Ctx) -> Step {
         let Phase::Discard { until } = self.phase else {
             return Step::Continue;
@@ -425,6 +428,7 @@ impl Conn {
         Step::Continue
     }
 
+    #[inline(never)]
     fn step_linger(&mut self, key: usize, cx: &mut Ctx) -> Step {
         let Phase::Linger { until, read } = self.phase else {
             return Step::Continue;

@@ -250,6 +250,7 @@ impl Conn {
     }
 
     /// The head could not be parsed: nginx's error page, then close.
+    #[inline(never)]
     pub fn start_error(&mut self, mut ex: Box<Exchange>, e: HttpError, cx: &mut Ctx) -> Step {
         let doing = if matches!(e.status, 414) || self.buffered() == 0 {
             "while reading client request line"
@@ -352,6 +353,7 @@ impl Conn {
         }
     }
 
+    #[inline(never)]
     fn discard_while_blocked(&mut self, cx: &mut Ctx) -> Step {
         let pending = self.ex.as_ref().is_some_and(|e| e.body.is_some());
         if !pending || !self.readable {

@@ -32,6 +32,11 @@ pub struct Pool {
     exchanges: Vec<Box<Exchange>>,
 }
 
+#[cold]
+fn new_exchange() -> Box<Exchange> {
+    Box::default()
+}
+
 fn take(list: &mut Vec<Vec<u8>>, cap: usize) -> Vec<u8> {
     list.pop().unwrap_or_else(|| Vec::with_capacity(cap))
 }
@@ -64,8 +69,9 @@ impl Pool {
         give(&mut self.file, b);
     }
     /// An idle exchange (see [`Exchange::reset`]).
+    #[inline]
     pub fn exchange(&mut self) -> Box<Exchange> {
-        self.exchanges.pop().unwrap_or_default()
+        self.exchanges.pop().unwrap_or_else(new_exchange)
     }
 
     /// Takes back an exchange, which must be idle: reset by its owner, so
