@@ -20,6 +20,7 @@ use crate::write::{ConnHeader, Output, Progress, WriteError, serialize_head};
 /// [`crate::pool::Pool::exchange`]): the request is parsed in place and the
 /// head serialized into the output's kept buffer, so a request allocates
 /// nothing and moves no large value into the heap.
+#[derive(Default)]
 pub struct Exchange {
     /// The request head, parsed in place.
     req: Box<Request>,
@@ -38,21 +39,6 @@ pub struct Exchange {
     /// Close with lingering (errors: nginx lingers so the client reads the
     /// error page before a RST could destroy it).
     pub linger: bool,
-}
-
-impl Default for Exchange {
-    fn default() -> Exchange {
-        Exchange {
-            req: Box::default(),
-            parsed: false,
-            resp: None,
-            out: Output::default(),
-            body: None,
-            request_length: 0,
-            keepalive: false,
-            linger: false,
-        }
-    }
 }
 
 impl Exchange {

@@ -204,6 +204,7 @@ struct Deflate {
 }
 
 /// A response in flight.
+#[derive(Default)]
 pub struct Output {
     /// The serialized head, then a small memory body copied behind it
     /// (see [`INLINE_BODY_MAX`]).
@@ -238,26 +239,6 @@ fn small_memory_body(body: &Body) -> Option<&[u8]> {
         Body::Static(b) if b.len() <= INLINE_BODY_MAX => Some(b),
         Body::Shared(b) if b.len() <= INLINE_BODY_MAX => Some(b),
         _ => None,
-    }
-}
-
-impl Default for Output {
-    fn default() -> Output {
-        Output {
-            head: Vec::new(),
-            head_end: 0,
-            head_pos: 0,
-            pieces: Vec::new(),
-            next: 0,
-            file_buf: None,
-            file_buf_pos: 0,
-            deflate: None,
-            sendfile: false,
-            nopush: false,
-            last: false,
-            head_bytes: 0,
-            body_bytes: 0,
-        }
     }
 }
 
