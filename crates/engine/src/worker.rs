@@ -354,11 +354,11 @@ impl Worker {
             }
             self.accept_ready();
             self.expire_timers();
-            if self.cx.now.duration_since(self.last_flush) >= FLUSH_EVERY {
+            if let Some(a) = self.cx.access.as_mut()
+                && self.cx.now.duration_since(self.last_flush) >= FLUSH_EVERY
+            {
                 self.last_flush = self.cx.now;
-                if let Some(a) = self.cx.access.as_mut() {
-                    a.flush();
-                }
+                a.flush();
             }
         }
     }

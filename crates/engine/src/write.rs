@@ -354,6 +354,17 @@ impl Output {
                 _ => self.write_gathered(s).map_err(WriteError::Io),
             };
             match step {
+                // The usual response, its head's buffer all there is (a
+                // small body rides in it), is done once that is sent: no
+                // second turn of the loop to find out.
+                Ok(())
+                    if self.head_pos == self.head.len()
+                        && self.next == self.pieces.len()
+                        && self.file_buf.is_none()
+                        && self.deflate.is_none() =>
+                {
+                    return Ok(Progress::Done);
+                }
                 Ok(()) => {}
                 Err(WriteError::Io(e)) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(WriteError::Io(e)) if e.kind() == io::ErrorKind::WouldBlock => {
