@@ -133,6 +133,8 @@ impl Conn {
         ex.parsed = true;
         let note = self.answer(&mut ex, cx);
         let Exchange { req, resp, .. } = &mut *ex;
+        // `answer` always puts a response in; `None` would be a bug, met
+        // by closing rather than by a panic.
         let Some(resp) = resp.as_mut() else {
             return Step::Close(Close::Normal);
         };
