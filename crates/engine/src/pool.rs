@@ -4,7 +4,9 @@
 //! when nothing unparsed remains, so an idle keep-alive connection holds no
 //! buffer (nginx frees its header buffer on keep-alive the same way). The
 //! pool keeps a bounded number of spare buffers so steady state allocates
-//! nothing and an idle worker does not hoard memory.
+//! nothing and an idle worker does not hoard memory. Exchanges are pooled
+//! whole, with their request and output buffers, and given back when the
+//! response is done.
 
 use crate::exchange::Exchange;
 
@@ -15,7 +17,7 @@ pub const READ_BUF_SIZE: usize = 4096;
 /// Chunk read from a file per `pread` when `sendfile` is off (nginx's
 /// `output_buffers` default is 2 × 32k).
 pub const FILE_BUF_SIZE: usize = 32 * 1024;
-/// Spare buffers (each kind) kept per worker; more are freed.
+/// Spare buffers (each kind) and exchanges kept per worker; more are freed.
 pub const POOL_MAX: usize = 256;
 /// A returned buffer larger than this (grown for a huge head) is freed
 /// rather than kept, so the pool's memory stays bounded.
