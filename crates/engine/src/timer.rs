@@ -32,11 +32,10 @@ pub const TICK: Duration = Duration::from_millis(50);
 const SLOTS: usize = 4096;
 /// Words of the occupancy bitmap.
 const WORDS: usize = SLOTS / 64;
-/// [`TICK`] in nanoseconds; a whole number of ticks per second keeps the
-/// tick computation in 64-bit arithmetic (no 128-bit division per arm).
+/// [`TICK`] in nanoseconds: ticks are computed from nanoseconds since the
+/// origin in 64-bit arithmetic (no 128-bit division per arm).
 const TICK_NANOS: u64 = TICK.as_nanos() as u64;
-const TICKS_PER_SEC: u64 = 1_000_000_000 / TICK_NANOS;
-const _: () = assert!(1_000_000_000_u64.is_multiple_of(TICK_NANOS) && SLOTS.is_multiple_of(64));
+const _: () = assert!(SLOTS.is_multiple_of(64));
 
 /// `d` in nanoseconds, saturating (a `u64` holds 584 years).
 fn duration_nanos(d: Duration) -> u64 {
@@ -128,12 +127,14 @@ impl Timers {
         }
     }
 
-    /// The tick containing `t` (rounded down).
-    fn tick_of(&self, t: Instant) -> u64 {
-        let d = t.saturating_duration_since(self.origin);
-        d.as_secs()
-            .saturating_mul(TICKS_PER_SEC)
-            .saturating_add(u64::from(d.subsec_nanos()) / TICK_NANOS)
+    /// The tick containing `t` (rounded down), through the clock that
+    /// [`Timers::arm`] keeps: a loop turn that armed timers at `t` does not
+    /// subtract `Instant`s again to expire them.
+    fn tick_of(&mut self, t: Instant) -> u64 {
+        if t != self.last_now.0 {
+            self.set_clock(t);
+        }
+        self.last_now.1 / TICK_NANOS
     }
 
     fn mark(&mut self, slot: usize) {
@@ -553,7 +554,7 @@ mod tests {
     #[test]
     fn tick_math_matches_division() {
         let t0 = Instant::now();
-        let t = Timers::new(t0);
+        let mut t = Timers::new(t0);
         for ms in [0u64, 1, 49, 50, 51, 999, 1000, 1049, 65_000, 3_600_123] {
             let at = t0 + Duration::from_millis(ms);
             assert_eq!(t.tick_of(at), ms / 50, "{ms} ms");
