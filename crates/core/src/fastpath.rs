@@ -90,6 +90,7 @@ pub(crate) struct Route {
 }
 
 #[derive(Debug, Default)]
+#[repr(C)]
 pub(crate) struct Routes {
     /// [`route_key`] → route.
     map: KeyMap<Route>,
@@ -105,7 +106,7 @@ fn route_key(server: usize, uri: &str) -> u64 {
     use std::hash::Hasher;
     let mut h = FxHasher::default();
     h.add(server as u64 ^ (uri.len() as u64) << 32);
-    h.write(uri.as_bytes());
+    h.add_bytes(uri.as_bytes());
     h.finish()
 }
 

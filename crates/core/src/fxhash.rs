@@ -24,13 +24,39 @@ impl FxHasher {
     pub(crate) fn add(&mut self, word: u64) {
         self.hash = (self.hash.rotate_left(5) ^ word).wrapping_mul(SEED);
     }
+
+    /// Folds in every byte of `bytes`, not their length (callers add it:
+    /// keys of different lengths may fold alike). Eight bytes or more:
+    /// the first word, the whole words after it, and the last word,
+    /// which overlaps them; so a key of up to 16 bytes (most URIs and
+    /// many paths) costs two loads and no loop.
+    #[inline]
+    pub(crate) fn add_bytes(&mut self, bytes: &[u8]) {
+        let (Some(first), Some(last)) = (bytes.first_chunk::<8>(), bytes.last_chunk::<8>()) else {
+            if !bytes.is_empty() {
+                self.add(tail_word(bytes));
+            }
+            return;
+        };
+        self.add(u64::from_le_bytes(*first));
+        if bytes.len() > 2 * 8 {
+            let mut mid = bytes.get(8..).unwrap_or_default();
+            while mid.len() > 8 {
+                let Some((word, rest)) = mid.split_first_chunk::<8>() else {
+                    break;
+                };
+                self.add(u64::from_le_bytes(*word));
+                mid = rest;
+            }
+        }
+        self.add(u64::from_le_bytes(*last));
+    }
 }
 
-/// The last 1 to 7 bytes of a key as one word, read in place (copying them
-/// into a zeroed word costs a `memcpy` call per key): the first and last
-/// four bytes overlapping, or for up to three the first, middle and last
-/// with the length. Keys that differ only in how such overlaps line up
-/// share a word, which costs a comparison, not an answer.
+/// A key of 1 to 7 bytes as one word, read in place (copying them into a
+/// zeroed word costs a `memcpy` call per key): the first and last four
+/// bytes overlapping, or for up to three the first, middle and last with
+/// the length. Keys of one length never share a word.
 #[inline]
 fn tail_word(rest: &[u8]) -> u64 {
     if let (Some(a), Some(b)) = (rest.first_chunk::<4>(), rest.last_chunk::<4>()) {
@@ -52,14 +78,8 @@ fn tail_word(rest: &[u8]) -> u64 {
 impl Hasher for FxHasher {
     #[inline]
     fn write(&mut self, bytes: &[u8]) {
-        let mut rest = bytes;
-        while let Some((word, tail)) = rest.split_first_chunk::<8>() {
-            self.add(u64::from_le_bytes(*word));
-            rest = tail;
-        }
-        if !rest.is_empty() {
-            self.add(tail_word(rest));
-        }
+        self.add(bytes.len() as u64);
+        self.add_bytes(bytes);
     }
 
     fn write_u8(&mut self, i: u8) {
@@ -137,10 +157,11 @@ mod tests {
         assert_ne!(h("abcdefgh1"), h("abcdefgh2"));
     }
 
-    /// Every byte of a short tail counts, at every tail length.
+    /// Every byte counts, at every length around the word sizes, and the
+    /// length itself.
     #[test]
-    fn every_tail_byte_counts() {
-        for len in 1..=15 {
+    fn every_byte_counts() {
+        for len in 1..=40 {
             let base = vec![b'a'; len];
             let whole = h(std::str::from_utf8(&base).unwrap());
             for i in 0..len {
@@ -151,6 +172,8 @@ mod tests {
         }
         assert_ne!(h("a"), h("aa"));
         assert_ne!(h("ab"), h("abb"));
+        assert_ne!(h("abcdefgh"), h("abcdefghabcdefgh"));
+        assert_ne!(h("aaaaaaaaa"), h("aaaaaaaaaa"));
     }
 
     #[test]

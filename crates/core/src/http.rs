@@ -38,20 +38,26 @@ pub(crate) struct ServerRt {
 
 /// One per worker thread (owns the worker's open-file cache and memory
 /// cache; not `Send`, nothing in it is locked).
+///
+/// `repr(C)`, aligned to a cache line: what a route's hit reads (the
+/// routes, the server index's shortcut, `last_server`, the memory cache's
+/// slots and counter; each struct puts those first) sits in the first two
+/// lines.
+#[repr(C, align(64))]
 pub struct HttpCore {
-    pub(crate) servers: Rc<Vec<ServerRt>>,
-    index: ServerIndex,
-    pub(crate) fcache: OpenFileCache,
-    pub(crate) mcache: MemCache,
-    pub(crate) heads: HeadMemo,
     /// The static hit fast path's routes.
     pub(crate) routes: crate::fastpath::Routes,
+    index: ServerIndex,
+    last_server: Option<usize>,
+    pub(crate) mcache: MemCache,
+    pub(crate) servers: Rc<Vec<ServerRt>>,
+    pub(crate) fcache: OpenFileCache,
+    pub(crate) heads: HeadMemo,
     status: Option<Box<dyn StatusSource>>,
     /// The multipart/byteranges boundary counter (nginx's temp number).
     pub(crate) boundary: u64,
     /// Scratch for file paths, reused across requests.
     pub(crate) path_buf: String,
-    last_server: Option<usize>,
     /// The last Host looked up (see [`crate::servers::HostMemo`]).
     host_memo: crate::servers::HostMemo,
     /// Settings for responses to unparsable requests.
@@ -539,5 +545,21 @@ fn primary_name(s: &ServerConf) -> String {
         Some(ServerName::WildcardEnd(p)) => format!("{p}*"),
         Some(ServerName::Regex(r)) => format!("~{}", r.as_str()),
         None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::mem::{offset_of, size_of};
+
+    use super::HttpCore;
+
+    /// What a route's hit reads of the core (see [`HttpCore`]) stays
+    /// within its first two cache lines.
+    #[test]
+    fn a_hit_reads_two_lines_of_the_core() {
+        let mcache_hits = offset_of!(HttpCore, mcache) + offset_of!(crate::mcache::MemCache, hits);
+        assert!(mcache_hits + size_of::<u64>() <= 128, "{mcache_hits}");
+        assert!(offset_of!(HttpCore, last_server) < 128);
     }
 }

@@ -44,28 +44,12 @@ pub(crate) struct Variant {
 }
 
 /// A cached 200 response for one file under one location's settings.
+///
+/// `repr(C)`, aligned to a cache line: a hit reads the fields up to `size`
+/// (104 bytes, two lines); the rest serves misses and revalidation.
 #[derive(Debug, Clone)]
+#[repr(C, align(64))]
 pub(crate) struct MemEntry {
-    pub body: Arc<[u8]>,
-    /// Head lines for a GET/HEAD 200 and where Connection goes.
-    pub head: Arc<[u8]>,
-    pub split: usize,
-    /// The location settings the head was built with (by address).
-    pub conf_id: usize,
-    /// The URI extension the head's Content-Type came from: URIs with
-    /// other extensions can reach the same file in the same location (a
-    /// regex location whose `alias` names one file), and their answers
-    /// must carry their own type (nginx's `ngx_http_set_exten`).
-    pub exten: Box<str>,
-    pub size: u64,
-    pub mtime: i64,
-    pub ino: u64,
-    pub dev: u64,
-    pub variants: Vec<Variant>,
-    /// `body` is the file. `false`: an entry kept only for its compressed
-    /// variants (a file above `max_file`; `body` is empty, `size` is the
-    /// file's).
-    pub whole: bool,
     /// Which insert made it (unique per cache): a slot index found earlier
     /// (the fast path's routes) still names this entry only if the stamp
     /// matches, as slots are reused.
@@ -76,10 +60,30 @@ pub(crate) struct MemEntry {
     /// is past what `SystemTime` holds (fresh for as long as the clock
     /// does not go back).
     fresh_until: Option<SystemTime>,
+    used: SystemTime,
+    /// Head lines for a GET/HEAD 200 and where Connection goes.
+    pub head: Arc<[u8]>,
+    pub split: usize,
+    pub body: Arc<[u8]>,
+    pub size: u64,
+    /// `body` is the file. `false`: an entry kept only for its compressed
+    /// variants (a file above `max_file`; `body` is empty, `size` is the
+    /// file's).
+    pub whole: bool,
+    /// The location settings the head was built with (by address).
+    pub conf_id: usize,
+    /// The URI extension the head's Content-Type came from: URIs with
+    /// other extensions can reach the same file in the same location (a
+    /// regex location whose `alias` names one file), and their answers
+    /// must carry their own type (nginx's `ngx_http_set_exten`).
+    pub exten: Box<str>,
+    pub mtime: i64,
+    pub ino: u64,
+    pub dev: u64,
+    pub variants: Vec<Variant>,
     /// The owner's `open_file_cache_valid` (one per entry: the owner's
     /// settings are immutable and held by the worker's configuration).
     valid: Duration,
-    used: SystemTime,
 }
 
 impl MemEntry {
@@ -169,15 +173,21 @@ impl Owner<'_> {
     }
 }
 
+/// `repr(C)`: a route's hit reads `slots` and `hits` only (first, see
+/// [`crate::HttpCore`]).
 #[derive(Debug, Default)]
+#[repr(C)]
 pub(crate) struct MemCache {
+    slots: Vec<Option<MemEntry>>,
+    /// Lookups answered from memory, and not (for the metrics).
+    pub(crate) hits: u64,
+    pub(crate) misses: u64,
     /// Path → index in `slots`. The entries live beside the map so that a
     /// hit is one hash probe: the index is a copy, and the entry can then be
     /// updated and returned (a borrow taken from the map itself and returned
     /// on one path only keeps the map borrowed on the others, so the stale
     /// path's removal forced a second probe).
     map: FxHashMap<Box<str>, usize>,
-    slots: Vec<Option<MemEntry>>,
     /// Indices of empty slots.
     free: Vec<usize>,
     total: usize,
@@ -185,9 +195,6 @@ pub(crate) struct MemCache {
     next_stamp: u64,
     /// `stat` calls made to revalidate (tests: a fresh hit makes none).
     pub(crate) syscalls: u64,
-    /// Lookups answered from memory, and not (for the metrics).
-    pub(crate) hits: u64,
-    pub(crate) misses: u64,
     /// Bodies compressed into variants (tests: a cached variant is made
     /// once).
     pub(crate) compressions: u64,
@@ -441,5 +448,14 @@ mod tests {
         assert!(forever.fresh_until.is_none());
         assert!(forever.fresh(t0 + Duration::from_secs(u64::from(u32::MAX))));
         assert!(!forever.fresh(t0 - ns));
+    }
+
+    /// What a hit reads stays within an entry's first two cache lines.
+    #[test]
+    fn a_hit_reads_two_lines() {
+        use std::mem::{align_of, offset_of, size_of};
+        assert_eq!(align_of::<MemEntry>(), 64);
+        assert!(offset_of!(MemEntry, size) + size_of::<u64>() <= 128);
+        assert_eq!(size_of::<Option<MemEntry>>(), size_of::<MemEntry>());
     }
 }

@@ -43,16 +43,18 @@ pub(crate) struct HostMemo {
     server: Option<usize>,
 }
 
-/// Server lookup tables for all listen addresses.
+/// Server lookup tables for all listen addresses (`repr(C)`: the field
+/// every request reads first, see [`crate::HttpCore`]).
 #[derive(Debug, Default)]
+#[repr(C)]
 pub(crate) struct ServerIndex {
-    tables: Vec<AddrTable>,
     /// The server every lookup finds, when there is one: no address holds
     /// several servers and all addresses default to the same one (a
     /// single `server` block, however many `listen`s). A connection's
     /// address always selects some table (the last resort is the first),
     /// so neither the address nor the Host can change the answer.
     only: Option<usize>,
+    tables: Vec<AddrTable>,
 }
 
 impl ServerIndex {
