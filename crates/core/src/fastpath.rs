@@ -4,8 +4,10 @@
 //! location match, the `return`/`try_files`/`stub_status` checks, mapping
 //! the URI to a file path, the precompressed probe, the conditional and
 //! compression decisions) and the memory cache's hash of the file path:
-//! one probe of a short key, then the entry's own revalidation
-//! (`open_file_cache_valid`) as ever.
+//! one probe of a word (the hash of server and URI; the route found is
+//! checked for both), then the entry's own revalidation
+//! (`open_file_cache_valid`) as ever. The caller builds the response from
+//! the references returned, where it returns it.
 //!
 //! Sound because, for such a request, the answer is a function of the
 //! server, the URI and the file alone. A route is recorded only when the
