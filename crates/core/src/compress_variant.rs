@@ -240,6 +240,7 @@ impl HttpCore {
                 info.ino,
                 info.dev,
                 ctx.now,
+                ctx.conf.open_file_cache_valid,
             );
             entry.size = info.size;
             entry.whole = false;

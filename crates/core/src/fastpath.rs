@@ -4,8 +4,10 @@
 //! location match, the `return`/`try_files`/`stub_status` checks, mapping
 //! the URI to a file path, the precompressed probe, the conditional and
 //! compression decisions) and the memory cache's hash of the file path:
-//! one probe of a short key, then the entry's own revalidation
-//! (`open_file_cache_valid`) as ever.
+//! one probe of a word (the hash of server and URI; the route found is
+//! checked for both), then the entry's own revalidation
+//! (`open_file_cache_valid`) as ever. The caller builds the response from
+//! the references returned, where it returns it.
 //!
 //! Sound because, for such a request, the answer is a function of the
 //! server, the URI and the file alone. A route is recorded only when the
@@ -26,11 +28,12 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use peregrine_compress::Policy;
-use peregrine_conf::model::LocConf;
+use peregrine_conf::model::{LocConf, ServerConf};
 
-use crate::fxhash::FxHashMap;
+use crate::fxhash::{FxHasher, KeyMap};
 use crate::http::{Ctx, HttpCore};
-use crate::request::{Method, RequestView};
+use crate::mcache::MemEntry;
+use crate::request::{HeaderLookup, Method, RequestView};
 use crate::response::Response;
 
 /// Routes kept per worker; when full they are all dropped and relearned.
@@ -59,57 +62,167 @@ const DECIDING_HEADERS: [&str; 6] = [
 
 const DECIDING_MASK: u64 = peregrine_codec::request::header_mask(&DECIDING_HEADERS);
 
+/// The one header that can change it through compression ([`Route::ae_changes`]).
+const ACCEPT_ENCODING: &str = "Accept-Encoding";
+
+/// Every header a route looks at: a request with none of them (one `AND`
+/// says so) is decided without a lookup.
+const CHECKED_MASK: u64 = DECIDING_MASK | peregrine_codec::request::header_mask(&[ACCEPT_ENCODING]);
+
 /// Where a URI of a server was answered from.
 #[derive(Debug)]
 pub(crate) struct Route {
-    /// The location's settings (the response carries them).
-    conf: Arc<LocConf>,
+    /// The key it was recorded under (two keys may share a hash).
+    server: usize,
+    uri: Box<str>,
     /// The memory-cache slot and the stamp of the entry in it.
     slot: usize,
     stamp: u64,
+    /// The location's settings and the server block (the response
+    /// carries them).
+    conf: Arc<LocConf>,
+    server_conf: Arc<ServerConf>,
+    /// The location's compression filters could change the answer to a
+    /// request with `Accept-Encoding` ([`Policy::may_change`], a function
+    /// of the settings alone). Without one they cannot, or no route would
+    /// have been recorded.
+    ae_changes: bool,
     /// The file's path, for revalidation.
     path: Box<str>,
 }
 
 #[derive(Debug, Default)]
+#[repr(C)]
 pub(crate) struct Routes {
-    /// Per server index: URI → route.
-    by_server: Vec<FxHashMap<Box<str>, Route>>,
-    len: usize,
+    /// [`route_key`] → route.
+    map: KeyMap<Route>,
     /// Requests answered by a route (tests).
     pub(crate) hits: u64,
+}
+
+/// The hash of (server, URI) the routes are kept under: computed once per
+/// request, then one probe compares words; the route found is checked
+/// for its server and URI.
+#[inline]
+fn route_key(server: usize, uri: &str) -> u64 {
+    use std::hash::Hasher;
+    let mut h = FxHasher::default();
+    h.add(server as u64 ^ (uri.len() as u64) << 32);
+    h.add_bytes(uri.as_bytes());
+    h.finish()
+}
+
+/// `a == b`, inline for the short strings URIs are: word by word, the
+/// last word overlapping the one before (`==` on slices calls `bcmp`).
+#[inline]
+fn same(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let (mut x, mut y) = (a, b);
+    while let (Some((p, xs)), Some((q, ys))) =
+        (x.split_first_chunk::<8>(), y.split_first_chunk::<8>())
+    {
+        if p != q {
+            return false;
+        }
+        (x, y) = (xs, ys);
+    }
+    match (a.last_chunk::<8>(), b.last_chunk::<8>()) {
+        // Equal lengths of 8 or more: the rest is within the last word.
+        (Some(p), Some(q)) => p == q,
+        _ => x == y,
+    }
 }
 
 impl Routes {
     /// Routes held (tests).
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
-        self.len
+        self.map.len()
     }
 
-    fn get(&self, server: usize, uri: &str) -> Option<&Route> {
-        self.by_server.get(server)?.get(uri)
+    #[inline]
+    fn get(&self, key: u64, server: usize, uri: &str) -> Option<&Route> {
+        self.map
+            .get(&key)
+            .filter(|r| r.server == server && same(r.uri.as_bytes(), uri.as_bytes()))
     }
 
-    fn forget(&mut self, server: usize, uri: &str) {
-        if let Some(m) = self.by_server.get_mut(server)
-            && m.remove(uri).is_some()
-        {
-            self.len -= 1;
-        }
+    fn forget(&mut self, key: u64) {
+        self.map.remove(&key);
     }
 
-    fn record(&mut self, server: usize, uri: &str, route: Route) {
-        if self.len >= ROUTES_MAX {
-            self.by_server.iter_mut().for_each(FxHashMap::clear);
-            self.len = 0;
+    /// Keeps `route`, in place of any other route under its key.
+    fn record(&mut self, route: Route) {
+        if self.map.len() >= ROUTES_MAX {
+            self.map.clear();
         }
-        if self.by_server.len() <= server {
-            self.by_server.resize_with(server + 1, FxHashMap::default);
+        self.map.insert(route_key(route.server, &route.uri), route);
+    }
+}
+
+/// What a route needs to know of a request.
+pub(crate) struct FastReq<'a, H: HeaderLookup + ?Sized> {
+    pub method: Method,
+    pub path: &'a str,
+    pub content_length: Option<u64>,
+    pub headers: &'a H,
+}
+
+impl<'a> FastReq<'a, dyn HeaderLookup + 'a> {
+    pub(crate) fn of(req: &RequestView<'a>) -> Self {
+        FastReq {
+            method: req.method,
+            path: req.path,
+            content_length: req.content_length,
+            headers: req.headers,
         }
-        if self.by_server[server].insert(uri.into(), route).is_none() {
-            self.len += 1;
+    }
+}
+
+impl<'a> FastReq<'a, peregrine_codec::Request> {
+    /// The parsed request itself (its header lookups are not virtual
+    /// calls), before any view is built.
+    #[inline]
+    pub(crate) fn parsed(req: &'a peregrine_codec::Request) -> Self {
+        FastReq {
+            method: match req.method() {
+                peregrine_codec::Method::Get => Method::Get,
+                peregrine_codec::Method::Head => Method::Head,
+                peregrine_codec::Method::Post => Method::Post,
+                _ => Method::Other,
+            },
+            path: req.path(),
+            content_length: match req.body_kind() {
+                peregrine_codec::BodyKind::Length(n) => Some(n),
+                _ => None,
+            },
+            headers: req,
         }
+    }
+}
+
+/// What [`HttpCore::fast_hit`] found. References, not an answer: the
+/// caller builds the response where it returns it.
+pub(crate) enum Fast<'a> {
+    /// Answer from this entry (marked used and counted as a memory hit).
+    Hit(&'a Route, &'a MemEntry),
+    /// The route under this key names an entry that was replaced or
+    /// whose file changed: [`HttpCore::forget_route`] it.
+    Stale(u64),
+    /// No route, or the request may not take one.
+    Miss,
+}
+
+impl Route {
+    /// The response from entry `e`, as the full path gives it
+    /// ([`crate::static_file::plain_hit`]).
+    #[inline]
+    pub(crate) fn answer(&self, e: &MemEntry, method: Method) -> Response {
+        let mut r = crate::static_file::plain_hit(e, self.conf.clone(), method, false);
+        r.server = Some(self.server_conf.clone());
+        r
     }
 }
 
@@ -126,7 +239,7 @@ fn request_qualifies(req: &RequestView<'_>) -> bool {
 
 /// The location's compression filters send this request's answer as is.
 fn policy_keeps(conf: &LocConf, req: &RequestView<'_>) -> bool {
-    !Policy::of(conf).may_change(req.headers.get("Accept-Encoding").is_some())
+    !Policy::of(conf).may_change(req.headers.get(ACCEPT_ENCODING).is_some())
 }
 
 /// The location answers a URI from one file, found without probing.
@@ -137,29 +250,49 @@ fn location_qualifies(conf: &LocConf) -> bool {
 }
 
 impl HttpCore {
-    /// The answer from the route of (`server`, the request's URI), if the
-    /// request qualifies and the entry is still cached and current.
-    pub(crate) fn fast_hit(
+    /// The route of (`server`, the request's URI) and its entry, if the
+    /// request qualifies and the entry is still cached and current: the
+    /// tests of [`request_qualifies`] and [`policy_keeps`], cheapest first
+    /// (the route's own fields stand for the location's settings).
+    #[inline]
+    pub(crate) fn fast_hit<H: HeaderLookup + ?Sized>(
         &mut self,
         server: usize,
-        req: &RequestView<'_>,
+        req: &FastReq<'_, H>,
         now: SystemTime,
-    ) -> Option<Response> {
-        let route = self.routes.get(server, req.path)?;
-        if !request_qualifies(req) || !policy_keeps(&route.conf, req) {
-            return None;
+    ) -> Fast<'_> {
+        if !matches!(req.method, Method::Get | Method::Head) || req.content_length.unwrap_or(0) != 0
+        {
+            return Fast::Miss;
         }
-        let valid = route.conf.open_file_cache_valid;
-        let Some(e) = self
-            .mcache
-            .get_slot(route.slot, route.stamp, &route.path, valid, now)
-        else {
-            self.routes.forget(server, req.path);
-            return None;
+        let look = req.headers.may_have_any(CHECKED_MASK);
+        if look
+            && DECIDING_HEADERS
+                .iter()
+                .any(|h| req.headers.get(h).is_some())
+        {
+            return Fast::Miss;
+        }
+        let key = route_key(server, req.path);
+        let Some(route) = self.routes.get(key, server, req.path) else {
+            return Fast::Miss;
         };
-        let r = crate::static_file::plain_hit(e, route.conf.clone(), req.method, false);
-        self.routes.hits += 1;
-        Some(r)
+        if route.ae_changes && look && req.headers.get(ACCEPT_ENCODING).is_some() {
+            return Fast::Miss;
+        }
+        match self
+            .mcache
+            .get_slot(route.slot, route.stamp, &route.path, now)
+        {
+            Some(e) => Fast::Hit(route, e),
+            None => Fast::Stale(key),
+        }
+    }
+
+    /// Drops a stale route ([`Fast::Stale`]).
+    #[cold]
+    pub(crate) fn forget_route(&mut self, key: u64) {
+        self.routes.forget(key);
     }
 
     /// Remembers where this request was answered from, when the next one
@@ -170,6 +303,9 @@ impl HttpCore {
             || ctx.uri.len() > ROUTE_URI_MAX
             || !location_qualifies(&ctx.conf)
             || !policy_keeps(&ctx.conf, ctx.req)
+            // A route tests `Accept-Encoding` only (`ae_changes`): the
+            // filters must leave requests without it alone.
+            || Policy::of(&ctx.conf).may_change(false)
             || !request_qualifies(ctx.req)
         {
             return;
@@ -177,12 +313,66 @@ impl HttpCore {
         let Some((slot, stamp)) = self.mcache.slot(&self.path_buf) else {
             return;
         };
-        let route = Route {
-            conf: ctx.conf.clone(),
+        let Some(srv) = self.servers.get(ctx.server) else {
+            return;
+        };
+        self.routes.record(Route {
+            server: ctx.server,
+            uri: ctx.uri.as_ref().into(),
             slot,
             stamp,
+            conf: ctx.conf.clone(),
+            server_conf: srv.conf.clone(),
+            ae_changes: Policy::of(&ctx.conf).may_change(true),
             path: self.path_buf.as_str().into(),
-        };
-        self.routes.record(ctx.server, &ctx.uri, route);
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two keys may share a hash: a route answers only its own server and
+    /// URI, whatever key it is found under.
+    #[test]
+    fn a_route_answers_only_its_own_server_and_uri() {
+        let conf = Arc::new(crate::fixtures::loc_conf("/srv"));
+        let server = crate::fixtures::server(&[("0.0.0.0:80", false)], &[""], Vec::new());
+        let mut routes = Routes::default();
+        let key = route_key(0, "/a.txt");
+        routes.map.insert(
+            key,
+            Route {
+                server: 0,
+                uri: "/a.txt".into(),
+                slot: 0,
+                stamp: 0,
+                conf,
+                server_conf: Arc::new(server),
+                ae_changes: false,
+                path: "/srv/a.txt".into(),
+            },
+        );
+        assert!(routes.get(key, 0, "/a.txt").is_some());
+        assert!(routes.get(key, 1, "/a.txt").is_none());
+        assert!(routes.get(key, 0, "/b.txt").is_none());
+        assert!(routes.get(key, 0, "/a.tx").is_none());
+        assert_ne!(route_key(0, "/a.txt"), route_key(1, "/a.txt"));
+    }
+
+    /// Every length around the word size, a difference at every byte.
+    #[test]
+    fn same_compares_every_byte() {
+        for len in 0..=33usize {
+            let a: Vec<u8> = (0..len).map(|i| b'a' + (i % 26) as u8).collect();
+            assert!(same(&a, &a.clone()), "{len}");
+            assert!(len == 0 || !same(&a, &a[..len - 1]));
+            for i in 0..len {
+                let mut b = a.clone();
+                b[i] ^= 0x20;
+                assert!(!same(&a, &b), "{len} {i}");
+            }
+        }
     }
 }

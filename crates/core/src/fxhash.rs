@@ -10,35 +10,84 @@ use std::hash::{BuildHasherDefault, Hasher};
 /// The multiplier of rustc's FxHasher.
 const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
 
+/// The rotation `finish` applies (rustc-hash 2's): the multiply mixes
+/// upwards only, and hashbrown picks the bucket from the low bits.
+const FINISH_ROTATE: u32 = 26;
+
 #[derive(Default, Clone, Copy)]
 pub(crate) struct FxHasher {
     hash: u64,
 }
 
 impl FxHasher {
-    fn add(&mut self, word: u64) {
+    #[inline]
+    pub(crate) fn add(&mut self, word: u64) {
         self.hash = (self.hash.rotate_left(5) ^ word).wrapping_mul(SEED);
+    }
+
+    /// Folds in every byte of `bytes`, not their length (callers add it:
+    /// keys of different lengths may fold alike). Eight bytes or more:
+    /// the first word, the whole words after it, and the last word,
+    /// which overlaps them; so a key of up to 16 bytes (most URIs and
+    /// many paths) costs two loads and no loop.
+    #[inline]
+    pub(crate) fn add_bytes(&mut self, bytes: &[u8]) {
+        let (Some(first), Some(last)) = (bytes.first_chunk::<8>(), bytes.last_chunk::<8>()) else {
+            if !bytes.is_empty() {
+                self.add(tail_word(bytes));
+            }
+            return;
+        };
+        self.add(u64::from_le_bytes(*first));
+        if bytes.len() > 2 * 8 {
+            let mut mid = bytes.get(8..).unwrap_or_default();
+            while mid.len() > 8 {
+                let Some((word, rest)) = mid.split_first_chunk::<8>() else {
+                    break;
+                };
+                self.add(u64::from_le_bytes(*word));
+                mid = rest;
+            }
+        }
+        self.add(u64::from_le_bytes(*last));
+    }
+}
+
+/// A key of 1 to 7 bytes as one word, read in place (copying them into a
+/// zeroed word costs a `memcpy` call per key): the first and last four
+/// bytes overlapping, or for up to three the first, middle and last with
+/// the length. Keys of one length never share a word.
+#[inline]
+fn tail_word(rest: &[u8]) -> u64 {
+    if let (Some(a), Some(b)) = (rest.first_chunk::<4>(), rest.last_chunk::<4>()) {
+        return u64::from(u32::from_le_bytes(*a)) | u64::from(u32::from_le_bytes(*b)) << 32;
+    }
+    match rest {
+        [] => 0,
+        [first, ..] => {
+            let mid = rest.get(rest.len() / 2).copied().unwrap_or(0);
+            let last = rest.last().copied().unwrap_or(0);
+            u64::from(*first)
+                | u64::from(mid) << 8
+                | u64::from(last) << 16
+                | (rest.len() as u64) << 24
+        }
     }
 }
 
 impl Hasher for FxHasher {
+    #[inline]
     fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(c);
-            self.add(u64::from_le_bytes(w));
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut w = [0u8; 8];
-            w[..rest.len()].copy_from_slice(rest);
-            self.add(u64::from_le_bytes(w));
-        }
+        self.add(bytes.len() as u64);
+        self.add_bytes(bytes);
     }
 
     fn write_u8(&mut self, i: u8) {
         self.add(u64::from(i));
+    }
+
+    fn write_u64(&mut self, i: u64) {
+        self.add(i);
     }
 
     fn write_usize(&mut self, i: usize) {
@@ -46,7 +95,7 @@ impl Hasher for FxHasher {
     }
 
     fn finish(&self) -> u64 {
-        self.hash
+        self.hash.rotate_left(FINISH_ROTATE)
     }
 }
 
@@ -54,9 +103,45 @@ impl Hasher for FxHasher {
 pub(crate) type FxBuild = BuildHasherDefault<FxHasher>;
 pub(crate) type FxHashMap<K, V> = std::collections::HashMap<K, V, FxBuild>;
 
+/// A hasher for keys that are already hashes ([`KeyMap`]): a `u64` is
+/// taken as is; anything else is folded as [`FxHasher`] does.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct KeyHasher {
+    hash: u64,
+    fx: FxHasher,
+}
+
+impl Hasher for KeyHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        self.fx.write(bytes);
+        self.hash = self.fx.finish();
+    }
+
+    #[inline]
+    fn write_u64(&mut self, i: u64) {
+        self.hash = i;
+    }
+
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.hash
+    }
+}
+
+/// A map keyed by a precomputed 64-bit hash: a probe compares one word,
+/// and the caller checks the entry is the one it meant (two keys may share
+/// a hash).
+pub(crate) type KeyMap<V> = std::collections::HashMap<u64, V, BuildHasherDefault<KeyHasher>>;
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn h(s: &str) -> u64 {
+        let mut x = FxHasher::default();
+        x.write(s.as_bytes());
+        x.finish()
+    }
 
     #[test]
     fn distinguishes_keys_and_is_deterministic() {
@@ -67,13 +152,37 @@ mod tests {
         for i in 0..1000 {
             assert_eq!(m.get(format!("/path/{i}").as_str()), Some(&i));
         }
-        let h = |s: &str| {
-            let mut x = FxHasher::default();
-            x.write(s.as_bytes());
-            x.finish()
-        };
         assert_eq!(h("abc"), h("abc"));
         assert_ne!(h("abc"), h("abd"));
         assert_ne!(h("abcdefgh1"), h("abcdefgh2"));
+    }
+
+    /// Every byte counts, at every length around the word sizes, and the
+    /// length itself.
+    #[test]
+    fn every_byte_counts() {
+        for len in 1..=40 {
+            let base = vec![b'a'; len];
+            let whole = h(std::str::from_utf8(&base).unwrap());
+            for i in 0..len {
+                let mut other = base.clone();
+                other[i] = b'b';
+                assert_ne!(h(std::str::from_utf8(&other).unwrap()), whole, "{len} {i}");
+            }
+        }
+        assert_ne!(h("a"), h("aa"));
+        assert_ne!(h("ab"), h("abb"));
+        assert_ne!(h("abcdefgh"), h("abcdefghabcdefgh"));
+        assert_ne!(h("aaaaaaaaa"), h("aaaaaaaaaa"));
+    }
+
+    #[test]
+    fn key_map_takes_the_key_as_its_hash() {
+        let mut k = KeyHasher::default();
+        k.write_u64(0x1234);
+        assert_eq!(k.finish(), 0x1234);
+        let mut m: KeyMap<&str> = KeyMap::default();
+        m.insert(7, "seven");
+        assert_eq!(m.get(&7), Some(&"seven"));
     }
 }

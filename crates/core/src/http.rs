@@ -12,6 +12,7 @@ use std::time::SystemTime;
 
 use peregrine_conf::model::{Config, LocConf, LocationConf, LocationMatch, ServerConf, ServerName};
 
+use crate::fastpath::{Fast, FastReq};
 use crate::fcache::OpenFileCache;
 use crate::headmemo::HeadMemo;
 use crate::locations::Locations;
@@ -37,20 +38,28 @@ pub(crate) struct ServerRt {
 
 /// One per worker thread (owns the worker's open-file cache and memory
 /// cache; not `Send`, nothing in it is locked).
+///
+/// `repr(C)`, aligned to a cache line: what a route's hit reads (the
+/// routes, the server index's shortcut, `last_server`, the memory cache's
+/// slots and counter; each struct puts those first) sits in the first two
+/// lines.
+#[repr(C, align(64))]
 pub struct HttpCore {
-    pub(crate) servers: Rc<Vec<ServerRt>>,
-    index: ServerIndex,
-    pub(crate) fcache: OpenFileCache,
-    pub(crate) mcache: MemCache,
-    pub(crate) heads: HeadMemo,
     /// The static hit fast path's routes.
     pub(crate) routes: crate::fastpath::Routes,
+    index: ServerIndex,
+    last_server: Option<usize>,
+    pub(crate) mcache: MemCache,
+    pub(crate) servers: Rc<Vec<ServerRt>>,
+    pub(crate) fcache: OpenFileCache,
+    pub(crate) heads: HeadMemo,
     status: Option<Box<dyn StatusSource>>,
     /// The multipart/byteranges boundary counter (nginx's temp number).
     pub(crate) boundary: u64,
     /// Scratch for file paths, reused across requests.
     pub(crate) path_buf: String,
-    last_server: Option<usize>,
+    /// The last Host looked up (see [`crate::servers::HostMemo`]).
+    host_memo: crate::servers::HostMemo,
     /// Settings for responses to unparsable requests.
     fallback: Arc<LocConf>,
 }
@@ -174,6 +183,7 @@ impl HttpCore {
             boundary: 0,
             path_buf: String::with_capacity(256),
             last_server: None,
+            host_memo: Default::default(),
             fallback,
         }
     }
@@ -235,29 +245,35 @@ impl HttpCore {
         req: &peregrine_codec::Request,
         now: SystemTime,
     ) -> Response {
+        self.handle_explained(conn, req, now, false).0
+    }
+
+    /// [`HttpCore::handle`] when no route answers: the view, then the
+    /// phases (out of line: the route's caller stays small).
+    #[inline(never)]
+    pub(crate) fn handle_parsed(
+        &mut self,
+        conn: &ConnInfo,
+        req: &peregrine_codec::Request,
+        server: usize,
+        fast: &FastReq<'_, peregrine_codec::Request>,
+        now: SystemTime,
+    ) -> Response {
         let view = RequestView {
-            method: match req.method() {
-                peregrine_codec::Method::Get => Method::Get,
-                peregrine_codec::Method::Head => Method::Head,
-                peregrine_codec::Method::Post => Method::Post,
-                _ => Method::Other,
-            },
+            method: fast.method,
             method_name: req.method_str(),
             version: match req.version() {
                 peregrine_codec::Version::Http10 => (1, 0),
                 peregrine_codec::Version::Http11 => (1, 1),
             },
-            path: req.path(),
+            path: fast.path,
             args: req.query(),
             target: req.target(),
             host: req.host(),
-            content_length: match req.body_kind() {
-                peregrine_codec::BodyKind::Length(n) => Some(n),
-                _ => None,
-            },
+            content_length: fast.content_length,
             headers: req,
         };
-        self.handle_view(conn, &view, now)
+        self.handle_server(conn, &view, server, now)
     }
 
     /// [`HttpCore::handle`] on a request view (tests, benches, and callers
@@ -268,16 +284,42 @@ impl HttpCore {
         req: &RequestView<'_>,
         now: SystemTime,
     ) -> Response {
-        let Some(server) = self.index.find(conn.local, req.host) else {
-            self.last_server = None;
+        let Some(server) = self.find_server(conn, || req.host) else {
             return self.error_response(500);
         };
-        self.last_server = Some(server);
-        let servers = self.servers.clone();
-        if let Some(mut r) = self.fast_hit(server, req, now) {
-            r.server = Some(servers[server].conf.clone());
-            return r;
+        match self.fast_hit(server, &FastReq::of(req), now) {
+            Fast::Hit(route, e) => {
+                let r = route.answer(e, req.method);
+                self.routes.hits += 1;
+                return r;
+            }
+            Fast::Stale(key) => self.forget_route(key),
+            Fast::Miss => {}
         }
+        self.handle_server(conn, req, server, now)
+    }
+
+    /// The server block for the connection's address and this Host,
+    /// remembered for [`HttpCore::last_server`].
+    #[inline]
+    pub(crate) fn find_server<'h>(
+        &mut self,
+        conn: &ConnInfo,
+        host: impl FnOnce() -> Option<&'h str>,
+    ) -> Option<usize> {
+        self.last_server = self.index.find_lazy(&mut self.host_memo, conn.local, host);
+        self.last_server
+    }
+
+    /// The phases, in `server`, for a request no route answered.
+    fn handle_server(
+        &mut self,
+        conn: &ConnInfo,
+        req: &RequestView<'_>,
+        server: usize,
+        now: SystemTime,
+    ) -> Response {
+        let servers = self.servers.clone();
         let srv = &servers[server];
         let mut ctx = Ctx {
             req,
@@ -455,6 +497,7 @@ impl HttpCore {
 
     /// The response for a request that failed to parse: nginx's error page,
     /// `keepalive: false`.
+    #[cold]
     pub fn error_response(&mut self, status: u16) -> Response {
         let page = PageCtx {
             conf: &self.fallback,
@@ -502,5 +545,21 @@ fn primary_name(s: &ServerConf) -> String {
         Some(ServerName::WildcardEnd(p)) => format!("{p}*"),
         Some(ServerName::Regex(r)) => format!("~{}", r.as_str()),
         None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::mem::{offset_of, size_of};
+
+    use super::HttpCore;
+
+    /// What a route's hit reads of the core (see [`HttpCore`]) stays
+    /// within its first two cache lines.
+    #[test]
+    fn a_hit_reads_two_lines_of_the_core() {
+        let mcache_hits = offset_of!(HttpCore, mcache) + offset_of!(crate::mcache::MemCache, hits);
+        assert!(mcache_hits + size_of::<u64>() <= 128, "{mcache_hits}");
+        assert!(offset_of!(HttpCore, last_server) < 128);
     }
 }

@@ -44,12 +44,32 @@ pub(crate) struct Variant {
 }
 
 /// A cached 200 response for one file under one location's settings.
+///
+/// `repr(C)`, aligned to a cache line: a hit reads the fields up to `size`
+/// (104 bytes, two lines); the rest serves misses and revalidation.
 #[derive(Debug, Clone)]
+#[repr(C, align(64))]
 pub(crate) struct MemEntry {
-    pub body: Arc<[u8]>,
+    /// Which insert made it (unique per cache): a slot index found earlier
+    /// (the fast path's routes) still names this entry only if the stamp
+    /// matches, as slots are reused.
+    pub stamp: u64,
+    checked: SystemTime,
+    /// `checked` + `valid`, computed when `checked` is set so that a hit
+    /// compares two times instead of subtracting them; `None` when the sum
+    /// is past what `SystemTime` holds (fresh for as long as the clock
+    /// does not go back).
+    fresh_until: Option<SystemTime>,
+    used: SystemTime,
     /// Head lines for a GET/HEAD 200 and where Connection goes.
     pub head: Arc<[u8]>,
     pub split: usize,
+    pub body: Arc<[u8]>,
+    pub size: u64,
+    /// `body` is the file. `false`: an entry kept only for its compressed
+    /// variants (a file above `max_file`; `body` is empty, `size` is the
+    /// file's).
+    pub whole: bool,
     /// The location settings the head was built with (by address).
     pub conf_id: usize,
     /// The URI extension the head's Content-Type came from: URIs with
@@ -57,21 +77,13 @@ pub(crate) struct MemEntry {
     /// regex location whose `alias` names one file), and their answers
     /// must carry their own type (nginx's `ngx_http_set_exten`).
     pub exten: Box<str>,
-    pub size: u64,
     pub mtime: i64,
     pub ino: u64,
     pub dev: u64,
     pub variants: Vec<Variant>,
-    /// `body` is the file. `false`: an entry kept only for its compressed
-    /// variants (a file above `max_file`; `body` is empty, `size` is the
-    /// file's).
-    pub whole: bool,
-    /// Which insert made it (unique per cache): a slot index found earlier
-    /// (the fast path's routes) still names this entry only if the stamp
-    /// matches, as slots are reused.
-    pub stamp: u64,
-    checked: SystemTime,
-    used: SystemTime,
+    /// The owner's `open_file_cache_valid` (one per entry: the owner's
+    /// settings are immutable and held by the worker's configuration).
+    valid: Duration,
 }
 
 impl MemEntry {
@@ -85,6 +97,7 @@ impl MemEntry {
         ino: u64,
         dev: u64,
         now: SystemTime,
+        valid: Duration,
     ) -> MemEntry {
         MemEntry {
             size: body.len() as u64,
@@ -100,8 +113,35 @@ impl MemEntry {
             whole: true,
             stamp: 0,
             checked: now,
+            fresh_until: now.checked_add(valid),
+            valid,
             used: now,
         }
+    }
+
+    /// Trusted without a `stat` at `now`: less than `valid` after the last
+    /// check, and not before it (a clock that went back revalidates).
+    /// Equal to `now - checked < valid`, without the subtraction.
+    #[inline]
+    fn fresh(&self, now: SystemTime) -> bool {
+        now >= self.checked && self.fresh_until.is_none_or(|until| now < until)
+    }
+
+    /// Checked (and found unchanged) at `now`.
+    fn checked_at(&mut self, now: SystemTime) {
+        self.checked = now;
+        self.fresh_until = now.checked_add(self.valid);
+    }
+
+    /// The file at `path` is still the one this entry holds.
+    fn same_file(&self, path: &str) -> bool {
+        std::fs::metadata(path).is_ok_and(|m| {
+            m.is_file()
+                && m.ino() == self.ino
+                && m.dev() == self.dev
+                && m.len() == self.size
+                && m.mtime() == self.mtime
+        })
     }
 
     /// The bytes this entry holds: the body and every variant's body.
@@ -133,15 +173,21 @@ impl Owner<'_> {
     }
 }
 
+/// `repr(C)`: a route's hit reads `slots` and `hits` only (first, see
+/// [`crate::HttpCore`]).
 #[derive(Debug, Default)]
+#[repr(C)]
 pub(crate) struct MemCache {
+    slots: Vec<Option<MemEntry>>,
+    /// Lookups answered from memory, and not (for the metrics).
+    pub(crate) hits: u64,
+    pub(crate) misses: u64,
     /// Path → index in `slots`. The entries live beside the map so that a
     /// hit is one hash probe: the index is a copy, and the entry can then be
     /// updated and returned (a borrow taken from the map itself and returned
     /// on one path only keeps the map borrowed on the others, so the stale
     /// path's removal forced a second probe).
     map: FxHashMap<Box<str>, usize>,
-    slots: Vec<Option<MemEntry>>,
     /// Indices of empty slots.
     free: Vec<usize>,
     total: usize,
@@ -149,22 +195,18 @@ pub(crate) struct MemCache {
     next_stamp: u64,
     /// `stat` calls made to revalidate (tests: a fresh hit makes none).
     pub(crate) syscalls: u64,
-    /// Lookups answered from memory, and not (for the metrics).
-    pub(crate) hits: u64,
-    pub(crate) misses: u64,
     /// Bodies compressed into variants (tests: a cached variant is made
     /// once).
     pub(crate) compressions: u64,
 }
 
 impl MemCache {
-    /// A usable entry for `path` built for `conf_id`, revalidating it with a
-    /// `stat` when older than `valid`.
+    /// A usable entry for `path` built for `owner`, revalidating it with a
+    /// `stat` when older than its `valid`.
     pub(crate) fn get(
         &mut self,
         path: &str,
         owner: Owner<'_>,
-        valid: Duration,
         now: SystemTime,
     ) -> Option<&MemEntry> {
         let found = self.map.get(path).copied();
@@ -172,27 +214,26 @@ impl MemCache {
             self.misses += 1;
             return None;
         };
-        let hit = self.use_slot(i, path, valid, now).is_some();
-        if !hit {
+        if self.use_slot(i, path, now).is_none() {
             self.misses += 1;
+            return None;
         }
-        self.slots[i].as_ref().filter(|_| hit)
+        self.entry(i)
     }
 
     /// The entry in slot `i` if it is still the one stamped `stamp` (for
     /// `path`), revalidated as [`MemCache::get`] does. A miss is not
     /// counted: the caller then asks [`MemCache::get`], which counts it.
+    #[inline]
     pub(crate) fn get_slot(
         &mut self,
         i: usize,
         stamp: u64,
         path: &str,
-        valid: Duration,
         now: SystemTime,
     ) -> Option<&MemEntry> {
         self.entry(i).filter(|e| e.stamp == stamp)?;
-        self.use_slot(i, path, valid, now)?;
-        self.slots[i].as_ref()
+        self.use_slot(i, path, now)
     }
 
     /// Slot `i` (and the stamp of its entry) if `path` is cached.
@@ -202,32 +243,33 @@ impl MemCache {
     }
 
     /// Marks the entry in slot `i` used, after a `stat` of `path` when it
-    /// is older than `valid`; drops it (`None`) when the file changed.
-    fn use_slot(&mut self, i: usize, path: &str, valid: Duration, now: SystemTime) -> Option<()> {
+    /// is older than its `valid`; drops it (`None`) when the file changed.
+    #[inline]
+    fn use_slot(&mut self, i: usize, path: &str, now: SystemTime) -> Option<&MemEntry> {
         // Indexing, not hashing: the slot is read, then written.
-        let e = self.slots[i].as_ref()?;
-        let fresh = now.duration_since(e.checked).is_ok_and(|age| age < valid);
-        if !fresh {
-            self.syscalls += 1;
-            let same = std::fs::metadata(path).is_ok_and(|m| {
-                m.is_file()
-                    && m.ino() == e.ino
-                    && m.dev() == e.dev
-                    && m.len() == e.size
-                    && m.mtime() == e.mtime
-            });
-            if !same {
-                self.remove(path);
-                return None;
-            }
+        if !self.entry(i)?.fresh(now) && !self.revalidate(i, path, now) {
+            return None;
         }
-        let e = self.slots[i].as_mut()?;
-        if !fresh {
-            e.checked = now;
-        }
+        let e = self.slots.get_mut(i)?.as_mut()?;
         e.used = now;
         self.hits += 1;
-        Some(())
+        Some(e)
+    }
+
+    /// The `stat` of a stale entry: `true` (and checked again) when the
+    /// file is unchanged, else the entry is dropped.
+    #[cold]
+    fn revalidate(&mut self, i: usize, path: &str, now: SystemTime) -> bool {
+        self.syscalls += 1;
+        let Some(e) = self.slots.get_mut(i).and_then(Option::as_mut) else {
+            return false;
+        };
+        if e.same_file(path) {
+            e.checked_at(now);
+            return true;
+        }
+        self.remove(path);
+        false
     }
 
     fn entry(&self, i: usize) -> Option<&MemEntry> {
@@ -311,6 +353,9 @@ mod tests {
     use super::*;
     use crate::testdir::TestDir;
 
+    /// The entries' `open_file_cache_valid`.
+    const VALID: Duration = Duration::from_secs(60);
+
     fn own(conf_id: usize) -> Owner<'static> {
         Owner {
             conf_id,
@@ -332,6 +377,7 @@ mod tests {
             m.ino(),
             m.dev(),
             now,
+            VALID,
         )
     }
 
@@ -342,20 +388,13 @@ mod tests {
         let t0 = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000);
         let mut c = MemCache::default();
         c.insert(&p, entry(&p, b"abc", t0), 100);
-        let v = Duration::from_secs(60);
-        assert_eq!(&*c.get(&p, own(7), v, t0).unwrap().body, b"abc");
-        assert!(
-            c.get(&p, own(8), v, t0).is_none(),
-            "other location settings"
-        );
+        assert_eq!(&*c.get(&p, own(7), t0).unwrap().body, b"abc");
+        assert!(c.get(&p, own(8), t0).is_none(), "other location settings");
         assert_eq!(c.syscalls, 0);
-        assert!(c.get(&p, own(7), v, t0 + Duration::from_secs(61)).is_some());
+        assert!(c.get(&p, own(7), t0 + Duration::from_secs(61)).is_some());
         assert_eq!(c.syscalls, 1);
         std::fs::write(&p, b"abcd").unwrap();
-        assert!(
-            c.get(&p, own(7), v, t0 + Duration::from_secs(200))
-                .is_none()
-        );
+        assert!(c.get(&p, own(7), t0 + Duration::from_secs(200)).is_none());
         assert_eq!(c.total(), 0);
     }
 
@@ -364,23 +403,59 @@ mod tests {
         let d = TestDir::new("mcache-lru");
         let (a, b, x) = (d.file("a", b"11"), d.file("b", b"22"), d.file("c", b"33"));
         let t0 = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000);
-        let v = Duration::from_secs(60);
         let mut c = MemCache::default();
         c.insert(&a, entry(&a, b"11", t0), 4);
         c.insert(&b, entry(&b, b"22", t0 + Duration::from_secs(1)), 4);
-        assert!(c.get(&a, own(7), v, t0 + Duration::from_secs(2)).is_some());
+        assert!(c.get(&a, own(7), t0 + Duration::from_secs(2)).is_some());
         c.insert(&x, entry(&x, b"33", t0 + Duration::from_secs(3)), 4);
         assert_eq!(c.total(), 4);
-        assert!(c.get(&b, own(7), v, t0 + Duration::from_secs(3)).is_none());
+        assert!(c.get(&b, own(7), t0 + Duration::from_secs(3)).is_none());
         // `c` took the slot `b` left: each path still finds its own body.
         let later = t0 + Duration::from_secs(3);
-        assert_eq!(&*c.get(&a, own(7), v, later).unwrap().body, b"11");
-        assert_eq!(&*c.get(&x, own(7), v, later).unwrap().body, b"33");
+        assert_eq!(&*c.get(&a, own(7), later).unwrap().body, b"11");
+        assert_eq!(&*c.get(&x, own(7), later).unwrap().body, b"33");
         assert_eq!((c.slots.len(), c.free.len()), (2, 0));
         c.insert(&a, entry(&a, b"11111", t0), 4);
         assert!(
-            c.get(&a, own(7), v, t0 + Duration::from_secs(3)).is_none(),
+            c.get(&a, own(7), t0 + Duration::from_secs(3)).is_none(),
             "too big"
         );
+    }
+
+    /// The deadline kept per entry answers as `now - checked < valid`
+    /// did: fresh until the last nanosecond before `checked + valid`
+    /// (from the last check, not the insert), stale from then on and
+    /// whenever the clock reads before the last check; an unrepresentable
+    /// deadline never expires.
+    #[test]
+    fn freshness_ends_exactly_valid_after_the_last_check() {
+        let d = TestDir::new("mcache-deadline");
+        let p = d.file("a", b"abc");
+        let t0 = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000);
+        let ns = Duration::from_nanos(1);
+        let mut c = MemCache::default();
+        c.insert(&p, entry(&p, b"abc", t0), 100);
+        let stats = |c: &mut MemCache, at| (c.get(&p, own(7), at).is_some(), c.syscalls);
+        assert_eq!(stats(&mut c, t0 + VALID - ns), (true, 0));
+        assert_eq!(stats(&mut c, t0 + VALID), (true, 1), "stale: a stat");
+        // Checked again at t0 + VALID: the next deadline counts from there.
+        assert_eq!(stats(&mut c, t0 + VALID + VALID - ns), (true, 1));
+        assert_eq!(stats(&mut c, t0 + VALID + VALID), (true, 2));
+        assert_eq!(stats(&mut c, t0), (true, 3), "the clock went back");
+        let mut forever = entry(&p, b"abc", t0);
+        forever.valid = Duration::MAX;
+        forever.checked_at(t0);
+        assert!(forever.fresh_until.is_none());
+        assert!(forever.fresh(t0 + Duration::from_secs(u64::from(u32::MAX))));
+        assert!(!forever.fresh(t0 - ns));
+    }
+
+    /// What a hit reads stays within an entry's first two cache lines.
+    #[test]
+    fn a_hit_reads_two_lines() {
+        use std::mem::{align_of, offset_of, size_of};
+        assert_eq!(align_of::<MemEntry>(), 64);
+        assert!(offset_of!(MemEntry, size) + size_of::<u64>() <= 128);
+        assert_eq!(size_of::<Option<MemEntry>>(), size_of::<MemEntry>());
     }
 }

@@ -32,9 +32,28 @@ struct AddrTable {
     regex: Vec<(regex::Regex, usize)>,
 }
 
-/// Server lookup tables for all listen addresses.
+/// The last (address, Host) looked up and the server found: a keep-alive
+/// connection's requests, and most clients', repeat their Host, and the
+/// answer depends on nothing else (the tables never change). Hosts up to
+/// [`HOST_STACK_LEN`] bytes are kept.
 #[derive(Debug, Default)]
+pub(crate) struct HostMemo {
+    local: Option<SocketAddr>,
+    host: String,
+    server: Option<usize>,
+}
+
+/// Server lookup tables for all listen addresses (`repr(C)`: the field
+/// every request reads first, see [`crate::HttpCore`]).
+#[derive(Debug, Default)]
+#[repr(C)]
 pub(crate) struct ServerIndex {
+    /// The server every lookup finds, when there is one: no address holds
+    /// several servers and all addresses default to the same one (a
+    /// single `server` block, however many `listen`s). A connection's
+    /// address always selects some table (the last resort is the first),
+    /// so neither the address nor the Host can change the answer.
+    only: Option<usize>,
     tables: Vec<AddrTable>,
 }
 
@@ -73,12 +92,50 @@ impl ServerIndex {
             t.wild_start.sort_by_key(|w| std::cmp::Reverse(w.0.len()));
             t.wild_end.sort_by_key(|w| std::cmp::Reverse(w.0.len()));
         }
-        ServerIndex { tables }
+        let only = tables
+            .first()
+            .map(|t| t.default)
+            .filter(|&d| tables.iter().all(|t| !t.several && t.default == d));
+        ServerIndex { tables, only }
     }
 
     /// The index of the server for a connection accepted on `local` with
     /// this Host (`None`: no Host, looked up as the empty name as nginx does).
     pub(crate) fn find(&self, local: SocketAddr, host: Option<&str>) -> Option<usize> {
+        if self.only.is_some() {
+            return self.only;
+        }
+        self.look_up(local, host)
+    }
+
+    /// [`ServerIndex::find`], asking for the Host only when it can matter,
+    /// and answering a repeated (address, Host) from `memo`.
+    #[inline]
+    pub(crate) fn find_lazy<'h>(
+        &self,
+        memo: &mut HostMemo,
+        local: SocketAddr,
+        host: impl FnOnce() -> Option<&'h str>,
+    ) -> Option<usize> {
+        if self.only.is_some() {
+            return self.only;
+        }
+        // `look_up` takes a missing Host as the empty name.
+        let host = host().unwrap_or("");
+        if memo.local == Some(local) && memo.host == host {
+            return memo.server;
+        }
+        let found = self.look_up(local, Some(host));
+        if host.len() <= HOST_STACK_LEN {
+            memo.local = Some(local);
+            memo.host.clear();
+            memo.host.push_str(host);
+            memo.server = found;
+        }
+        found
+    }
+
+    fn look_up(&self, local: SocketAddr, host: Option<&str>) -> Option<usize> {
         let table = self
             .tables
             .iter()
@@ -259,5 +316,65 @@ mod tests {
         let l: &[ListenSpec] = &[("0.0.0.0:80", false)];
         let i = idx(&[(l, &["a.test"]), (l, &[""])]);
         assert_eq!(i.find(a("1.1.1.1:80"), None), Some(1));
+    }
+
+    /// One server, or one default everywhere: every address and Host
+    /// finds it; two addresses with their own servers still choose by
+    /// address.
+    #[test]
+    fn a_single_answer_is_taken_without_looking() {
+        let two: &[ListenSpec] = &[("127.0.0.1:80", false), ("0.0.0.0:81", false)];
+        let i = idx(&[(two, &["a.test"])]);
+        assert_eq!(i.only, Some(0));
+        assert_eq!(i.find(a("10.0.0.1:82"), Some("other")), Some(0));
+        assert_eq!(i.find(a("[::1]:80"), None), Some(0));
+        let (l80, l81): (&[ListenSpec], &[ListenSpec]) =
+            (&[("0.0.0.0:80", false)], &[("0.0.0.0:81", false)]);
+        let i = idx(&[(l80, &["a.test"]), (l81, &["a.test"])]);
+        assert_eq!(i.only, None);
+        assert_eq!(i.find(a("10.0.0.1:81"), Some("a.test")), Some(1));
+        let i = idx(&[(l80, &["a.test"]), (l80, &["b.test"])]);
+        assert_eq!(i.only, None);
+        assert_eq!(i.find(a("10.0.0.1:80"), Some("b.test")), Some(1));
+    }
+
+    /// The memo answers a repeated (address, Host) as the tables do, and
+    /// looks again when either differs (a missing Host is the empty name).
+    #[test]
+    fn a_repeated_host_is_answered_from_the_memo() {
+        let l: &[ListenSpec] = &[("0.0.0.0:80", false)];
+        let s: &[ListenSpec] = &[("127.0.0.1:80", false)];
+        let i = idx(&[
+            (l, &["a.test"]),
+            (l, &["b.test"]),
+            (s, &["a.test"]),
+            (l, &[""]),
+        ]);
+        let mut memo = HostMemo::default();
+        let cases = [
+            ("10.0.0.1:80", Some("b.test")),
+            ("10.0.0.1:80", Some("b.test")),
+            ("10.0.0.1:80", Some("a.test")),
+            ("127.0.0.1:80", Some("a.test")),
+            ("10.0.0.1:80", Some("a.test")),
+            ("10.0.0.1:80", None),
+            ("10.0.0.1:80", Some("")),
+            ("10.0.0.1:80", Some("b.test")),
+        ];
+        for (local, host) in cases {
+            let want = i.find(a(local), host);
+            assert_eq!(
+                i.find_lazy(&mut memo, a(local), || host),
+                want,
+                "{local} {host:?}"
+            );
+        }
+        assert_eq!(memo.server, Some(1), "the last answer is kept");
+        let long = "x".repeat(HOST_STACK_LEN + 1);
+        assert_eq!(
+            i.find_lazy(&mut memo, a("10.0.0.1:80"), || Some(&long)),
+            Some(0)
+        );
+        assert_eq!(memo.host, "b.test", "a long Host is not kept");
     }
 }

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use peregrine_conf::model::{ErrorPageConf, LocConf};
 
+use crate::fastpath::{Fast, FastReq};
 use crate::head::{HeadSpec, charset_for};
 use crate::http::HttpCore;
 use crate::response::{Body, ConnInfo, ErrorNote, HeadLines, Response};
@@ -140,8 +141,22 @@ impl HttpCore {
         now: std::time::SystemTime,
         explain: bool,
     ) -> (Response, Option<ErrorNote>) {
+        let Some(server) = self.find_server(conn, || req.host()) else {
+            return (self.error_response(500), None);
+        };
+        let fast = FastReq::parsed(req);
+        match self.fast_hit(server, &fast, now) {
+            // A 200: nothing to explain. Built here, where it is returned.
+            Fast::Hit(route, e) => {
+                let hit = (route.answer(e, fast.method), None);
+                self.routes.hits += 1;
+                return hit;
+            }
+            Fast::Stale(key) => self.forget_route(key),
+            Fast::Miss => {}
+        }
         self.path_buf.clear();
-        let resp = self.handle(conn, req, now);
+        let resp = self.handle_parsed(conn, req, server, &fast, now);
         let note = match resp.status {
             _ if !explain => None,
             403 | 404 => explain_failure(&self.path_buf, &resp),

@@ -94,10 +94,7 @@ impl HttpCore {
     /// the entry). `None` sends the request the long way: not cached, or a
     /// `Range` to answer uncompressed.
     fn memory_hit(&mut self, ctx: &Ctx<'_>, pre: Precheck) -> Option<Response> {
-        let valid = ctx.conf.open_file_cache_valid;
-        let e = self
-            .mcache
-            .get(&self.path_buf, owner(ctx), valid, ctx.now)?;
+        let e = self.mcache.get(&self.path_buf, owner(ctx), ctx.now)?;
         let d = compress_variant::file_decision(ctx, 200, e.size, pre);
         // Nothing for the engine's filter to do (no coding, no `Vary`): it
         // would take the same decision again, so spare it.
@@ -161,6 +158,7 @@ impl HttpCore {
             info.ino,
             info.dev,
             ctx.now,
+            ctx.conf.open_file_cache_valid,
         );
         self.mcache.insert(&self.path_buf, entry, mc.size);
         self.memory_hit(ctx, pre)

@@ -43,30 +43,34 @@ fn line_name(line: &[u8]) -> &[u8] {
 }
 
 /// Decides and, when compressing or varying, rewrites `resp`'s head.
-/// Returns the encoder when the body must go through one.
-pub fn apply(req: &Request, resp: &mut Response, now: SystemTime) -> Option<Compressing> {
-    // Tested before the settings are cloned: a reference count is an
-    // atomic increment and decrement, and most responses stop here.
+/// Returns the encoder when the body must go through one (boxed: an
+/// encoder's state is large, and most responses carry `None` around).
+pub fn apply(req: &Request, resp: &mut Response, now: SystemTime) -> Option<Box<Compressing>> {
     if !resp.compressible {
         return None;
     }
-    let conf = resp.conf.clone()?;
-    let policy = Policy::of(&conf);
-    if !policy.may_change(req.header("accept-encoding").is_some()) {
+    // The settings are borrowed, not cloned, until the head is rewritten: a
+    // clone is an atomic increment and decrement of a count every worker
+    // shares, and most responses stop at the first test.
+    let (encoder, vary) = {
+        let policy = Policy::of(resp.conf.as_deref()?);
+        if !policy.may_change(req.header("accept-encoding").is_some()) {
+            return None;
+        }
+        let (req_facts, resp_facts) = facts(req, resp, now);
+        let decision = decide(&req_facts, &resp_facts, &policy);
+        let encoder = decision
+            .coding
+            .and_then(|c| Encoder::with_length_hint(c, policy.level(c), resp.content_length).ok());
+        (encoder, decision.vary)
+    };
+    if encoder.is_none() && !vary {
         return None;
     }
     let http11 = req.version() == Version::Http11;
-    let (req_facts, resp_facts) = facts(req, resp, now);
-    let decision = decide(&req_facts, &resp_facts, &policy);
-    let encoder = decision
-        .coding
-        .and_then(|c| Encoder::with_length_hint(c, policy.level(c), resp.content_length).ok());
-    if encoder.is_none() && !decision.vary {
-        return None;
-    }
     let coding = encoder.as_ref().map(Encoder::coding);
     let chunked = http11 && !resp.header_only;
-    let (out, new_split) = rewrite_head(resp, coding, chunked, decision.vary);
+    let (out, new_split) = rewrite_head(resp, coding, chunked, vary);
     if coding.is_some() {
         resp.content_length = None;
         if !http11 {
@@ -77,7 +81,7 @@ pub fn apply(req: &Request, resp: &mut Response, now: SystemTime) -> Option<Comp
     resp.head = HeadLines::Owned(out);
     resp.head_split = new_split;
     let encoder = encoder?;
-    (!resp.header_only).then_some(Compressing { encoder, chunked })
+    (!resp.header_only).then(|| Box::new(Compressing { encoder, chunked }))
 }
 
 /// What the compression decision reads of the request and of the response

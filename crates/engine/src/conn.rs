@@ -181,6 +181,8 @@ impl Conn {
     }
 
     /// Runs the state machine until it must wait for the socket or close.
+    /// Discarding and lingering are rare and kept out of line (never
+    /// inlined), so the common loop's frame stays small.
     pub fn drive(&mut self, key: usize, cx: &mut Ctx) -> Option<Close> {
         loop {
             let step = match self.phase {
@@ -234,19 +236,34 @@ impl Conn {
 
     /// [`Conn::fill`] with the outcomes every reader handles alike: `None`
     /// after `WouldBlock`/`EINTR` (flag updated), `Some(0)` at EOF.
+    /// Inlined: a read that returns bytes is one test more than `fill`.
+    #[inline]
     fn read_some(&mut self, cx: &mut Ctx, max: usize, doing: &str) -> Result<Option<usize>, Close> {
         match self.fill(cx, max) {
             Ok(n) => Ok(Some(n)),
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+            Err(e) => self.read_failed(cx, &e, doing),
+        }
+    }
+
+    /// The rest of [`Conn::read_some`]: why a read returned no bytes.
+    #[inline(never)]
+    fn read_failed(
+        &mut self,
+        cx: &Ctx,
+        e: &io::Error,
+        doing: &str,
+    ) -> Result<Option<usize>, Close> {
+        match e.kind() {
+            io::ErrorKind::WouldBlock => {
                 self.readable = false;
                 Ok(None)
             }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(None),
-            Err(e) => {
+            io::ErrorKind::Interrupted => Ok(None),
+            _ => {
                 self.log(
                     cx,
                     LogLevel::Info,
-                    &errlog::with_os_error("recv() failed", &e),
+                    &errlog::with_os_error("recv() failed", e),
                     doing,
                 );
                 Err(Close::Normal)
@@ -254,42 +271,47 @@ impl Conn {
         }
     }
 
+    /// Reads and parses until a head is answered, the socket is drained or
+    /// the connection ends. A read leaves the phase as it was, so it loops
+    /// here rather than through [`Conn::drive`].
     fn step_head(&mut self, cx: &mut Ctx) -> Step {
-        if self.buffered() > 0 {
-            if let Phase::Idle { keepalive } = self.phase {
-                self.begin_request(cx, keepalive);
-            }
-            if let Some(step) = self.try_parse(cx) {
-                return step;
-            }
-        }
-        if !self.readable {
-            if matches!(self.phase, Phase::Idle { .. }) {
-                self.release_empty_buf(cx);
-            }
-            return Step::Wait;
-        }
-        let max = cx.lctx(self.lst).max_head;
-        let doing = if self.phase == Phase::Head {
-            "while reading client request headers"
-        } else {
-            "while waiting for request"
-        };
-        match self.read_some(cx, max, doing) {
-            Ok(Some(0)) => {
-                if self.phase == Phase::Head {
-                    self.log(
-                        cx,
-                        LogLevel::Info,
-                        "client prematurely closed connection",
-                        doing,
-                    );
-                    self.log_unanswered(400, cx);
+        loop {
+            if self.buffered() > 0 {
+                if let Phase::Idle { keepalive } = self.phase {
+                    self.begin_request(cx, keepalive);
                 }
-                Step::Close(Close::Normal)
+                if let Some(step) = self.try_parse(cx) {
+                    return step;
+                }
             }
-            Ok(_) => Step::Continue,
-            Err(c) => Step::Close(c),
+            if !self.readable {
+                if matches!(self.phase, Phase::Idle { .. }) {
+                    self.release_empty_buf(cx);
+                }
+                return Step::Wait;
+            }
+            let max = cx.lctx(self.lst).max_head;
+            let doing = if self.phase == Phase::Head {
+                "while reading client request headers"
+            } else {
+                "while waiting for request"
+            };
+            match self.read_some(cx, max, doing) {
+                Ok(Some(0)) => {
+                    if self.phase == Phase::Head {
+                        self.log(
+                            cx,
+                            LogLevel::Info,
+                            "client prematurely closed connection",
+                            doing,
+                        );
+                        self.log_unanswered(400, cx);
+                    }
+                    return Step::Close(Close::Normal);
+                }
+                Ok(_) => {}
+                Err(c) => return Step::Close(c),
+            }
         }
     }
 
@@ -322,31 +344,39 @@ impl Conn {
     }
 
     fn try_parse(&mut self, cx: &mut Ctx) -> Option<Step> {
-        let mut req = cx.pool.request();
         let b = self.rbuf.as_mut()?;
+        let mut ex = cx.pool.exchange();
         let parsed =
-            peregrine_codec::parse_request(b.pending(), &cx.lctx(self.lst).limits, &mut req);
+            peregrine_codec::parse_request(b.pending(), &cx.lctx(self.lst).limits, ex.req_mut());
         match parsed {
             Ok(peregrine_codec::Parsed::Partial) => {
-                cx.pool.put_request(req);
+                cx.pool.put_exchange(ex);
                 self.arm_deferred_header_timer(cx);
                 None
             }
             Ok(peregrine_codec::Parsed::Complete(n)) => {
                 b.start += n;
                 self.header_timer = false;
-                Some(self.start_exchange(req, cx))
+                Some(self.start_exchange(ex, cx))
             }
             Err(e) => {
-                cx.pool.put_request(req);
                 self.header_timer = false;
-                Some(self.start_error(e, cx))
+                Some(self.start_error(ex, e, cx))
             }
         }
     }
 
     /// Discards body bytes already buffered; true when the body is complete.
+    /// Inlined: nearly every request has no body, which is one test.
+    #[inline]
     pub fn discard_buffered(&mut self) -> Result<bool, peregrine_codec::HttpError> {
+        if self.ex.as_ref().is_none_or(|ex| ex.body.is_none()) {
+            return Ok(true);
+        }
+        self.discard_buffered_body()
+    }
+
+    fn discard_buffered_body(&mut self) -> Result<bool, peregrine_codec::HttpError> {
         let Some(ex) = self.ex.as_mut() else {
             return Ok(true);
         };
@@ -370,6 +400,7 @@ impl Conn {
         Ok(dec_done(ex.body.as_ref()))
     }
 
+    #[inline(never)]
     fn step_discard(&mut self, key: usize, cx: &mut Ctx) -> Step {
         let Phase::Discard { until } = self.phase else {
             return Step::Continue;
@@ -412,6 +443,7 @@ impl Conn {
         Step::Continue
     }
 
+    #[inline(never)]
     fn step_linger(&mut self, key: usize, cx: &mut Ctx) -> Step {
         let Phase::Linger { until, read } = self.phase else {
             return Step::Continue;
@@ -493,11 +525,11 @@ impl Conn {
         if level < cx.log_level {
             return;
         }
-        let req = self.ex.as_ref().and_then(|e| e.req.as_deref());
+        let req = self.ex.as_ref().and_then(|e| e.req());
         let server = self
             .ex
             .as_ref()
-            .and_then(|e| e.resp.server.as_ref())
+            .and_then(|e| e.resp.as_ref()?.server.as_ref())
             .and_then(|s| s.server_names.first())
             .map(crate::exchange::server_name_text)
             .unwrap_or_else(|| cx.lctx(self.lst).server_name.clone());

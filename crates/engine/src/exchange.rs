@@ -16,10 +16,19 @@ use crate::stats::{Finished, Gauge};
 use crate::worker::Ctx;
 use crate::write::{ConnHeader, Output, Progress, WriteError, serialize_head};
 
+/// One request and its response. Exchanges are pooled whole (see
+/// [`crate::pool::Pool::exchange`]): the request is parsed in place and the
+/// head serialized into the output's kept buffer, so a request allocates
+/// nothing and moves no large value into the heap.
+#[derive(Default)]
 pub struct Exchange {
-    /// `None` when the head failed to parse.
-    pub req: Option<Box<Request>>,
-    pub resp: Response,
+    /// The request head, parsed in place.
+    req: Box<Request>,
+    /// `req` holds this exchange's request (false: the head failed to parse).
+    parsed: bool,
+    /// `None` while idle: what a response references (settings, server,
+    /// body) is released when its exchange ends.
+    pub resp: Option<Response>,
     pub out: Output,
     /// Decoder of a request body still to discard.
     pub body: Option<BodyDecoder>,
@@ -33,8 +42,29 @@ pub struct Exchange {
 }
 
 impl Exchange {
+    /// The request, unless its head failed to parse.
+    pub fn req(&self) -> Option<&Request> {
+        self.parsed.then_some(&*self.req)
+    }
+
+    /// Where the next head is parsed (the codec resets it).
+    pub fn req_mut(&mut self) -> &mut Request {
+        &mut self.req
+    }
+
     pub fn conf(&self) -> Option<&Arc<LocConf>> {
-        self.resp.conf.as_ref()
+        self.resp.as_ref()?.conf.as_ref()
+    }
+
+    /// Back to idle, keeping the request's and the output's buffers.
+    pub fn reset(&mut self, pool: &mut crate::pool::Pool) {
+        self.parsed = false;
+        self.resp = None;
+        self.out.reset(pool);
+        self.body = None;
+        self.request_length = 0;
+        self.keepalive = false;
+        self.linger = false;
     }
 }
 
@@ -85,7 +115,7 @@ struct Plan {
     /// A request body to discard.
     body: Option<BodyDecoder>,
     /// The body goes through an encoder.
-    comp: Option<crate::compress::Compressing>,
+    comp: Option<Box<crate::compress::Compressing>>,
 }
 
 fn body_pending(kind: BodyKind) -> bool {
@@ -96,32 +126,37 @@ fn body_pending(kind: BodyKind) -> bool {
 }
 
 impl Conn {
-    /// A head was parsed: ask core, then queue the response.
-    pub fn start_exchange(&mut self, req: Box<Request>, cx: &mut Ctx) -> Step {
+    /// A head was parsed into `ex`: ask core, then queue the response.
+    pub fn start_exchange(&mut self, mut ex: Box<Exchange>, cx: &mut Ctx) -> Step {
         self.set_gauge(Gauge::Writing, cx);
         cx.timers.disarm(self.key);
-        let (mut resp, note) = self.answer(&req, cx);
+        ex.parsed = true;
+        let note = self.answer(&mut ex, cx);
+        let Exchange { req, resp, .. } = &mut *ex;
+        // `answer` always puts a response in; `None` would be a bug, met
+        // by closing rather than by a panic.
+        let Some(resp) = resp.as_mut() else {
+            return Step::Close(Close::Normal);
+        };
         if resp.status == 444 {
             // nginx's `return 444`: close without sending anything.
-            self.ex = Some(Box::new(Exchange {
-                out: Output::new(
-                    Vec::new(),
-                    Vec::new(),
-                    &peregrine_core::Body::Empty,
-                    true,
-                    false,
-                ),
-                req: Some(req),
-                resp,
-                body: None,
-                request_length: 0,
-                keepalive: false,
-                linger: false,
-            }));
+            self.ex = Some(ex);
             self.log_access(cx);
             return Step::Close(Close::Normal);
         }
-        let comp = crate::compress::apply(&req, &mut resp, cx.wall);
+        let plan = self.plan(req, resp, cx);
+        let step = self.queue(ex, plan, cx);
+        if let Some(note) = note {
+            // Logged once the exchange exists, for `request:` and `host:`.
+            self.log(cx, LogLevel::Error, &note.to_string(), "");
+        }
+        step
+    }
+
+    /// How `resp`, core's answer to `req`, goes out (the compression
+    /// filter may rewrite its head).
+    fn plan(&self, req: &Request, resp: &mut Response, cx: &Ctx) -> Plan {
+        let comp = crate::compress::apply(req, resp, cx.wall);
         let kind = req.body_kind();
         let pending = body_pending(kind);
         let keepalive = resp.keepalive
@@ -134,31 +169,32 @@ impl Conn {
         // normal response; error pages (special responses) set
         // `expect_tested` first and never send it.
         let expect = req.expect_continue() && pending && (resp.status < 300 || resp.status == 304);
-        let linger = !resp.keepalive;
-        let plan = Plan {
+        Plan {
             keepalive,
             expect,
-            linger,
+            linger: !resp.keepalive,
             body: pending.then(|| BodyDecoder::new(kind)),
             comp,
-        };
-        let step = self.queue(Some(req), resp, plan, cx);
-        if let Some(note) = note {
-            // Logged once the exchange exists, for `request:` and `host:`.
-            self.log(cx, LogLevel::Error, &note.to_string(), "");
         }
-        step
     }
 
-    /// Core's response (with what to write to the error log about it), or
-    /// 500 if it panicked, or 413 when the announced body is over
-    /// `client_max_body_size`, or the scrape of a `metrics on` location.
-    fn answer(&mut self, req: &Request, cx: &mut Ctx) -> (Response, Option<ErrorNote>) {
+    /// Puts in `ex.resp` core's response to `ex`'s request (returning what
+    /// to write to the error log about it), or 500 if it panicked, or 413
+    /// when the announced body is over `client_max_body_size`, or the
+    /// scrape of a `metrics on` location. The response is written where it
+    /// stays: a `Response` is a hundred bytes, and returning it through
+    /// `catch_unwind` and the callers copied it four times.
+    fn answer(&mut self, ex: &mut Exchange, cx: &mut Ctx) -> Option<ErrorNote> {
         let explain = LogLevel::Error >= cx.log_level;
-        let (mut resp, mut note) = match catch_unwind(AssertUnwindSafe(|| {
-            cx.core.handle_explained(&self.info, req, cx.wall, explain)
-        })) {
-            Ok(r) => r,
+        let Exchange { req, resp, .. } = ex;
+        let req: &Request = req;
+        let caught = catch_unwind(AssertUnwindSafe(|| {
+            let (r, note) = cx.core.handle_explained(&self.info, req, cx.wall, explain);
+            *resp = Some(r);
+            note
+        }));
+        let mut note = match caught {
+            Ok(note) => note,
             Err(p) => {
                 // A bug in request processing costs this request (500, as
                 // nginx answers an internal error), not the worker's other
@@ -172,34 +208,38 @@ impl Conn {
                 );
                 let mut r = cx.core.error_response(500);
                 r.keepalive = false;
-                (r, None)
+                *resp = Some(r);
+                None
             }
         };
-        if resp.conf.as_ref().is_some_and(|c| c.metrics) && resp.status != 444 {
-            resp = scrape(req, resp, cx);
+        if let Some(r) =
+            resp.take_if(|r| r.conf.as_ref().is_some_and(|c| c.metrics) && r.status != 444)
+        {
+            *resp = Some(scrape(req, r, cx));
             note = None;
         }
-        let kind = req.body_kind();
+        let Some(r) = resp.as_mut() else { return note };
         // nginx checks client_max_body_size once the location is known
         // (ngx_http_core_find_config_handler) and answers 413 with close.
-        if let (Some(c), BodyKind::Length(n)) = (&resp.conf, kind)
+        if let (Some(c), BodyKind::Length(n)) = (&r.conf, req.body_kind())
             && c.client_max_body_size > 0
             && n > c.client_max_body_size
-            && resp.status != 413
+            && r.status != 413
         {
-            let conf = resp.conf.clone();
-            let server = resp.server.clone();
-            resp = cx.core.error_response(413);
-            resp.keepalive = false;
+            let conf = r.conf.clone();
+            let server = r.server.clone();
+            *r = cx.core.error_response(413);
+            r.keepalive = false;
             note = explain.then_some(ErrorNote::TooLargeBody { length: n });
-            resp.conf = resp.conf.or(conf);
-            resp.server = resp.server.or(server);
+            r.conf = r.conf.take().or(conf);
+            r.server = r.server.take().or(server);
         }
-        (resp, note)
+        note
     }
 
     /// The head could not be parsed: nginx's error page, then close.
-    pub fn start_error(&mut self, e: HttpError, cx: &mut Ctx) -> Step {
+    #[inline(never)]
+    pub fn start_error(&mut self, mut ex: Box<Exchange>, e: HttpError, cx: &mut Ctx) -> Step {
         let doing = if matches!(e.status, 414) || self.buffered() == 0 {
             "while reading client request line"
         } else {
@@ -225,52 +265,34 @@ impl Conn {
             body: None,
             comp: None,
         };
-        self.queue(None, resp, plan, cx)
+        ex.resp = Some(resp);
+        self.queue(ex, plan, cx)
     }
 
-    fn queue(
-        &mut self,
-        req: Option<Box<Request>>,
-        mut resp: Response,
-        plan: Plan,
-        cx: &mut Ctx,
-    ) -> Step {
-        let Plan {
-            keepalive,
-            expect,
-            linger,
-            body,
-            comp,
-        } = plan;
+    /// Serializes the head of `ex.resp` and starts its output.
+    fn queue(&mut self, mut ex: Box<Exchange>, plan: Plan, cx: &mut Ctx) -> Step {
+        let Exchange { resp, out, .. } = &mut *ex;
+        let Some(resp) = resp.as_mut() else {
+            return Step::Close(Close::Normal);
+        };
         resp.status = peregrine_codec::response::wire_status(resp.status);
         let conf = resp.conf.as_deref();
-        let mut head = cx.pool.head_buf();
         let ch = ConnHeader {
-            keepalive,
+            keepalive: plan.keepalive,
             keepalive_header: conf.and_then(|c| c.keepalive_header),
         };
-        serialize_head(&mut head, &resp, cx.date.current(), &ch, expect);
+        serialize_head(out.head_mut(), resp, &cx.head_start, &ch, plan.expect);
         let sendfile = conf.is_some_and(|c| c.sendfile);
-        let nopush = conf.is_some_and(|c| c.tcp_nopush);
-        let pieces = cx.pool.pieces();
-        let mut out = Output::new(head, pieces, &resp.body, resp.header_only, sendfile);
-        if let Some(c) = comp {
-            out.compress(c);
-        }
-        out.nopush = nopush;
+        out.nopush = conf.is_some_and(|c| c.tcp_nopush);
+        out.start(&resp.body, resp.header_only, sendfile, plan.comp);
         // With a request body still to discard, the close waits for it
         // (`Phase::Discard`): the final bytes must not wait with it.
-        out.last = !keepalive && body.is_none();
-        let request_length = req.as_ref().map_or(0, |r| r.head_len() as u64);
-        self.ex = Some(Box::new(Exchange {
-            req,
-            resp,
-            out,
-            body,
-            request_length,
-            keepalive,
-            linger,
-        }));
+        out.last = !plan.keepalive && plan.body.is_none();
+        ex.request_length = ex.req().map_or(0, |r| r.head_len() as u64);
+        ex.body = plan.body;
+        ex.keepalive = plan.keepalive;
+        ex.linger = plan.linger;
+        self.ex = Some(ex);
         self.phase = Phase::Send;
         Step::Continue
     }
@@ -319,6 +341,7 @@ impl Conn {
         }
     }
 
+    #[inline(never)]
     fn discard_while_blocked(&mut self, cx: &mut Ctx) -> Step {
         let pending = self.ex.as_ref().is_some_and(|e| e.body.is_some());
         if !pending || !self.readable {
@@ -364,27 +387,13 @@ impl Conn {
     /// The exchange is over (body discarded too): log, then keep alive or close.
     pub fn complete(&mut self, key: usize, cx: &mut Ctx) -> Step {
         self.log_access(cx);
-        let Some(ex) = self.ex.take() else {
+        let Some(mut ex) = self.ex.take() else {
             return Step::Close(Close::Normal);
         };
-        let Exchange {
-            req,
-            resp,
-            out,
-            keepalive,
-            linger,
-            ..
-        } = *ex;
-        let held = out.last;
-        let (head, file_buf, pieces) = out.into_buffers();
-        cx.pool.put_head_buf(head);
-        cx.pool.put_pieces(pieces);
-        if let Some(b) = file_buf {
-            cx.pool.put_file_buf(b);
-        }
-        if let Some(r) = req {
-            cx.pool.put_request(r);
-        }
+        let (keepalive, linger, held) = (ex.keepalive, ex.linger, ex.out.last);
+        let conf = ex.conf().map(|c| (c.tcp_nodelay, c.keepalive_timeout));
+        ex.reset(&mut cx.pool);
+        cx.pool.put_exchange(ex);
         cx.timers.disarm(self.key);
         if !keepalive || cx.draining {
             if linger || self.buffered() > 0 || self.readable {
@@ -401,10 +410,10 @@ impl Conn {
             }
             return Step::Close(Close::Normal);
         }
-        let Some(conf) = resp.conf else {
+        let Some((tcp_nodelay, keepalive_timeout)) = conf else {
             return Step::Close(Close::Normal);
         };
-        if conf.tcp_nodelay && !self.nodelay {
+        if tcp_nodelay && !self.nodelay {
             self.nodelay = peregrine_sys::set_tcp_nodelay(&self.stream, true).is_ok();
         }
         if self.buffered() > 0 {
@@ -415,8 +424,14 @@ impl Conn {
         self.phase = Phase::Idle { keepalive: true };
         self.set_gauge(Gauge::Waiting, cx);
         self.release_empty_buf(cx);
-        cx.timers.arm(key, cx.now, conf.keepalive_timeout);
-        Step::Continue
+        cx.timers.arm(key, cx.now, keepalive_timeout);
+        // A drained socket has nothing more for an idle connection: wait
+        // now rather than through another turn of `drive`.
+        if self.readable {
+            Step::Continue
+        } else {
+            Step::Wait
+        }
     }
 
     /// Access-logs a request that ended without an answer: nginx logs 408
@@ -450,17 +465,23 @@ impl Conn {
     }
 
     /// Counts the finished request for the metrics, then access-logs it.
+    /// Inlined so that a worker with neither (the tuned setting, see
+    /// [`crate::AccessLog::logs_nothing`]) pays a test, not a call.
+    #[inline]
     fn log_access(&mut self, cx: &mut Ctx) {
-        let Some(ex) = self.ex.as_ref() else { return };
+        if cx.metrics || cx.access.is_some() {
+            self.count_and_log(cx);
+        }
+    }
+
+    fn count_and_log(&mut self, cx: &mut Ctx) {
+        let Some(ex) = self.ex.as_deref() else { return };
+        let Some(resp) = ex.resp.as_ref() else { return };
         if cx.metrics {
             cx.stats.caches(cx.core.take_cache_counts());
             cx.stats.finished(&Finished {
-                server: ex
-                    .resp
-                    .server
-                    .as_ref()
-                    .and_then(|s| cx.core.server_index(s)),
-                status: ex.resp.status,
+                server: resp.server.as_ref().and_then(|s| cx.core.server_index(s)),
+                status: resp.status,
                 bytes_in: ex.request_length,
                 bytes_out: ex.out.head_bytes + ex.out.body_bytes,
                 // The loop turn's clock, as nginx's cached time for
@@ -473,9 +494,9 @@ impl Conn {
         };
         let entry = AccessEntry {
             conn: &self.info,
-            request: ex.req.as_deref(),
-            response: &ex.resp,
-            status: ex.resp.status,
+            request: ex.req(),
+            response: resp,
+            status: resp.status,
             bytes_sent: ex.out.head_bytes + ex.out.body_bytes,
             body_bytes_sent: ex.out.body_bytes,
             request_length: ex.request_length,

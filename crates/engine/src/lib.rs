@@ -123,6 +123,13 @@ pub trait AccessLog: Send {
     fn log(&mut self, entry: &AccessEntry<'_>);
     /// Called about once a second and when the worker exits (buffered logs).
     fn flush(&mut self) {}
+    /// True when [`AccessLog::log`] would do nothing for any request of
+    /// the configuration it was made for (`access_log off` everywhere, the
+    /// usual tuned setting): the worker then drops it and builds no entry
+    /// per request, and stops waking up to flush.
+    fn logs_nothing(&self) -> bool {
+        false
+    }
 }
 
 /// Makes a worker's [`AccessLog`] for the configuration it serves (called

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use peregrine_conf::model::{Config, LogLevel, ServerName};
+use peregrine_conf::model::{Config, HttpConf, LocationConf, LogLevel, ServerName};
 use peregrine_log::{AccessLogs, ReopenSignal, RequestLog, SerializedHeaders};
 
 use crate::{AccessEntry, AccessLog, AccessLogFactory, ErrorLog};
@@ -22,7 +22,7 @@ pub fn access_log_factory(
     reopen: ReopenSignal,
 ) -> AccessLogFactory {
     Arc::new(move |conf: &Arc<Config>| -> Box<dyn AccessLog> {
-        let Some(http) = conf.http.as_ref() else {
+        let Some(http) = conf.http.as_ref().filter(|h| logs_anywhere(h)) else {
             return Box::new(Off);
         };
         match AccessLogs::new(http, elog.clone()) {
@@ -38,10 +38,28 @@ pub fn access_log_factory(
     })
 }
 
+/// Whether some server or location of `http` has an `access_log`: every
+/// response's settings are one of these (core answers requests that match
+/// no location with the server's, and its own errors with the first
+/// server's).
+fn logs_anywhere(http: &HttpConf) -> bool {
+    fn any(locs: &[Arc<LocationConf>]) -> bool {
+        locs.iter()
+            .any(|l| !l.conf.access_log.is_empty() || any(&l.locations))
+    }
+    http.servers
+        .iter()
+        .any(|s| !s.conf.access_log.is_empty() || any(&s.locations))
+}
+
 struct Off;
 
 impl AccessLog for Off {
     fn log(&mut self, _: &AccessEntry<'_>) {}
+
+    fn logs_nothing(&self) -> bool {
+        true
+    }
 }
 
 struct Nginx {
@@ -93,5 +111,33 @@ impl AccessLog for Nginx {
 
     fn flush(&mut self) {
         self.logs.tick(Instant::now());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn http(text: &str) -> HttpConf {
+        let conf =
+            peregrine_conf::parse_str(text, "/tmp/peregrine-logging-test/nginx.conf").unwrap();
+        conf.http.clone().unwrap()
+    }
+
+    #[test]
+    fn a_log_in_any_server_or_location_keeps_the_logger() {
+        let off = "events {} http { access_log off; server { listen 8080; location / { } } }";
+        assert!(!logs_anywhere(&http(off)));
+        // nginx's default is logs/access.log: not saying anything logs.
+        assert!(logs_anywhere(&http(
+            "events {} http { server { listen 8080; } }"
+        )));
+        assert!(logs_anywhere(&http(
+            "events {} http { access_log off; server { listen 8080; access_log /tmp/a.log; } }"
+        )));
+        assert!(logs_anywhere(&http(
+            "events {} http { access_log off; server { listen 8080; \
+             location /a { location /a/b { access_log /tmp/b.log; } } } }"
+        )));
     }
 }

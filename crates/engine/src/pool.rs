@@ -1,14 +1,14 @@
-//! Per-worker pools of buffers and request structures.
+//! Per-worker pools of buffers and exchanges.
 //!
 //! A connection borrows a read buffer when bytes arrive and gives it back
 //! when nothing unparsed remains, so an idle keep-alive connection holds no
 //! buffer (nginx frees its header buffer on keep-alive the same way). The
 //! pool keeps a bounded number of spare buffers so steady state allocates
-//! nothing and an idle worker does not hoard memory.
+//! nothing and an idle worker does not hoard memory. Exchanges are pooled
+//! whole, with their request and output buffers, and given back when the
+//! response is done.
 
-use peregrine_codec::Request;
-
-use crate::write::Piece;
+use crate::exchange::Exchange;
 
 /// Capacity of a fresh read buffer: one `recv` of this much takes a typical
 /// request head, or several pipelined ones, at once. Heads beyond it grow
@@ -17,26 +17,26 @@ pub const READ_BUF_SIZE: usize = 4096;
 /// Chunk read from a file per `pread` when `sendfile` is off (nginx's
 /// `output_buffers` default is 2 × 32k).
 pub const FILE_BUF_SIZE: usize = 32 * 1024;
-/// Spare buffers (each kind) kept per worker; more are freed.
+/// Spare buffers (each kind) and exchanges kept per worker; more are freed.
 pub const POOL_MAX: usize = 256;
 /// A returned buffer larger than this (grown for a huge head) is freed
 /// rather than kept, so the pool's memory stays bounded.
 const KEEP_MAX_CAPACITY: usize = 64 * 1024;
-/// A piece list longer than this (a multipart/byteranges answer) is freed
-/// rather than kept.
-const MAX_IOV_PIECES: usize = 64;
 
 #[derive(Default)]
 pub struct Pool {
     read: Vec<Vec<u8>>,
     file: Vec<Vec<u8>>,
-    head: Vec<Vec<u8>>,
-    /// Boxed: a request moves into and out of a connection's exchange as a
-    /// pointer, not as a few hundred bytes.
+    /// Idle exchanges with their request and output buffers: a request
+    /// takes one whole (one pop, no allocation) instead of a box, a
+    /// request, a head buffer and a piece list one by one.
     #[allow(clippy::vec_box)]
-    requests: Vec<Box<Request>>,
-    /// Body piece lists of responses (see [`crate::write::Output::new`]).
-    pieces: Vec<Vec<Piece>>,
+    exchanges: Vec<Box<Exchange>>,
+}
+
+#[cold]
+fn new_exchange() -> Box<Exchange> {
+    Box::default()
 }
 
 fn take(list: &mut Vec<Vec<u8>>, cap: usize) -> Vec<u8> {
@@ -54,9 +54,11 @@ impl Pool {
     /// A read buffer, fully initialised (its length is its size: the
     /// connection tracks the filled range itself, so `read` can fill it
     /// without re-zeroing per call).
+    #[inline]
     pub fn read_buf(&mut self) -> Vec<u8> {
         self.read.pop().unwrap_or_else(|| vec![0; READ_BUF_SIZE])
     }
+    #[inline]
     pub fn put_read_buf(&mut self, b: Vec<u8>) {
         if self.read.len() < POOL_MAX && b.len() <= KEEP_MAX_CAPACITY {
             self.read.push(b);
@@ -68,32 +70,17 @@ impl Pool {
     pub fn put_file_buf(&mut self, b: Vec<u8>) {
         give(&mut self.file, b);
     }
-    /// Buffer for a serialized response head.
-    pub fn head_buf(&mut self) -> Vec<u8> {
-        take(&mut self.head, 512)
-    }
-    pub fn put_head_buf(&mut self, b: Vec<u8>) {
-        give(&mut self.head, b);
-    }
-    /// An empty body piece list.
-    pub fn pieces(&mut self) -> Vec<Piece> {
-        self.pieces.pop().unwrap_or_default()
+    /// An idle exchange (see [`Exchange::reset`]).
+    #[inline]
+    pub fn exchange(&mut self) -> Box<Exchange> {
+        self.exchanges.pop().unwrap_or_else(new_exchange)
     }
 
-    /// Takes back a piece list (emptied by its owner, so nothing it held
-    /// stays alive in the pool).
-    pub fn put_pieces(&mut self, p: Vec<Piece>) {
-        if self.pieces.len() < POOL_MAX && p.is_empty() && p.capacity() <= MAX_IOV_PIECES {
-            self.pieces.push(p);
-        }
-    }
-
-    pub fn request(&mut self) -> Box<Request> {
-        self.requests.pop().unwrap_or_default()
-    }
-    pub fn put_request(&mut self, r: Box<Request>) {
-        if self.requests.len() < POOL_MAX {
-            self.requests.push(r);
+    /// Takes back an exchange, which must be idle: reset by its owner, so
+    /// nothing its response referenced stays alive in the pool.
+    pub fn put_exchange(&mut self, ex: Box<Exchange>) {
+        if self.exchanges.len() < POOL_MAX {
+            self.exchanges.push(ex);
         }
     }
 }
@@ -113,9 +100,9 @@ mod tests {
         assert_eq!(b2.as_ptr(), ptr);
         p.put_read_buf(vec![0; KEEP_MAX_CAPACITY + 1]);
         assert!(p.read.is_empty(), "oversized buffers are dropped");
-        let mut h = p.head_buf();
-        h.extend_from_slice(b"x");
-        p.put_head_buf(h);
-        assert!(p.head_buf().is_empty());
+        let ex = p.exchange();
+        let ptr: *const Exchange = &*ex;
+        p.put_exchange(ex);
+        assert!(std::ptr::eq(&*p.exchange(), ptr), "exchanges are reused");
     }
 }

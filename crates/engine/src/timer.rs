@@ -32,11 +32,10 @@ pub const TICK: Duration = Duration::from_millis(50);
 const SLOTS: usize = 4096;
 /// Words of the occupancy bitmap.
 const WORDS: usize = SLOTS / 64;
-/// [`TICK`] in nanoseconds; a whole number of ticks per second keeps the
-/// tick computation in 64-bit arithmetic (no 128-bit division per arm).
+/// [`TICK`] in nanoseconds: ticks are computed from nanoseconds since the
+/// origin in 64-bit arithmetic (no 128-bit division per arm).
 const TICK_NANOS: u64 = TICK.as_nanos() as u64;
-const TICKS_PER_SEC: u64 = 1_000_000_000 / TICK_NANOS;
-const _: () = assert!(1_000_000_000_u64.is_multiple_of(TICK_NANOS) && SLOTS.is_multiple_of(64));
+const _: () = assert!(SLOTS.is_multiple_of(64));
 
 /// `d` in nanoseconds, saturating (a `u64` holds 584 years).
 fn duration_nanos(d: Duration) -> u64 {
@@ -54,14 +53,22 @@ struct Entry {
 /// Where a connection's entry sits in the wheel and when it should fire.
 #[derive(Debug, Clone, Copy)]
 struct Place {
-    /// (slot, index in slot) of the entry, if one is in the wheel.
-    at: Option<(u32, u32)>,
+    /// Slot of the entry, if one is in the wheel; `NO_SLOT` otherwise.
+    slot: u32,
+    /// Index of the entry in its slot.
+    idx: u32,
+    /// The due tick of the entry in the wheel (a copy of its `Entry::due`):
+    /// re-arming compares against it without touching the slot's list.
+    sits: u64,
     /// The tick the connection is armed for; `NOT_ARMED` when disarmed.
     want: u64,
 }
 
 /// `Place::want` of a disarmed connection.
 const NOT_ARMED: u64 = u64::MAX;
+/// `Place::slot` of a connection with no entry in the wheel.
+const NO_SLOT: u32 = u32::MAX;
+const _: () = assert!(SLOTS < NO_SLOT as usize);
 
 #[derive(Debug)]
 pub struct Timers {
@@ -78,15 +85,22 @@ pub struct Timers {
     /// Entries in the wheel (armed, or disarmed and not yet dropped).
     entries: usize,
     /// The last `now` seen by [`Timers::arm`] and its nanoseconds since
-    /// `origin`: every arm of one loop turn passes the same `now`, and the
-    /// `Instant` subtraction is the dearest part of arming.
+    /// `origin` (see [`Timers::set_clock`]).
     last_now: (Instant, u64),
+    /// The tick of the first occupied slot from the cursor (`Some(None)`:
+    /// none), as [`Timers::next_deadline`] found it and inserts have kept
+    /// it since; `None` when it must be scanned for again. The worker asks
+    /// every loop turn, and a keep-alive timeout sits a thousand slots
+    /// ahead: the scan is worth keeping.
+    first: Option<Option<u64>>,
 }
 
 impl Place {
     fn default_disarmed() -> Place {
         Place {
-            at: None,
+            slot: NO_SLOT,
+            idx: 0,
+            sits: 0,
             want: NOT_ARMED,
         }
     }
@@ -109,15 +123,18 @@ impl Timers {
             armed: 0,
             entries: 0,
             last_now: (origin, 0),
+            first: None,
         }
     }
 
-    /// The tick containing `t` (rounded down).
-    fn tick_of(&self, t: Instant) -> u64 {
-        let d = t.saturating_duration_since(self.origin);
-        d.as_secs()
-            .saturating_mul(TICKS_PER_SEC)
-            .saturating_add(u64::from(d.subsec_nanos()) / TICK_NANOS)
+    /// The tick containing `t` (rounded down), through the clock that
+    /// [`Timers::arm`] keeps: a loop turn that armed timers at `t` does not
+    /// subtract `Instant`s again to expire them.
+    fn tick_of(&mut self, t: Instant) -> u64 {
+        if t != self.last_now.0 {
+            self.set_clock(t);
+        }
+        self.last_now.1 / TICK_NANOS
     }
 
     fn mark(&mut self, slot: usize) {
@@ -127,6 +144,7 @@ impl Timers {
     fn unmark_if_empty(&mut self, slot: usize) {
         if self.slots[slot].is_empty() {
             self.occupied[slot / 64] &= !(1 << (slot % 64));
+            self.first = None;
         }
     }
 
@@ -153,30 +171,48 @@ impl Timers {
         None
     }
 
-    /// Arms (or re-arms) connection `key` for `now + d`.
+    /// Arms (or re-arms) connection `key` for `now + d`. Inlined: a
+    /// keep-alive connection re-arms on every response, and the common case
+    /// (its entry already sits at or before the new tick) is a little
+    /// integer work on the connection's own `Place`.
+    #[inline]
     pub fn arm(&mut self, key: usize, now: Instant, d: Duration) {
         if now != self.last_now.0 {
-            let since = now.saturating_duration_since(self.origin);
-            self.last_now = (now, duration_nanos(since));
+            self.set_clock(now);
         }
         let at = self.last_now.1.saturating_add(duration_nanos(d));
         // Rounded up: never fire early.
         let due = (at / TICK_NANOS + 1).max(self.cursor);
+        if let Some(p) = self.pos.get_mut(key) {
+            if p.want == NOT_ARMED {
+                self.armed += 1;
+            }
+            p.want = due;
+            // An entry at or before the new tick will move on when it comes up.
+            if p.slot != NO_SLOT && p.sits <= due {
+                return;
+            }
+        }
+        self.place(key, due);
+    }
+
+    /// The nanoseconds since `origin` of a new loop turn's `now`: every
+    /// arm of one turn passes the same `now`, and the `Instant` subtraction
+    /// is the dearest part of arming.
+    #[inline(never)]
+    fn set_clock(&mut self, now: Instant) {
+        let since = now.saturating_duration_since(self.origin);
+        self.last_now = (now, duration_nanos(since));
+    }
+
+    /// The slow part of [`Timers::arm`]: a key never seen, or an entry that
+    /// must move to an earlier tick (or into the wheel).
+    #[inline(never)]
+    fn place(&mut self, key: usize, due: u64) {
         if self.pos.len() <= key {
             self.pos.resize(key + 1, Place::default_disarmed());
-        }
-        let p = &mut self.pos[key];
-        if p.want == NOT_ARMED {
+            self.pos[key].want = due;
             self.armed += 1;
-        }
-        p.want = due;
-        // An entry at or before the new tick will move on when it comes up.
-        if let Some((slot, idx)) = p.at
-            && self.slots[slot as usize]
-                .get(idx as usize)
-                .is_some_and(|e| e.due <= due)
-        {
-            return;
         }
         self.unlink(key);
         self.insert(key, due);
@@ -184,6 +220,7 @@ impl Timers {
 
     /// Disarms connection `key`'s timer, if armed. Its entry, if any, is
     /// dropped when its tick comes up (or reused by the next arm).
+    #[inline]
     pub fn disarm(&mut self, key: usize) {
         if let Some(p) = self.pos.get_mut(key)
             && p.want != NOT_ARMED
@@ -200,16 +237,26 @@ impl Timers {
         list.push(Entry { key, due });
         let idx = (list.len() - 1) as u32;
         let p = &mut self.pos[key];
-        p.at = Some((slot as u32, idx));
+        p.slot = slot as u32;
+        p.idx = idx;
+        p.sits = due;
         self.mark(slot);
         self.entries += 1;
+        if let Some(first) = &mut self.first {
+            // The tick at which the cursor reaches this slot (a later
+            // revolution's entry counts there too, as in the scan).
+            let t = self.cursor + due.saturating_sub(self.cursor) % SLOTS as u64;
+            *first = Some(first.map_or(t, |f| f.min(t)));
+        }
     }
 
     /// Takes `key`'s entry out of the wheel, if it is in.
     fn unlink(&mut self, key: usize) {
-        let Some((slot, idx)) = self.pos.get_mut(key).and_then(|p| p.at.take()) else {
+        let Some(p) = self.pos.get_mut(key).filter(|p| p.slot != NO_SLOT) else {
             return;
         };
+        let (slot, idx) = (p.slot, p.idx);
+        p.slot = NO_SLOT;
         let (slot, idx) = (slot as usize, idx as usize);
         let list = &mut self.slots[slot];
         if idx < list.len() {
@@ -217,7 +264,7 @@ impl Timers {
             if let Some(moved) = list.get(idx)
                 && let Some(p) = self.pos.get_mut(moved.key)
             {
-                p.at = Some((slot as u32, idx as u32));
+                p.idx = idx as u32;
             }
             self.unmark_if_empty(slot);
             self.entries -= 1;
@@ -231,13 +278,20 @@ impl Timers {
 
     /// When the worker should wake up next: the first tick with an entry
     /// (possibly one of a later revolution: waking early is harmless).
-    pub fn next_deadline(&self) -> Option<Instant> {
+    pub fn next_deadline(&mut self) -> Option<Instant> {
         if self.armed == 0 {
             // Entries left by disarms wait for the next wake-up.
             return None;
         }
-        let start = (self.cursor % SLOTS as u64) as usize;
-        let t = self.cursor + self.next_occupied(start)? as u64;
+        let t = match self.first {
+            Some(first) => first,
+            None => {
+                let start = (self.cursor % SLOTS as u64) as usize;
+                let first = self.next_occupied(start).map(|d| self.cursor + d as u64);
+                self.first = Some(first);
+                first
+            }
+        }?;
         let nanos = t.saturating_mul(TICK_NANOS);
         Some(self.origin + Duration::from_nanos(nanos))
     }
@@ -281,6 +335,12 @@ impl Timers {
             self.cursor += 1;
         }
         self.cursor = self.cursor.max(now_tick + 1);
+        if self
+            .first
+            .is_some_and(|f| f.is_some_and(|t| t < self.cursor))
+        {
+            self.first = None;
+        }
     }
 }
 
@@ -296,6 +356,19 @@ mod tests {
     }
 
     const S: Duration = Duration::from_secs(1);
+
+    /// Every entry's `Place` says where it is and what it is due at, and
+    /// no other `Place` claims an entry.
+    fn consistent(t: &Timers) -> bool {
+        let listed = t.slots.iter().enumerate().all(|(slot, list)| {
+            list.iter().enumerate().all(|(idx, e)| {
+                let p = t.pos[e.key];
+                (p.slot as usize, p.idx as usize, p.sits) == (slot, idx, e.due)
+            })
+        });
+        let placed = t.pos.iter().filter(|p| p.slot != NO_SLOT).count();
+        listed && placed == t.entries
+    }
 
     #[test]
     fn fires_in_deadline_order_never_early() {
@@ -366,21 +439,76 @@ mod tests {
         t.expire(t0 + TICK * 3000 + TICK / 2, &mut Vec::new());
         let now = t0 + TICK * 3000;
         for k in 0..200usize {
-            let d = TICK * ((k * 37 % (SLOTS - 2)) as u32);
+            // Some of a later revolution (keys neither disarmed nor
+            // re-armed below): they count at their slot, as the scan does.
+            let ticks = if k % 30 == 5 {
+                SLOTS + 3 + k % 7
+            } else {
+                k * 37 % (SLOTS - 2)
+            };
+            let d = TICK * (ticks as u32);
             t.arm(k, now, d);
             assert_eq!(t.next_deadline(), scan(&t), "after arming {k}");
+            assert!(consistent(&t));
         }
         for k in (0..200usize).step_by(3) {
             t.disarm(k);
             assert_eq!(t.next_deadline(), scan(&t), "after disarming {k}");
+            // Earlier again: the entry moves.
+            t.arm(k + 1, now, TICK * ((k % 50) as u32));
+            assert!(consistent(&t));
         }
         let mut out = Vec::new();
         for step in 1..300u32 {
             t.expire(now + TICK * (step * 17), &mut out);
             assert_eq!(t.next_deadline(), scan(&t), "after expiring to {step}");
+            assert!(consistent(&t));
         }
         assert_eq!(t.armed, 0);
         assert_eq!(t.occupied, [0; WORDS]);
+    }
+
+    /// Random arms (some a revolution ahead), disarms and expiries: the
+    /// kept first tick always agrees with a scan of the slots.
+    #[test]
+    fn kept_first_tick_agrees_with_a_scan() {
+        let t0 = Instant::now();
+        let mut t = Timers::new(t0);
+        let scan = |t: &Timers| {
+            (0..SLOTS as u64)
+                .map(|i| t.cursor + i)
+                .find(|x| !t.slots[(x % SLOTS as u64) as usize].is_empty())
+        };
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        let mut rand = move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let mut now = t0;
+        let mut fired = Vec::new();
+        for step in 0..20_000 {
+            match rand(10) {
+                0..=5 => {
+                    let ticks = match rand(4) {
+                        0 => SLOTS as u64 + rand(SLOTS as u64),
+                        1 => rand(4),
+                        _ => rand(1300),
+                    };
+                    t.arm(rand(64) as usize, now, TICK * ticks as u32);
+                }
+                6 | 7 => t.disarm(rand(64) as usize),
+                _ => {
+                    now += TICK * rand(200) as u32 + Duration::from_millis(rand(50));
+                    t.expire(now, &mut fired);
+                }
+            }
+            if t.armed > 0 {
+                let want = scan(&t).map(|x| t.origin + Duration::from_nanos(x * TICK_NANOS));
+                assert_eq!(t.next_deadline(), want, "step {step}");
+            }
+        }
     }
 
     /// Lazy re-arming: a busy connection's entry stays put while its
@@ -426,7 +554,7 @@ mod tests {
     #[test]
     fn tick_math_matches_division() {
         let t0 = Instant::now();
-        let t = Timers::new(t0);
+        let mut t = Timers::new(t0);
         for ms in [0u64, 1, 49, 50, 51, 999, 1000, 1049, 65_000, 3_600_123] {
             let at = t0 + Duration::from_millis(ms);
             assert_eq!(t.tick_of(at), ms / 50, "{ms} ms");

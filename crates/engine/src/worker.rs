@@ -16,6 +16,7 @@ use crate::conn::{Close, Conn, ListenCtx, Phase};
 use crate::pool::{Pool, READ_BUF_SIZE};
 use crate::stats::{Counters, Gauge, Registry};
 use crate::timer::Timers;
+use crate::write::HeadStart;
 use crate::{AccessLog, ErrorLog};
 
 /// Token of the waker the master uses to signal state changes.
@@ -71,6 +72,8 @@ pub struct Ctx {
     pub timers: Timers,
     pub stats: Arc<Counters>,
     pub date: DateCache,
+    /// A `200 OK` head's first lines with the current `Date`.
+    pub head_start: HeadStart,
     /// Some location has `metrics on`: only then is there anyone to read
     /// the per-request metrics, so only then are they counted (see
     /// [`scraped`]).
@@ -95,10 +98,11 @@ impl Ctx {
     }
 
     /// Brings the `Date` cache to this loop turn's clock (it formats once a
-    /// second), so that a response takes [`DateCache::current`] instead of
-    /// converting the clock per request.
+    /// second) and the head start with it, so that a response copies them
+    /// instead of converting the clock per request.
     pub fn refresh_date(&mut self) {
-        self.date.get(self.wall);
+        let date = self.date.get(self.wall);
+        self.head_start.set_date(date);
     }
 }
 
@@ -279,12 +283,13 @@ impl Worker {
                 timers: Timers::default(),
                 stats: s.counters,
                 date: DateCache::new(),
+                head_start: HeadStart::new(DateCache::new().current()),
                 metrics: scraped(&s.conf),
                 now,
                 wall: SystemTime::now(),
                 errlog: s.errlog,
                 log_level,
-                access: s.access,
+                access: s.access.filter(|a| !a.logs_nothing()),
                 listen: listen_table,
                 listen_fallback: listen_ctx(&s.conf, SocketAddr::from(([0, 0, 0, 0], 0))),
                 draining: false,
@@ -349,16 +354,16 @@ impl Worker {
             }
             self.accept_ready();
             self.expire_timers();
-            if self.cx.now.duration_since(self.last_flush) >= FLUSH_EVERY {
+            if let Some(a) = self.cx.access.as_mut()
+                && self.cx.now.duration_since(self.last_flush) >= FLUSH_EVERY
+            {
                 self.last_flush = self.cx.now;
-                if let Some(a) = self.cx.access.as_mut() {
-                    a.flush();
-                }
+                a.flush();
             }
         }
     }
 
-    fn poll_timeout(&self) -> Option<Duration> {
+    fn poll_timeout(&mut self) -> Option<Duration> {
         let mut next = self.cx.timers.next_deadline();
         if self.listeners.iter().any(|l| l.ready) {
             match self.accept_retry {

@@ -19,6 +19,12 @@ const MAX_IOV: usize = 16;
 /// (`writev` → `import_iovec`, `tcp_sendmsg` walking the segments), and a
 /// small static file from the memory cache is the most common response.
 const INLINE_BODY_MAX: usize = 4096;
+/// A head buffer grown past this (a huge head, or a small body behind it)
+/// is freed rather than kept with its pooled exchange.
+const MAX_KEPT_HEAD: usize = 16 * 1024;
+/// A piece list longer than this (a multipart/byteranges answer) is freed
+/// rather than kept with its pooled exchange.
+const MAX_KEPT_PIECES: usize = 64;
 /// Encoder output gathered before it is framed and sent as one chunk.
 const MIN_CHUNK: usize = 16 * 1024;
 /// Largest `sendfile` count per call: nginx's `sendfile_max_chunk` default
@@ -32,32 +38,78 @@ pub struct ConnHeader {
     pub keepalive_header: Option<Duration>,
 }
 
+/// What every head starts with: the status line, `Server` and `Date`.
+const SERVER_DATE: &[u8] = b"Server: peregrine\r\nDate: ";
+/// The start of a `200 OK` head up to the `Date` value.
+const OK_START: &[u8] = b"HTTP/1.1 200 OK\r\nServer: peregrine\r\nDate: ";
+/// An IMF-fixdate's length (RFC 9110, 5.6.7).
+const DATE_LEN: usize = 29;
+const OK_LEN: usize = OK_START.len() + DATE_LEN + 2;
+
+/// The first lines of a `200 OK` head in the current second, ready to copy
+/// at once: the event loop patches the date in when it changes (once a
+/// second), so a response copies one run of bytes instead of assembling
+/// the status line, `Server` and `Date` piece by piece.
+pub struct HeadStart {
+    ok: [u8; OK_LEN],
+}
+
+impl HeadStart {
+    pub fn new(date: &[u8]) -> HeadStart {
+        let mut ok = [0; OK_LEN];
+        ok[..OK_START.len()].copy_from_slice(OK_START);
+        ok[OK_LEN - 2..].copy_from_slice(b"\r\n");
+        let mut h = HeadStart { ok };
+        h.set_date(date);
+        h
+    }
+
+    /// Puts `date` (an IMF-fixdate, 29 bytes; anything else is ignored) in.
+    pub fn set_date(&mut self, date: &[u8]) {
+        let at = &mut self.ok[OK_START.len()..OK_LEN - 2];
+        if date.len() == DATE_LEN && at != date {
+            at.copy_from_slice(date);
+        }
+    }
+
+    fn date(&self) -> &[u8] {
+        &self.ok[OK_START.len()..OK_LEN - 2]
+    }
+}
+
 /// Serializes the whole head into `out`: status line, `Server`, `Date`, the
 /// core's lines up to `head_split`, `Connection` (+`Keep-Alive`), the rest, blank line.
 pub fn serialize_head(
     out: &mut Vec<u8>,
     resp: &Response,
-    date: &[u8],
+    start: &HeadStart,
     conn: &ConnHeader,
     expect_continue: bool,
 ) {
+    let head = resp.head.as_bytes();
+    // One reservation for the usual head (the longest Connection line, no
+    // Keep-Alive, no 100 Continue): the copies below then never reallocate.
+    out.reserve(OK_LEN + head.len() + CONNECTION_KEEP_ALIVE.len() + 2);
     if expect_continue {
         out.extend_from_slice(CONTINUE);
     }
-    out.extend_from_slice(peregrine_codec::response::status_line(
-        peregrine_codec::Version::Http11,
-        resp.status,
-    ));
-    out.extend_from_slice(b"Server: peregrine\r\nDate: ");
-    out.extend_from_slice(date);
-    out.extend_from_slice(b"\r\n");
-    let head = resp.head.as_bytes();
+    if resp.status == 200 {
+        out.extend_from_slice(&start.ok);
+    } else {
+        out.extend_from_slice(peregrine_codec::response::status_line(
+            peregrine_codec::Version::Http11,
+            resp.status,
+        ));
+        out.extend_from_slice(SERVER_DATE);
+        out.extend_from_slice(start.date());
+        out.extend_from_slice(b"\r\n");
+    }
     // Core says where nginx's header filter puts Connection (after
     // Content-Type, Content-Length, Last-Modified, Location).
     let split = resp.head_split.min(head.len());
     out.extend_from_slice(&head[..split]);
     if conn.keepalive {
-        out.extend_from_slice(b"Connection: keep-alive\r\n");
+        out.extend_from_slice(CONNECTION_KEEP_ALIVE);
         if let Some(t) = conn.keepalive_header {
             let _ = write!(out, "Keep-Alive: timeout={}\r\n", t.as_secs());
         }
@@ -67,6 +119,8 @@ pub fn serialize_head(
     out.extend_from_slice(&head[split..]);
     out.extend_from_slice(b"\r\n");
 }
+
+const CONNECTION_KEEP_ALIVE: &[u8] = b"Connection: keep-alive\r\n";
 
 /// One leaf of a body still to send.
 pub(crate) enum Piece {
@@ -139,7 +193,7 @@ pub enum WriteError {
 /// A body going through an encoder: the source pieces are read block by
 /// block, encoded, framed and staged in the output's file buffer.
 struct Deflate {
-    c: crate::compress::Compressing,
+    c: Box<crate::compress::Compressing>,
     src: Vec<Piece>,
     next: usize,
     /// Encoder output not yet framed.
@@ -150,6 +204,7 @@ struct Deflate {
 }
 
 /// A response in flight.
+#[derive(Default)]
 pub struct Output {
     /// The serialized head, then a small memory body copied behind it
     /// (see [`INLINE_BODY_MAX`]).
@@ -176,40 +231,97 @@ pub struct Output {
     pub body_bytes: u64,
 }
 
+/// A memory body small enough to go out in the head's buffer (see
+/// [`INLINE_BODY_MAX`]).
+fn small_memory_body(body: &Body) -> Option<&[u8]> {
+    match body {
+        Body::Empty => Some(&[]),
+        Body::Static(b) if b.len() <= INLINE_BODY_MAX => Some(b),
+        Body::Shared(b) if b.len() <= INLINE_BODY_MAX => Some(b),
+        _ => None,
+    }
+}
+
 impl Output {
-    /// `pieces` is an empty list to fill (pooled: most responses have one
-    /// piece, and a fresh `Vec` would be an allocation per request).
-    pub fn new(
-        head: Vec<u8>,
-        mut pieces: Vec<Piece>,
+    /// An output of `head` then `body` (tests; the engine reuses its
+    /// outputs, see [`Output::start`]).
+    #[cfg(test)]
+    pub fn new(head: Vec<u8>, body: &Body, header_only: bool, sendfile: bool) -> Output {
+        let mut out = Output {
+            head,
+            ..Output::default()
+        };
+        out.start(body, header_only, sendfile, None);
+        out
+    }
+
+    /// The buffer to serialize the head into (empty: see [`Output::reset`]).
+    pub fn head_mut(&mut self) -> &mut Vec<u8> {
+        &mut self.head
+    }
+
+    /// Starts a response: the head serialized into [`Output::head_mut`],
+    /// then `body`, through the encoder `comp` if any. A small memory body
+    /// is copied behind the head here (one `send` of one buffer), borrowed
+    /// from the response: it is never referenced by the output, so its
+    /// shared buffer's reference count is not touched.
+    pub fn start(
+        &mut self,
         body: &Body,
         header_only: bool,
         sendfile: bool,
-    ) -> Output {
-        pieces.clear();
+        comp: Option<Box<crate::compress::Compressing>>,
+    ) {
+        self.head_end = self.head.len();
+        self.sendfile = sendfile;
         if !header_only {
-            flatten(body, &mut pieces);
+            match small_memory_body(body) {
+                Some(b) if comp.is_none() => self.head.extend_from_slice(b),
+                _ => flatten(body, &mut self.pieces),
+            }
         }
-        let head_end = head.len();
-        Output {
-            head,
-            head_end,
-            head_pos: 0,
-            pieces,
-            next: 0,
-            file_buf: None,
-            file_buf_pos: 0,
-            deflate: None,
-            sendfile,
-            nopush: false,
-            last: false,
-            head_bytes: 0,
-            body_bytes: 0,
+        if let Some(c) = comp {
+            self.compress(c);
         }
     }
 
+    /// Back to an empty output for the next response: the head and piece
+    /// buffers are kept (a piece list longer than [`MAX_KEPT_PIECES`], or
+    /// a head grown past [`MAX_KEPT_HEAD`], is freed), what the pieces
+    /// referenced is released now, the file buffer goes back to `pool`.
+    pub fn reset(&mut self, pool: &mut crate::pool::Pool) {
+        if self.head.capacity() > MAX_KEPT_HEAD {
+            self.head = Vec::new();
+        }
+        self.head.clear();
+        self.head_pos = 0;
+        if !self.pieces.is_empty() || self.file_buf.is_some() || self.deflate.is_some() {
+            self.release_pieces(pool);
+        }
+        self.last = false;
+        self.nopush = false;
+        self.head_bytes = 0;
+        self.body_bytes = 0;
+    }
+
+    /// The rest of [`Output::reset`], for what only a large memory body, a
+    /// file or an encoder leaves behind.
+    #[inline(never)]
+    fn release_pieces(&mut self, pool: &mut crate::pool::Pool) {
+        if self.pieces.capacity() > MAX_KEPT_PIECES {
+            self.pieces = Vec::new();
+        }
+        self.pieces.clear();
+        self.next = 0;
+        if let Some(b) = self.file_buf.take() {
+            pool.put_file_buf(b);
+        }
+        self.file_buf_pos = 0;
+        self.deflate = None;
+    }
+
     /// Sends the body through `c` instead of as is.
-    pub fn compress(&mut self, c: crate::compress::Compressing) {
+    fn compress(&mut self, c: Box<crate::compress::Compressing>) {
         let src = std::mem::take(&mut self.pieces);
         self.next = 0;
         self.deflate = Some(Box::new(Deflate {
@@ -222,35 +334,12 @@ impl Output {
         }));
     }
 
-    /// Gives back the pooled buffers.
-    pub fn into_buffers(self) -> (Vec<u8>, Option<Vec<u8>>, Vec<Piece>) {
-        let mut pieces = self.pieces;
-        // Drops the file handles and shared bodies now, not when reused.
-        pieces.clear();
-        (self.head, self.file_buf, pieces)
-    }
-
-    /// Copies a small memory body behind the head (see [`INLINE_BODY_MAX`]),
-    /// once nothing can change the body any more (an encoder takes the
-    /// pieces in [`Output::compress`]).
-    fn inline_small_body(&mut self) {
-        if let [Piece::Mem { data, pos: 0 }] = self.pieces.as_slice()
-            && self.head_pos == 0
-            && self.deflate.is_none()
-            && data.bytes().len() <= INLINE_BODY_MAX
-        {
-            self.head.extend_from_slice(data.bytes());
-            self.pieces.clear();
-        }
-    }
-
     /// Writes as much as the socket takes.
     pub fn write(
         &mut self,
         s: &mut TcpStream,
         pool: &mut crate::pool::Pool,
     ) -> Result<Progress, WriteError> {
-        self.inline_small_body();
         loop {
             let staged = self.file_buf_pos < self.file_buf.as_ref().map_or(0, Vec::len);
             let head_left = self.head.len() - self.head_pos;
@@ -265,6 +354,17 @@ impl Output {
                 _ => self.write_gathered(s).map_err(WriteError::Io),
             };
             match step {
+                // The usual response, its head's buffer all there is (a
+                // small body rides in it), is done once that is sent: no
+                // second turn of the loop to find out.
+                Ok(())
+                    if self.head_pos == self.head.len()
+                        && self.next == self.pieces.len()
+                        && self.file_buf.is_none()
+                        && self.deflate.is_none() =>
+                {
+                    return Ok(Progress::Done);
+                }
                 Ok(()) => {}
                 Err(WriteError::Io(e)) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(WriteError::Io(e)) if e.kind() == io::ErrorKind::WouldBlock => {
@@ -278,6 +378,37 @@ impl Output {
     /// One `writev` of what is next in order: the rest of the head, staged
     /// file/encoder bytes, then memory pieces up to the next file piece.
     fn write_gathered(&mut self, s: &mut TcpStream) -> io::Result<()> {
+        let staged_len = self
+            .file_buf
+            .as_ref()
+            .map_or(0, |b| b.len().saturating_sub(self.file_buf_pos));
+        let n = if staged_len == 0 && self.next == self.pieces.len() {
+            self.send_head(s)?
+        } else {
+            self.send_gathered(s)?
+        };
+        if n == 0 {
+            return Err(io::ErrorKind::WriteZero.into());
+        }
+        self.account(n, staged_len);
+        Ok(())
+    }
+
+    /// [`Output::write_gathered`] when the head's buffer is all there is to
+    /// send (a small memory body rides in it): one `send`, without setting
+    /// up a vector of slices.
+    fn send_head(&self, s: &mut TcpStream) -> io::Result<usize> {
+        let buf = &self.head[self.head_pos..];
+        if self.last {
+            // MSG_MORE: see the FIN's comment in `send_gathered`.
+            socket2::SockRef::from(&*s).send_with_flags(buf, libc::MSG_MORE)
+        } else {
+            s.write(buf)
+        }
+    }
+
+    /// The general case of [`Output::write_gathered`]: the bytes sent.
+    fn send_gathered(&self, s: &mut TcpStream) -> io::Result<usize> {
         let mut iov = [IoSlice::new(&[]); MAX_IOV];
         let mut used = 0;
         if self.head_pos < self.head.len() {
@@ -306,7 +437,6 @@ impl Output {
                 Piece::Mem { .. } => break,
             }
         }
-        let staged_len = staged.len();
         // The last response of a connection: the `shutdown` that ends it
         // (`Conn::complete`, or lingering close) follows at once, and
         // tcp_send_fin sets the FIN on a queued, unsent segment instead of
@@ -316,7 +446,7 @@ impl Output {
         // `tcp_nopush` cork, which it never lifts before close, gives it.
         // Nothing is delayed: the shutdown follows at once.
         let hold = (file_next && self.sendfile && self.nopush) || (self.last && !file_next);
-        let mut n = if hold {
+        if hold {
             // nginx's `tcp_nopush`: the head and the file's first bytes
             // leave in full packets. MSG_MORE holds this partial segment
             // for the sendfile that follows (which itself sends all but its
@@ -324,16 +454,18 @@ impl Output {
             // setsockopt calls per response that cork and uncork cost
             // (send(2): MSG_MORE obtains "the same effect as the TCP_CORK
             // socket option", per call). nginx corks; the packets match.
-            socket2::SockRef::from(&*s).send_vectored_with_flags(&iov[..used], libc::MSG_MORE)?
+            socket2::SockRef::from(&*s).send_vectored_with_flags(&iov[..used], libc::MSG_MORE)
         } else if used == 1 {
             // One buffer: `send`, not a one-element `writev`.
-            s.write(&iov[0])?
+            s.write(&iov[0])
         } else {
-            s.write_vectored(&iov[..used])?
-        };
-        if n == 0 {
-            return Err(io::ErrorKind::WriteZero.into());
+            s.write_vectored(&iov[..used])
         }
+    }
+
+    /// Moves past the `n` bytes just sent: head, then `staged_len` staged
+    /// bytes, then memory pieces.
+    fn account(&mut self, mut n: usize, staged_len: usize) {
         let h = n.min(self.head.len() - self.head_pos);
         // An inlined body follows the head in the same buffer: its bytes
         // count as body (`$body_bytes_sent`).
@@ -363,7 +495,6 @@ impl Output {
                 self.next += 1;
             }
         }
-        Ok(())
     }
 
     fn send_file(&mut self, s: &mut TcpStream) -> Result<(), WriteError> {

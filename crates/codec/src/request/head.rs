@@ -3,8 +3,9 @@
 
 use super::header_line::{Scanned, scan_line};
 use super::host::{host_part, push_lowercase};
+use super::known::{Kind, kind_of};
 use super::limits::BufferSim;
-use super::line::{RequestLine, parse_line};
+use super::line::{RequestLine, parse_line, parse_line_general};
 use super::{BodyKind, Limits, Parsed, Request};
 use crate::{HttpError, HttpErrorKind as K, Method, Version, uri};
 use std::ops::Range;
@@ -26,16 +27,25 @@ pub fn parse_request(buf: &[u8], limits: &Limits, req: &mut Request) -> Result<P
         .position(|&b| b != b'\r' && b != b'\n')
         .unwrap_or(buf.len());
     sim.skip_empty(start);
-    let reach = sim.reach(start);
-    let window = buf.get(..reach.min(buf.len())).unwrap_or(buf);
-    let Some(line) = parse_line(window, start)? else {
-        return if buf.len() >= reach {
-            Err(BufferSim::error(true))
-        } else {
-            Ok(Parsed::Partial)
-        };
+    // As for header lines (see `next_line`): a line that ends inside the
+    // buffer it starts in needs no bookkeeping, so it is read there first.
+    let first = buf.get(..sim.buffer_end().min(buf.len())).unwrap_or(buf);
+    let line = match parse_line(first, start)? {
+        Some(line) => line,
+        None => {
+            let reach = sim.reach(start);
+            let window = buf.get(..reach.min(buf.len())).unwrap_or(buf);
+            let Some(line) = parse_line_general(window, start)? else {
+                return if buf.len() >= reach {
+                    Err(BufferSim::error(true))
+                } else {
+                    Ok(Parsed::Partial)
+                };
+            };
+            sim.commit(start, line.end);
+            line
+        }
     };
-    sim.commit(start, line.end);
     let mut seen = Seen::default();
     apply_request_line(buf, &line, limits, req, &mut seen)?;
 
@@ -55,15 +65,21 @@ pub fn parse_request(buf: &[u8], limits: &Limits, req: &mut Request) -> Result<P
                     value,
                     end,
                     keep,
+                    known,
                 },
                 line,
             )) => {
                 if keep {
-                    let n = line.get(name.clone()).unwrap_or(&[]);
-                    let v = line.get(value.clone()).unwrap_or(&[]);
                     let value = pos + value.start..pos + value.end;
-                    on_header(n, v, value.clone(), req, &mut seen)?;
-                    req.names |= super::name_bit(n);
+                    let (kind, bit) = match known {
+                        Some(k) => (k.kind, k.bit),
+                        None => {
+                            let n = line.get(name.clone()).unwrap_or(&[]);
+                            (kind_of(n), super::name_bit(n))
+                        }
+                    };
+                    on_header(kind, buf, value.clone(), req, &mut seen)?;
+                    req.names |= bit;
                     req.headers.push((pos + name.start..pos + name.end, value));
                 }
                 pos += end;
@@ -201,44 +217,16 @@ fn apply_request_line(
     Ok(())
 }
 
-/// Headers nginx refuses to see twice (`ngx_http_process_unique_header_line`).
-/// Keep in step with the length arm of `on_header` that tests UNIQUE.
-const _: () = {
-    let mut i = 0;
-    while i < UNIQUE.len() {
-        let n = UNIQUE[i].len();
-        assert!(n == 8 || n == 13 || n == 17 || n == 19);
-        i += 1;
-    }
-};
-
-const UNIQUE: [&str; 7] = [
-    "if-modified-since",
-    "if-unmodified-since",
-    "if-match",
-    "if-none-match",
-    "content-range",
-    "if-range",
-    "authorization",
-];
-
-/// Whether a header name that passed the line scanner is `lower` (lowercase
-/// letters and `-`), ignoring case. `| 0x20` maps exactly `A-Z` and `a-z`
-/// onto `a-z`, and onto `-` only `-` and CR, which a name cannot hold: one
-/// OR and one compare a byte instead of two case conversions.
-fn name_is(n: &[u8], lower: &str) -> bool {
-    n.len() == lower.len() && n.iter().zip(lower.as_bytes()).all(|(&a, &b)| a | 0x20 == b)
-}
-
-/// `n` and `v` are the name and value; `value` the value's span.
+/// A kept header of this kind; `value` is its value's span in `buf`.
 fn on_header(
-    n: &[u8],
-    v: &[u8],
+    kind: Kind,
+    buf: &[u8],
     value: Range<usize>,
     req: &mut Request,
     seen: &mut Seen,
 ) -> Result<(), HttpError> {
-    let is = |s: &str| name_is(n, s);
+    // Sliced only by the handlers that read it: most headers have none.
+    let v = || buf.get(value.clone()).unwrap_or(&[]);
     let once = |slot: &Option<Range<usize>>| {
         if slot.is_some() {
             Err(bad(K::DuplicateHeader))
@@ -246,15 +234,15 @@ fn on_header(
             Ok(Some(value.clone()))
         }
     };
-    match n.len() {
-        4 if is("host") => {
+    match kind {
+        Kind::Host => {
             if seen.host {
                 return Err(bad(K::DuplicateHeader));
             }
             seen.host = true;
             // Validated even when an absolute-form target already set the
             // host, which then wins (ngx_http_process_host).
-            let Some(part) = host_part(v) else {
+            let Some(part) = host_part(v()) else {
                 return Err(bad(K::InvalidHost));
             };
             if !req.has_host {
@@ -263,9 +251,10 @@ fn on_header(
                 req.has_host = true;
             }
         }
-        10 if is("connection") => {
+        Kind::Connection => {
             // nginx matches substrings, "close" first (ngx_http_process_connection);
             // the usual whole value "keep-alive" contains no "close".
+            let v = v();
             if v.eq_ignore_ascii_case(b"keep-alive") {
                 seen.connection = Some(ConnectionType::KeepAlive);
             } else if contains_ci(v, b"close") {
@@ -274,20 +263,17 @@ fn on_header(
                 seen.connection = Some(ConnectionType::KeepAlive);
             }
         }
-        14 if is("content-length") => seen.content_length = once(&seen.content_length)?,
-        17 if is("transfer-encoding") => seen.transfer_encoding = once(&seen.transfer_encoding)?,
-        6 if is("expect") => seen.expect = once(&seen.expect)?,
-        // The lengths of UNIQUE's names: most headers are none of them.
-        8 | 13 | 17 | 19 => {
-            if let Some(i) = UNIQUE.iter().position(|u| is(u)) {
-                let bit = 1u16 << i;
-                if seen.unique & bit != 0 {
-                    return Err(bad(K::DuplicateHeader));
-                }
-                seen.unique |= bit;
+        Kind::ContentLength => seen.content_length = once(&seen.content_length)?,
+        Kind::TransferEncoding => seen.transfer_encoding = once(&seen.transfer_encoding)?,
+        Kind::Expect => seen.expect = once(&seen.expect)?,
+        Kind::Unique(i) => {
+            let bit = 1u16 << i;
+            if seen.unique & bit != 0 {
+                return Err(bad(K::DuplicateHeader));
             }
+            seen.unique |= bit;
         }
-        _ => {}
+        Kind::Other => {}
     }
     Ok(())
 }

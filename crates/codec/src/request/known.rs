@@ -7,13 +7,99 @@
 //! `_`, a line too short to hold the name and its colon) goes to the
 //! byte-wise scan, which decides it as before; so this only ever answers
 //! what that scan would, sooner.
+//!
+//! Each entry also carries what the head's driver needs of the name (its
+//! [`Kind`] and its bit in [`super::Request::names`]), worked out at
+//! compile time, so a common header costs no name comparison after the
+//! scan.
+
+/// What nginx's header table does with a header, for the names whose
+/// handlers matter before a location is chosen; `Other` for the rest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Host,
+    Connection,
+    ContentLength,
+    TransferEncoding,
+    Expect,
+    /// Index in [`UNIQUE`]: a header nginx refuses to see twice.
+    Unique(u8),
+    Other,
+}
+
+/// Headers nginx refuses to see twice (`ngx_http_process_unique_header_line`).
+pub(crate) const UNIQUE: [&str; 7] = [
+    "if-modified-since",
+    "if-unmodified-since",
+    "if-match",
+    "if-none-match",
+    "content-range",
+    "if-range",
+    "authorization",
+];
+
+/// Whether a header name that passed the line scanner is `lower` (lowercase
+/// letters and `-`), ignoring case. `| 0x20` maps exactly `A-Z` and `a-z`
+/// onto `a-z`, and onto `-` only `-` and CR, which a name cannot hold: one
+/// OR and one compare a byte instead of two case conversions.
+const fn name_is(n: &[u8], lower: &str) -> bool {
+    let lower = lower.as_bytes();
+    if n.len() != lower.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < n.len() {
+        if n[i] | 0x20 != lower[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// The [`Kind`] of a header name that passed the line scanner. The length
+/// decides first: most names have none of the lengths looked for.
+pub(crate) const fn kind_of(n: &[u8]) -> Kind {
+    match n.len() {
+        4 if name_is(n, "host") => Kind::Host,
+        10 if name_is(n, "connection") => Kind::Connection,
+        14 if name_is(n, "content-length") => Kind::ContentLength,
+        17 if name_is(n, "transfer-encoding") => Kind::TransferEncoding,
+        6 if name_is(n, "expect") => Kind::Expect,
+        // The lengths of UNIQUE's names.
+        8 | 13 | 17 | 19 => {
+            let mut i = 0;
+            while i < UNIQUE.len() {
+                if name_is(n, UNIQUE[i]) {
+                    return Kind::Unique(i as u8);
+                }
+                i += 1;
+            }
+            Kind::Other
+        }
+        _ => Kind::Other,
+    }
+}
+
+const _: () = {
+    let mut i = 0;
+    while i < UNIQUE.len() {
+        let n = UNIQUE[i].len();
+        assert!(n == 8 || n == 13 || n == 17 || n == 19);
+        i += 1;
+    }
+};
 
 /// `name:` as little-endian words: the bytes to compare after ORing `fold`
 /// (0x20 at letters, so either case matches and nothing else does), and,
 /// for a name of eight bytes or more, the eight bytes that end with the
 /// colon.
+#[derive(Debug, PartialEq, Eq)]
 pub(crate) struct Known {
-    len: usize,
+    pub len: usize,
+    pub kind: Kind,
+    /// [`super::name_bit`] of the name.
+    pub bit: u64,
     head: u64,
     head_fold: u64,
     /// Keeps the `len + 1` bytes of a shorter `name:` (all eight otherwise).
@@ -60,6 +146,8 @@ const fn known(name: &str) -> Known {
     let tail_from = if n.len() + 1 > 8 { n.len() + 1 - 8 } else { 0 };
     Known {
         len: n.len(),
+        kind: kind_of(n),
+        bit: super::name_bit(n),
         head: word(n, 0, 0),
         head_fold: word(n, 0, 1),
         head_keep: word(n, 0, 2),
@@ -115,29 +203,51 @@ static S: [Known; 4] = [
 ];
 static U: [Known; 1] = [known("user-agent")];
 
-/// Length of the name a header line starts with, when it is a common name
-/// followed by `:` (the byte-wise scan would stop at that colon with a
-/// valid name); `None` otherwise.
+/// The name a header line starts with, when it is a common name followed
+/// by `:` (the byte-wise scan would stop at that colon with a valid name);
+/// `None` otherwise.
 #[inline]
-pub(crate) fn known_name(line: &[u8]) -> Option<usize> {
-    let names: &[Known] = match line.first()? | 0x20 {
-        b'a' => &A,
-        b'c' => &C,
-        b'h' => &H,
-        b'i' => &I,
-        b'o' => &O,
-        b'p' => &P,
-        b'r' => &R,
-        b's' => &S,
-        b'u' => &U,
-        _ => return None,
-    };
-    names.iter().find(|k| k.starts(line)).map(|k| k.len)
+pub(crate) fn known_name(line: &[u8]) -> Option<&'static Known> {
+    let names = BY_INITIAL[usize::from(line.first()? & 0x1f)];
+    names.iter().find(|k| k.starts(line))
 }
+
+/// The names by their first letter's low five bits (one load, no compare
+/// chain). Bytes that are not that letter share its slot; `starts` then
+/// compares their first byte too and finds nothing.
+static BY_INITIAL: [&[Known]; 32] = {
+    let mut t: [&[Known]; 32] = [&[]; 32];
+    t[(b'a' & 0x1f) as usize] = &A;
+    t[(b'c' & 0x1f) as usize] = &C;
+    t[(b'h' & 0x1f) as usize] = &H;
+    t[(b'i' & 0x1f) as usize] = &I;
+    t[(b'o' & 0x1f) as usize] = &O;
+    t[(b'p' & 0x1f) as usize] = &P;
+    t[(b'r' & 0x1f) as usize] = &R;
+    t[(b's' & 0x1f) as usize] = &S;
+    t[(b'u' & 0x1f) as usize] = &U;
+    t
+};
 
 #[cfg(test)]
 mod tests {
+    use super::super::name_bit;
     use super::*;
+
+    #[test]
+    fn kinds() {
+        assert_eq!(kind_of(b"Host"), Kind::Host);
+        assert_eq!(kind_of(b"CONNECTION"), Kind::Connection);
+        assert_eq!(kind_of(b"Content-Length"), Kind::ContentLength);
+        assert_eq!(kind_of(b"transfer-encoding"), Kind::TransferEncoding);
+        assert_eq!(kind_of(b"Expect"), Kind::Expect);
+        assert_eq!(kind_of(b"If-Range"), Kind::Unique(5));
+        assert_eq!(kind_of(b"Authorization"), Kind::Unique(6));
+        for other in [&b"Hosts"[..], b"Hos", b"If-Rangf", b"X-Forwarded-Host", b""] {
+            assert_eq!(kind_of(other), Kind::Other, "{other:?}");
+        }
+        assert!(known("authorization").kind == Kind::Unique(6));
+    }
 
     fn all() -> impl Iterator<Item = &'static Known> {
         [&A[..], &C, &H, &I, &O, &P, &R, &S, &U]
@@ -193,10 +303,10 @@ mod tests {
                 })
                 .collect();
             for n in [name, &upper, &mixed] {
-                assert_eq!(
-                    known_name(format!("{n}: v\r\n").as_bytes()),
-                    Some(name.len())
-                );
+                let k = known_name(format!("{n}: v\r\n").as_bytes());
+                assert_eq!(k.map(|k| k.len), Some(name.len()));
+                assert_eq!(k.map(|k| k.kind), Some(kind_of(name.as_bytes())));
+                assert_eq!(k.map(|k| k.bit), Some(name_bit(n.as_bytes())));
                 assert_eq!(
                     known_name(format!("{n}:").as_bytes()).is_some(),
                     name.len() >= 7
@@ -213,7 +323,7 @@ mod tests {
                 for b in [b'\r', b'_', b'@', b'[', b'`', b'{', b'-', b':', 0xc1, b'M'] {
                     let mut line = format!("{name}: v\r\n").into_bytes();
                     line[i] = b;
-                    if let Some(l) = known_name(&line) {
+                    if let Some(l) = known_name(&line).map(|k| k.len) {
                         assert_eq!(line[l], b':', "{line:?}");
                         assert!(
                             names

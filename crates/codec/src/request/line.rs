@@ -93,7 +93,20 @@ static TARGET_CLASS: [u8; 256] = {
 
 /// Parses the request line starting at `start` (leading empty lines already
 /// skipped). `Ok(None)`: valid so far but incomplete.
+#[inline(always)]
 pub(crate) fn parse_line(buf: &[u8], start: usize) -> Result<Option<RequestLine>, HttpError> {
+    match plain_get(buf, start) {
+        Some(line) => Ok(Some(line)),
+        None => parse_line_general(buf, start),
+    }
+}
+
+/// [`parse_line`] for any line.
+#[inline(never)]
+pub(crate) fn parse_line_general(
+    buf: &[u8],
+    start: usize,
+) -> Result<Option<RequestLine>, HttpError> {
     let at = |p: usize| buf.get(p).copied();
     let Some((method, mut p)) = parse_method(buf, start)? else {
         return Ok(None);
@@ -128,6 +141,34 @@ pub(crate) fn parse_line(buf: &[u8], start: usize) -> Result<Option<RequestLine>
         end,
         scan,
     }))
+}
+
+/// The usual line — `GET `, an origin-form target, one space,
+/// `HTTP/1.1`, CRLF — as the general parser reads it, without its
+/// branches for what this line does not have; `None` for anything else
+/// (including a target with a byte the general parser answers with an
+/// error), which the general parser then decides.
+#[inline(always)]
+fn plain_get(buf: &[u8], start: usize) -> Option<RequestLine> {
+    if word::<5>(buf, start)? != *b"GET /" {
+        return None;
+    }
+    let target = start + 4;
+    let (scan, k) = scan_tail(buf, target, target + 1)?;
+    if buf.get(k) != Some(&b' ') || word::<10>(buf, k + 1)? != *b"HTTP/1.1\r\n" {
+        return None;
+    }
+    Some(RequestLine {
+        method: Method::Get,
+        method_span: start..start + 3,
+        target: target..k,
+        host: None,
+        path_start: Some(target),
+        version: Version::Http11,
+        line: start..k + 9,
+        end: k + 11,
+        scan,
+    })
 }
 
 /// The method token at `start` and where it ends (at the space after it).
@@ -253,8 +294,9 @@ fn parse_target(buf: &[u8], start: usize) -> Result<Option<TargetParts>, HttpErr
 /// The rest of the target from `from` (`p`, the path's start or where it
 /// would start, or the byte after a `/` there) to the first byte that is
 /// not a target byte, whose index it returns with what it saw; `None` when
-/// the bytes run out first. One load and one test per byte outside
-/// `% / ? #` and the non-ASCII bytes.
+/// the bytes run out first. The bytes outside `% / ? #` and the
+/// non-ASCII ones are passed over eight at a time ([`plain_target_run`]).
+#[inline(always)]
 fn scan_tail(buf: &[u8], p: usize, from: usize) -> Option<(TargetScan, usize)> {
     let mut scan = TargetScan::default();
     if from > p {
@@ -263,13 +305,9 @@ fn scan_tail(buf: &[u8], p: usize, from: usize) -> Option<(TargetScan, usize)> {
     let mut path_end = None;
     let mut i = from;
     loop {
-        // Ordinary bytes in a loop of their own (one load, one test each);
-        // a `match` per byte would compile to a jump table.
-        let k = buf
-            .get(i..)?
-            .iter()
-            .position(|&b| TARGET_CLASS[usize::from(b)] != 0)?;
-        i += k;
+        // Ordinary bytes in a loop of their own; a `match` per byte would
+        // compile to a jump table.
+        i += plain_target_run(buf.get(i..)?);
         let b = *buf.get(i)?;
         match TARGET_CLASS[usize::from(b)] {
             T_END => break,
@@ -286,6 +324,43 @@ fn scan_tail(buf: &[u8], p: usize, from: usize) -> Option<(TargetScan, usize)> {
     }
     scan.path_end = path_end.unwrap_or(i);
     Some((scan, i))
+}
+
+/// How many bytes at the start of `s` are of class 0 in [`TARGET_CLASS`]
+/// (or may be `!` or `'`, which the caller passes over as well): eight
+/// at a time (SWAR) while none stops, then one at a time.
+///
+/// In a word `x`, the top bit of a byte is set in `x | (x + 1…)` for bytes
+/// ≥ 0x7f, in `x - 0x21…` for bytes < 0x21, and in `y - 1… & !y` for
+/// `y = 0` — here `y` is `x ^ 0x23…` with bits 1 and 2 cleared (zero for
+/// `#`, `%`, `!`, `'`) or `x ^ 0x2f…` with bit 4 cleared (`/`, `?`). A
+/// carry or borrow only runs upwards from a byte these flag, so the
+/// lowest flag is exact: it is the first byte that stops the run, or a
+/// `!` or `'`.
+fn plain_target_run(s: &[u8]) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let zero = |y: u64| y.wrapping_sub(ONES) & !y;
+    let mut chunks = s.chunks_exact(8);
+    let mut base = 0;
+    for chunk in chunks.by_ref() {
+        let x = u64::from_le_bytes(<[u8; 8]>::try_from(chunk).unwrap_or([0; 8]));
+        let flags = (x
+            | x.wrapping_add(ONES)
+            | x.wrapping_sub(ONES * 0x21)
+            | zero((x ^ (ONES * 0x23)) & (ONES * 0xf9))
+            | zero((x ^ (ONES * 0x2f)) & (ONES * 0xef)))
+            & HIGH;
+        if flags != 0 {
+            return base + (flags.trailing_zeros() / 8) as usize;
+        }
+        base += 8;
+    }
+    let tail = chunks.remainder();
+    base + tail
+        .iter()
+        .position(|&b| TARGET_CLASS[usize::from(b)] != 0)
+        .unwrap_or(tail.len())
 }
 
 /// Notes what the byte at `i`, which follows a `/` of the path, makes of
@@ -392,4 +467,81 @@ fn parse_version(buf: &[u8], p: &mut usize) -> Result<Option<Version>, HttpError
     } else {
         Version::Http11
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{TARGET_CLASS, parse_line_general, plain_get, plain_target_run};
+
+    /// Where the fast path answers, the general parser gives the same
+    /// line: on random lines around `GET /… HTTP/1.1` made of the bytes
+    /// that matter to either.
+    #[test]
+    fn plain_get_agrees_with_general() {
+        let alphabet = b"GET /a.%?#\r\n\t\x7f\xc3HTP1";
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed as usize
+        };
+        let mut answered = 0;
+        for _ in 0..300_000 {
+            let mut line = b"\r\nGET /a/b.c?d HTTP/1.1\r\nHost: x\r\n\r\n".to_vec();
+            for _ in 0..next() % 4 {
+                let at = next() % line.len();
+                let b = alphabet[next() % alphabet.len()];
+                match next() % 3 {
+                    0 => line[at] = b,
+                    1 => line.insert(at, b),
+                    _ => drop(line.remove(at)),
+                }
+            }
+            let cut = line.len() - next() % 8;
+            let buf = &line[..cut];
+            if let Some(fast) = plain_get(buf, 2) {
+                answered += 1;
+                assert_eq!(parse_line_general(buf, 2), Ok(Some(fast)), "{buf:?}");
+            }
+        }
+        assert!(answered > 10_000, "{answered}");
+    }
+
+    /// The word-wise run stops where a byte-wise one over [`TARGET_CLASS`]
+    /// would, or earlier at a `!` or `'`, wherever the byte sits and
+    /// whatever bytes (carries, borrows) come after it.
+    #[test]
+    fn plain_target_run_agrees_with_bytewise() {
+        let stops = [
+            b' ', b'\0', b'\t', 0x20, 0x7f, 0x80, 0xff, b'%', b'/', b'?', b'#', b'!', b'\'',
+        ];
+        let plain = b"aZ09.-_~&=+$,;:@[]\"$()*";
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed as usize
+        };
+        for len in 0..40 {
+            for _ in 0..200 {
+                let mut v: Vec<u8> = (0..len).map(|_| plain[next() % plain.len()]).collect();
+                for _ in 0..next() % 3 {
+                    if len > 0 {
+                        v[next() % len] = stops[next() % stops.len()];
+                    }
+                }
+                let want = v
+                    .iter()
+                    .position(|&b| TARGET_CLASS[usize::from(b)] != 0)
+                    .unwrap_or(len);
+                let got = plain_target_run(&v);
+                assert!(
+                    got == want || got < want && matches!(v[got], b'!' | b'\''),
+                    "{v:?}: {got}, not {want}"
+                );
+            }
+        }
+    }
 }

@@ -178,3 +178,69 @@ fn long_uris_take_no_route() {
     }
     assert_eq!((f.core.routes.len(), f.core.routes.hits), (0, 0));
 }
+
+/// Runs raw requests through `handle_explained` as the engine does (the
+/// parsed request, whose header mask lets a route skip lookups).
+fn parsed(f: &mut Fixture, raw: &str) -> (u16, String, Vec<u8>) {
+    let mut req = peregrine_codec::Request::new();
+    peregrine_codec::parse_request(
+        raw.as_bytes(),
+        &peregrine_codec::Limits::default(),
+        &mut req,
+    )
+    .expect("valid request");
+    let (resp, note) = f.core.handle_explained(&conn(f.local), &req, f.now, true);
+    assert!(note.is_none());
+    let head = String::from_utf8(resp.head.as_bytes().to_vec()).unwrap();
+    (resp.status, head, body_bytes(&resp.body))
+}
+
+/// The engine's entry takes routes too, and its header mask counts every
+/// header a route must see: the conditional ones, `Range`, and
+/// `Accept-Encoding` where compression could apply.
+#[test]
+fn parsed_requests_take_routes_only_when_the_full_path_agrees() {
+    let d = TestDir::new("core-fast-parsed");
+    d.file("r.txt", b"0123456789");
+    let mut c = cached(d.root());
+    c.gzip.on = true;
+    c.gzip.types = vec!["text/plain".into()];
+    c.gzip.min_length = 1;
+    let mut f = Fixture::one(c, vec![]);
+    let plain = "GET /r.txt HTTP/1.1\r\nHost: a.test\r\n\r\n";
+    let first = parsed(&mut f, plain);
+    assert_eq!(parsed(&mut f, plain), first);
+    assert_eq!(f.core.routes.hits, 1);
+    let etag = first
+        .1
+        .lines()
+        .find_map(|l| l.strip_prefix("ETag: "))
+        .unwrap()
+        .to_string();
+    let gz = parsed(
+        &mut f,
+        "GET /r.txt HTTP/1.1\r\nHost: a.test\r\nAccept-Encoding: gzip\r\n\r\n",
+    );
+    assert!(gz.1.contains("Content-Encoding: gzip\r\n"), "{}", gz.1);
+    let cond = format!("GET /r.txt HTTP/1.1\r\nHost: a.test\r\nIf-None-Match: {etag}\r\n\r\n");
+    assert_eq!(parsed(&mut f, &cond).0, 304);
+    let range = "GET /r.txt HTTP/1.1\r\nHost: a.test\r\nRange: bytes=1-2\r\n\r\n";
+    assert_eq!(parsed(&mut f, range).2, b"12");
+    assert_eq!(f.core.routes.hits, 1, "none of them took the route");
+    let head = parsed(&mut f, "HEAD /r.txt HTTP/1.1\r\nHost: a.test\r\n\r\n");
+    assert_eq!((head.0, &head.1, head.2.len()), (200, &first.1, 0));
+    assert_eq!(f.core.routes.hits, 2);
+}
+
+/// Without compression `Accept-Encoding` changes nothing: the route
+/// answers it.
+#[test]
+fn accept_encoding_takes_the_route_where_nothing_compresses() {
+    let d = TestDir::new("core-fast-ae");
+    d.file("r.txt", b"0123456789");
+    let mut f = Fixture::one(cached(d.root()), vec![]);
+    let ae = "GET /r.txt HTTP/1.1\r\nHost: a.test\r\nAccept-Encoding: gzip\r\n\r\n";
+    let first = parsed(&mut f, ae);
+    assert_eq!(parsed(&mut f, ae), first);
+    assert_eq!(f.core.routes.hits, 1);
+}

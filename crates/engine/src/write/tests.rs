@@ -30,7 +30,8 @@ fn head_layout_matches_nginx() {
         keepalive: true,
         keepalive_header: Some(Duration::from_secs(7)),
     };
-    serialize_head(&mut out, &r, b"Mon, 30 Nov 2026 11:11:03 GMT", &ch, false);
+    let start = HeadStart::new(b"Mon, 30 Nov 2026 11:11:03 GMT");
+    serialize_head(&mut out, &r, &start, &ch, false);
     let text = String::from_utf8(out).unwrap();
     let expected_tail = "Server: peregrine\r\nDate: Mon, 30 Nov 2026 11:11:03 GMT\r\n\
         Content-Type: text/html\r\nContent-Length: 6\r\nConnection: keep-alive\r\n\
@@ -41,7 +42,7 @@ fn head_layout_matches_nginx() {
         keepalive: false,
         keepalive_header: Some(Duration::from_secs(7)),
     };
-    serialize_head(&mut out, &r, b"D", &ch, true);
+    serialize_head(&mut out, &r, &start, &ch, true);
     let text = String::from_utf8(out).unwrap();
     assert!(text.starts_with("HTTP/1.1 100 Continue\r\n\r\n"));
     assert!(text.contains("Connection: close\r\nETag"));
@@ -117,7 +118,7 @@ fn writes_head_mem_and_file_parts_in_order() {
             },
         ]);
         let (mut c, mut s) = pair();
-        let mut out = Output::new(b"HEAD\r\n".to_vec(), Vec::new(), &body, false, sendfile);
+        let mut out = Output::new(b"HEAD\r\n".to_vec(), &body, false, sendfile);
         out.nopush = nopush;
         let got = send_all(&mut out, &mut s, &mut c);
         let mut want = b"HEAD\r\n--a\r\n".to_vec();
@@ -134,13 +135,7 @@ fn writes_head_mem_and_file_parts_in_order() {
 #[test]
 fn header_only_skips_body() {
     let (mut c, mut s) = pair();
-    let mut out = Output::new(
-        b"H\r\n".to_vec(),
-        Vec::new(),
-        &Body::Static(b"body"),
-        true,
-        true,
-    );
+    let mut out = Output::new(b"H\r\n".to_vec(), &Body::Static(b"body"), true, true);
     assert_eq!(send_all(&mut out, &mut s, &mut c), b"H\r\n");
 }
 
@@ -154,7 +149,7 @@ fn truncated_file_stops_without_other_bytes() {
             len: 100,
         };
         let (_c, mut s) = pair();
-        let mut out = Output::new(b"H\r\n".to_vec(), Vec::new(), &body, false, sendfile);
+        let mut out = Output::new(b"H\r\n".to_vec(), &body, false, sendfile);
         let mut pool = Pool::default();
         let err = out.write(&mut s, &mut pool).unwrap_err();
         assert!(matches!(err, WriteError::Truncated), "{err}");
@@ -171,7 +166,7 @@ fn small_memory_body_goes_out_with_the_head_and_counts_as_body() {
         let data: Vec<u8> = (0..size).map(|i| (i % 251) as u8).collect();
         let body = Body::Shared(Arc::from(&data[..]));
         let (mut c, mut s) = pair();
-        let mut out = Output::new(b"HEAD\r\n".to_vec(), Vec::new(), &body, false, true);
+        let mut out = Output::new(b"HEAD\r\n".to_vec(), &body, false, true);
         let got = send_all(&mut out, &mut s, &mut c);
         assert_eq!(&got[..6], b"HEAD\r\n");
         assert!(got[6..] == data[..], "size {size}");
@@ -180,17 +175,125 @@ fn small_memory_body_goes_out_with_the_head_and_counts_as_body() {
         assert_eq!(inlined, size <= INLINE_BODY_MAX, "size {size}");
     }
     let body = Body::Static(b"compress me");
-    let mut out = Output::new(b"H\r\n".to_vec(), Vec::new(), &body, false, true);
     let enc =
         peregrine_compress::Encoder::with_length_hint(peregrine_compress::Coding::Gzip, 1, None)
             .unwrap();
-    out.compress(crate::compress::Compressing {
+    let mut out = Output {
+        head: b"H\r\n".to_vec(),
+        ..Output::default()
+    };
+    let comp = crate::compress::Compressing {
         encoder: enc,
         chunked: false,
-    });
-    out.inline_small_body();
+    };
+    out.start(&body, false, true, Some(Box::new(comp)));
     assert_eq!(
         out.head, b"H\r\n",
         "the encoder's input stays out of the head"
     );
+}
+
+/// The head starts the same whether it is copied whole (200) or put
+/// together (other statuses), and a new second's date replaces the old.
+#[test]
+fn head_start_follows_the_date() {
+    let mut start = HeadStart::new(b"Mon, 30 Nov 2026 11:11:03 GMT");
+    start.set_date(b"Mon, 30 Nov 2026 11:11:04 GMT");
+    start.set_date(b"not a date");
+    let ch = ConnHeader {
+        keepalive: true,
+        keepalive_header: None,
+    };
+    let mut r = response("Content-Length: 0\r\n", Body::Empty);
+    for (status, line) in [(200, "200 OK"), (404, "404 Not Found"), (299, "299 ")] {
+        r.status = status;
+        let mut out = Vec::new();
+        serialize_head(&mut out, &r, &start, &ch, false);
+        let want = format!(
+            "HTTP/1.1 {line}\r\nServer: peregrine\r\nDate: Mon, 30 Nov 2026 11:11:04 GMT\r\n\
+             Content-Length: 0\r\nConnection: keep-alive\r\n\r\n"
+        );
+        assert_eq!(String::from_utf8(out).unwrap(), want, "{status}");
+    }
+}
+
+/// A reset output keeps its buffers for the next response and holds
+/// nothing of the last one's body.
+#[test]
+fn reset_keeps_buffers_and_releases_the_body() {
+    let shared: Arc<[u8]> = Arc::from(&[7u8; INLINE_BODY_MAX + 1][..]);
+    let mut pool = Pool::default();
+    let mut out = Output::new(
+        b"HEAD\r\n".to_vec(),
+        &Body::Shared(shared.clone()),
+        false,
+        true,
+    );
+    assert_eq!(Arc::strong_count(&shared), 2, "a large body is referenced");
+    let cap = out.head.capacity();
+    out.reset(&mut pool);
+    assert_eq!(Arc::strong_count(&shared), 1);
+    assert!(out.head.is_empty() && out.pieces.is_empty());
+    assert_eq!(out.head.capacity(), cap);
+    assert_eq!((out.head_bytes, out.body_bytes, out.last), (0, 0, false));
+    // A small body is copied, never referenced.
+    let small: Arc<[u8]> = Arc::from(&b"small"[..]);
+    out.head_mut().extend_from_slice(b"H\r\n");
+    out.start(&Body::Shared(small.clone()), false, true, None);
+    assert_eq!(Arc::strong_count(&small), 1);
+    assert_eq!(out.head, b"H\r\nsmall");
+}
+
+/// Whatever the last response went through (a file read into the file
+/// buffer, an encoder), a reset output starts the next one from nothing,
+/// and sends it right.
+#[test]
+fn reset_after_file_and_encoder_leaves_nothing_behind() {
+    let mut pool = Pool::default();
+    let clean = |out: &Output| {
+        out.head.is_empty()
+            && out.pieces.is_empty()
+            && out.file_buf.is_none()
+            && out.deflate.is_none()
+            && (out.next, out.file_buf_pos, out.head_pos) == (0, 0, 0)
+            && (out.head_bytes, out.body_bytes, out.last, out.nopush) == (0, 0, false, false)
+    };
+    let file = temp_file(&[5u8; 70_000]);
+    let body = Body::File {
+        file,
+        offset: 0,
+        len: 70_000,
+    };
+    let (mut c, mut s) = pair();
+    let mut out = Output::new(b"H\r\n".to_vec(), &body, false, false);
+    out.last = true;
+    assert_eq!(send_all(&mut out, &mut s, &mut c).len(), 70_003);
+    out.reset(&mut pool);
+    assert!(clean(&out), "after a file read without sendfile");
+
+    let enc =
+        peregrine_compress::Encoder::with_length_hint(peregrine_compress::Coding::Gzip, 1, None)
+            .unwrap();
+    let comp = crate::compress::Compressing {
+        encoder: enc,
+        chunked: true,
+    };
+    out.head_mut().extend_from_slice(b"H\r\n");
+    out.start(
+        &Body::Static(b"compress me"),
+        false,
+        true,
+        Some(Box::new(comp)),
+    );
+    let (mut c, mut s) = pair();
+    let got = send_all(&mut out, &mut s, &mut c);
+    assert!(got.ends_with(b"0\r\n\r\n"), "a chunked gzip body");
+    out.reset(&mut pool);
+    assert!(clean(&out), "after an encoder");
+
+    out.head_mut().extend_from_slice(b"H\r\n");
+    out.start(&Body::Static(b"plain"), false, true, None);
+    let (mut c, mut s) = pair();
+    assert_eq!(send_all(&mut out, &mut s, &mut c), b"H\r\nplain");
+    assert_eq!((out.head_bytes, out.body_bytes), (3, 5));
 }
