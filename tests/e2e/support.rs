@@ -175,7 +175,12 @@ impl Server {
     fn wait_listening(&mut self) {
         let deadline = Instant::now() + START_TIMEOUT;
         while Instant::now() < deadline {
-            if TcpStream::connect(self.addr).is_ok() {
+            if let Ok(probe) = TcpStream::connect(self.addr) {
+                // Wait for the server to accept and close the probe, so no
+                // test sees it accepted later (stub_status counts it).
+                let _ = probe.shutdown(std::net::Shutdown::Write);
+                let _ = probe.set_read_timeout(Some(IO_TIMEOUT));
+                let _ = (&probe).read_to_end(&mut Vec::new());
                 return;
             }
             if let Ok(Some(status)) = self.child.try_wait() {
