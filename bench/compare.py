@@ -202,10 +202,31 @@ def idle_memory(server, conns):
     return grown * 1024 / conns, errors
 
 
+def print_round_ratios(workloads, results):
+    """Each round's ratio to the nginx run beside it, for Peregrine and the
+    floor probes: a target below the floors' ratios asks for less CPU than
+    the kernel's own work for the exchange, and the rounds show how far
+    this VM's drift moves each figure."""
+    probes = [n for n in ("peregrine", "floor", "uring-floor")
+              if any((wl[0], n) in results for wl in workloads)]
+    print()
+    print("| workload | " + " | ".join(f"{n} ÷ nginx, per round" for n in probes) + " |")
+    print("|---|" + "---|" * len(probes))
+    for wl in workloads:
+        ngx = results[(wl[0], "nginx")]
+        cells = []
+        for n in probes:
+            rows = results.get((wl[0], n))
+            cells.append(" ".join(f"{r[0] / x[0]:.2f}" for r, x in zip(rows, ngx)) if rows else "–")
+        print(f"| {wl[0]} | " + " | ".join(cells) + " |")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--peregrine", required=True)
     ap.add_argument("--floor", required=True)
+    ap.add_argument("--uring-floor", default="",
+                    help="the floor probe on io_uring (bench/floor_uring.c), run beside the epoll one")
     ap.add_argument("--mime", required=True)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--duration", type=int, default=5)
@@ -251,15 +272,17 @@ def main():
     results = {}
     for wl in workloads:
         body = SMALL if wl[1] == "small.html" else LARGE
-        order = names + ["floor"]
+        floors = ["floor"] + (["uring-floor"] if args.uring_floor else [])
+        order = names + floors
         if "gzip" in wl[0] or "deferred" in wl[0]:
             order = names
         confs = deferred if "deferred" in wl[0] else servers
         for rnd in range(args.rounds):
             for name in order:
-                if name == "floor":
+                if name in floors:
                     port = free_port()
-                    srv = Server("floor", [args.floor, str(port), str(body)], port)
+                    probe = args.floor if name == "floor" else args.uring_floor
+                    srv = Server(name, [probe, str(port), str(body)], port)
                 else:
                     argv, port = confs[name]
                     srv = Server(name, argv, port)
@@ -277,11 +300,13 @@ def main():
                       f"(user {res[4]:5.2f}) {res[1]:10.0f} req/s errors[{res[2]}] non2xx {res[3]}",
                       file=sys.stderr)
 
-    print("| workload | nginx µs/req | Peregrine µs/req | floor µs/req | ratio (target) | nginx req/s | Peregrine req/s |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    uring = " io_uring floor µs/req |" if args.uring_floor else ""
+    print(f"| workload | nginx µs/req | Peregrine µs/req | floor µs/req |{uring} ratio (target) "
+          "| nginx req/s | Peregrine req/s |")
+    print("|---|---:|---:|---:|" + ("---:|" if uring else "") + "---:|---:|---:|")
     for wl in workloads:
         med = {}
-        for name in ("nginx", "peregrine", "floor"):
+        for name in ("nginx", "peregrine", "floor", "uring-floor"):
             rows = results.get((wl[0], name))
             if rows:
                 med[name] = (statistics.median(r[0] for r in rows), statistics.median(r[1] for r in rows))
@@ -299,8 +324,12 @@ def main():
         else:
             verdict = "meets" if ratio <= wl[4] else "MISSES"
         floor = f"{med['floor'][0]:.2f}" if "floor" in med else "–"
+        if uring:
+            floor += f" | {med['uring-floor'][0]:.2f}" if "uring-floor" in med else " | –"
         print(f"| {wl[0]} | {med['nginx'][0]:.2f} | {med['peregrine'][0]:.2f} | {floor} | "
               f"{ratio:.2f}× ({'≤ ' + str(wl[4]) + ', ' if isinstance(wl[4], float) else ''}{verdict}) | {med['nginx'][1]:.0f} | {med['peregrine'][1]:.0f} |")
+
+    print_round_ratios(workloads, results)
 
     if args.baseline:
         print()

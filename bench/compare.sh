@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Peregrine vs nginx vs the floor probe, CPU time per request, in one run.
-# Installs wrk and nginx from Debian when missing, builds Peregrine (release)
-# and bench/floor.c, then runs bench/compare.py. Arguments pass through
-# (e.g. --rounds 5 --duration 10 --only keep-alive --idle-conns 0), and
-# --baseline-rev REV (see below).
+# Peregrine vs nginx vs the floor probes, CPU time per request, in one run.
+# Installs wrk and nginx from Debian when missing, builds Peregrine (release),
+# bench/floor.c and (with liburing) bench/floor_uring.c, then runs
+# bench/compare.py. Arguments pass through (e.g. --rounds 5 --duration 10
+# --only keep-alive --idle-conns 0), and --baseline-rev REV (see below).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 need=()
@@ -38,6 +38,16 @@ while [ $# -gt 0 ]; do
 done
 set -- "${args[@]}"
 gcc -O2 -o target/bench/floor bench/floor.c
+# The io_uring floor probe (bench/floor_uring.c) needs liburing; without it
+# (or a kernel that refuses io_uring) the table has the epoll floor only.
+uring=()
+[ -e /usr/include/liburing.h ] || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+  apt-get install -y -qq liburing-dev >/dev/null; } || true
+if gcc -O2 -o target/bench/floor-uring bench/floor_uring.c -luring 2>/dev/null; then
+  uring=(--uring-floor target/bench/floor-uring)
+else
+  echo "compare.sh: bench/floor_uring.c not built (liburing-dev missing): no io_uring floor column" >&2
+fi
 ulimit -n 65535 2>/dev/null || true
 exec python3 bench/compare.py --peregrine target/release/peregrine \
-  --floor target/bench/floor --mime "$PWD/conf/mime.types" "$@"
+  --floor target/bench/floor "${uring[@]}" --mime "$PWD/conf/mime.types" "$@"
