@@ -15,7 +15,7 @@
 //! requests are answered in order and a slow reader cannot make the worker
 //! buffer unbounded responses.
 
-use std::io::{self, Read};
+use std::io;
 use std::net::Shutdown;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
@@ -223,7 +223,7 @@ impl Conn {
             }
         }
         let room = b.data.len() - b.end;
-        let n = self.stream.read(&mut b.data[b.end..])?;
+        let n = peregrine_sys::recv(&self.stream, &mut b.data[b.end..])?;
         b.end += n;
         if n < room {
             // A short read drained the socket; with edge-triggered epoll any

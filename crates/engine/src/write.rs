@@ -399,12 +399,9 @@ impl Output {
     /// up a vector of slices.
     fn send_head(&self, s: &mut TcpStream) -> io::Result<usize> {
         let buf = &self.head[self.head_pos..];
-        if self.last {
-            // MSG_MORE: see the FIN's comment in `send_gathered`.
-            socket2::SockRef::from(&*s).send_with_flags(buf, libc::MSG_MORE)
-        } else {
-            s.write(buf)
-        }
+        // MSG_MORE on the last response: see the FIN's comment in
+        // `send_gathered`.
+        peregrine_sys::send(&*s, buf, self.last)
     }
 
     /// The general case of [`Output::write_gathered`]: the bytes sent.
@@ -454,12 +451,12 @@ impl Output {
             // setsockopt calls per response that cork and uncork cost
             // (send(2): MSG_MORE obtains "the same effect as the TCP_CORK
             // socket option", per call). nginx corks; the packets match.
-            socket2::SockRef::from(&*s).send_vectored_with_flags(&iov[..used], libc::MSG_MORE)
+            peregrine_sys::send_vectored(&*s, &iov[..used], true)
         } else if used == 1 {
-            // One buffer: `send`, not a one-element `writev`.
-            s.write(&iov[0])
+            // One buffer: `send`, not a one-element `sendmsg`.
+            peregrine_sys::send(&*s, &iov[0], false)
         } else {
-            s.write_vectored(&iov[..used])
+            peregrine_sys::send_vectored(&*s, &iov[..used], false)
         }
     }
 

@@ -7,7 +7,9 @@
 //! (`tcp_nopush` is `MSG_MORE` on the send, see the engine's writer), CPU
 //! affinity, `RLIMIT_NOFILE`, dropping privileges (`user` directive),
 //! process identity and signals (blocking them and reading them from a
-//! `signalfd(2)`), and `daemon on` (fork + setsid).
+//! `signalfd(2)`), `daemon on` (fork + setsid), and the hot path's socket
+//! reads and writes without glibc's cancellation-point wrappers
+//! ([`sock_io`], through rustix's direct system calls).
 //!
 //! It does not own any policy: which socket gets which option, when to drop
 //! privileges, what a signal means, all that is the engine's. Every `unsafe`
@@ -18,6 +20,7 @@ pub mod net;
 pub mod process;
 pub mod rlimit;
 pub mod signal;
+pub mod sock_io;
 pub mod user;
 
 pub use cpu::{allowed_cpus, num_cpus, set_thread_affinity};
@@ -25,4 +28,5 @@ pub use net::{sendfile, set_linger_zero, set_tcp_defer_accept, set_tcp_nodelay, 
 pub use process::{daemonize, getpid, gettid, kill, signal_thread};
 pub use rlimit::{get_nofile, set_nofile};
 pub use signal::{SignalFd, block_signals};
+pub use sock_io::{recv, send, send_vectored};
 pub use user::{Ids, drop_privileges, is_root, lookup_group, lookup_user};
