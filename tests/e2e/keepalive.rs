@@ -189,3 +189,90 @@ fn bytes_after_the_last_request_never_cost_the_response() {
     }
     assert_eq!(lost, 0, "responses lost to a reset");
 }
+
+/// Seconds since midnight of an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`).
+fn day_seconds(date: &str) -> u32 {
+    let clock = date.split(' ').nth(4).expect("a time of day");
+    clock
+        .split(':')
+        .map(|n| n.parse::<u32>().expect("a number"))
+        .fold(0, |s, n| s * 60 + n)
+}
+
+/// The `Date` of a 200 head is copied from a prefix patched once a second
+/// by the event loop: after a quiet spell longer than a second, on a
+/// kept-alive connection (a pooled exchange, no new accept), it must have
+/// moved on, for a 200 and for another status alike.
+#[test]
+fn date_moves_on_after_an_idle_spell() {
+    let s = site();
+    let mut c = s.connect();
+    let ask = |c: &mut std::net::TcpStream, path: &str| {
+        c.write_all(format!("GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").as_bytes())
+            .unwrap();
+        let r = read_responses(c, 1, false).pop().expect("a response");
+        (r.status, r.header("Date").expect("a Date").to_string())
+    };
+    let (status, first) = ask(&mut c, "/a.txt");
+    assert_eq!(status, 200);
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    let (status, ok) = ask(&mut c, "/a.txt");
+    assert_eq!(status, 200);
+    let (status, missing) = ask(&mut c, "/missing");
+    assert_eq!(status, 404);
+    // Modulo a day: the test may run across midnight.
+    let later = |d: &str| (day_seconds(d) + 86_400 - day_seconds(&first)) % 86_400;
+    assert!(later(&ok) >= 2, "{first} then {ok}");
+    assert!(later(&missing) >= 2, "{first} then {missing}");
+}
+
+/// Exchanges are pooled whole: whatever the previous response on a
+/// connection was (compressed, HEAD, ranges, 304, 416, an error page, a
+/// discarded body), the next plain GET is answered byte for byte as on a
+/// fresh connection (its `Date` aside).
+#[test]
+fn a_reused_exchange_carries_nothing_over() {
+    let p = Prefix::new("ka-reuse");
+    p.write("html/a.txt", "aaa\n");
+    p.write("html/big.txt", "b".repeat(3000));
+    let conf = CONF
+        .replace("keepalive_requests 3;", "keepalive_requests 100;")
+        .replace("root html;", "root html; gzip on; gzip_min_length 1;");
+    let s = Server::start(p, &conf);
+    let without_date = |r: &Response| {
+        let mut r = r.clone();
+        r.headers.retain(|(n, _)| n != "Date");
+        r.rest.clear();
+        format!("{r:?}")
+    };
+    let plain = b"GET /big.txt HTTP/1.1\r\nHost: x\r\n\r\n";
+    let mut fresh = s.connect();
+    fresh.write_all(plain).unwrap();
+    let want = without_date(&read_responses(&mut fresh, 1, false)[0]);
+    let before: [&[u8]; 8] = [
+        b"GET /big.txt HTTP/1.1\r\nHost: x\r\nAccept-Encoding: gzip\r\n\r\n",
+        b"HEAD /big.txt HTTP/1.1\r\nHost: x\r\n\r\n",
+        b"GET /big.txt HTTP/1.1\r\nHost: x\r\nRange: bytes=0-1,5-6\r\n\r\n",
+        b"GET /big.txt HTTP/1.1\r\nHost: x\r\nRange: bytes=9000-\r\n\r\n",
+        b"GET /big.txt HTTP/1.1\r\nHost: x\r\nIf-None-Match: *\r\n\r\n",
+        b"GET /missing HTTP/1.1\r\nHost: x\r\n\r\n",
+        b"POST /a.txt HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nabcde",
+        b"GET /a.txt HTTP/1.1\r\nHost: x\r\n\r\n",
+    ];
+    for b in before {
+        let mut c = s.connect();
+        c.write_all(b).unwrap();
+        let head_only = b.starts_with(b"HEAD");
+        let first = read_responses(&mut c, 1, head_only);
+        assert_eq!(first.len(), 1, "{}", String::from_utf8_lossy(b));
+        assert_eq!(first[0].header("Connection"), Some("keep-alive"));
+        c.write_all(plain).unwrap();
+        let next = read_responses(&mut c, 1, false);
+        assert_eq!(
+            next.first().map(without_date).as_deref(),
+            Some(want.as_str()),
+            "after {}",
+            String::from_utf8_lossy(b)
+        );
+    }
+}

@@ -1,7 +1,8 @@
 //! Virtual servers chosen by Host in nginx's order, and locations chosen by
 //! URI in nginx's order (`=`, longest prefix, `^~`, regexes in order, nested).
 
-use crate::support::{Prefix, Response, Server};
+use crate::support::{Prefix, Response, Server, read_responses};
+use std::io::Write;
 
 const CONF: &str = r#"
 worker_processes 1;
@@ -140,4 +141,55 @@ http {
         assert_eq!(r.status_line, "HTTP/1.1 200 OK");
         assert_eq!(r.body, b"deferred\n");
     }
+}
+
+/// Static answers are memoised per worker by (server, URI) and the server
+/// by (address, Host): on one kept-alive connection, the same URI asked
+/// of two server blocks in turn, their Hosts spelt with a port, in
+/// uppercase or with a trailing dot, and with no Host over HTTP/1.0,
+/// always comes from the right block's root.
+#[test]
+fn the_same_uri_alternating_between_servers_keeps_its_root() {
+    let p = Prefix::new("srv-routes");
+    p.write("one/a.txt", "one");
+    p.write("two/a.txt", "two");
+    let conf = r#"
+worker_processes 1;
+error_log logs/error.log info;
+pid logs/test.pid;
+events { worker_connections 128; }
+http {
+    access_log off;
+    server { listen 127.0.0.1:PORT; server_name one.test; root one; }
+    server { listen 127.0.0.1:PORT; server_name two.test; root two; }
+}
+"#;
+    let s = Server::start(p, conf);
+    let mut c = s.connect();
+    let hosts = [
+        ("two.test", "two"),
+        ("one.test", "one"),
+        ("TWO.TEST", "two"),
+        ("one.test.", "one"),
+        ("two.test.:80", "two"),
+        ("other.test", "one"),
+        ("two.test", "two"),
+        ("two.test", "two"),
+    ];
+    for _ in 0..2 {
+        for (host, want) in hosts {
+            c.write_all(format!("GET /a.txt HTTP/1.1\r\nHost: {host}\r\n\r\n").as_bytes())
+                .unwrap();
+            let r = read_responses(&mut c, 1, false);
+            assert_eq!(
+                r.first().map(Response::body_str),
+                Some(want),
+                "Host: {host}"
+            );
+        }
+    }
+    c.write_all(b"GET /a.txt HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+        .unwrap();
+    let r = read_responses(&mut c, 1, false);
+    assert_eq!(r.first().map(Response::body_str), Some("one"), "no Host");
 }
