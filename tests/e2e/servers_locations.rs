@@ -153,18 +153,11 @@ fn the_same_uri_alternating_between_servers_keeps_its_root() {
     let p = Prefix::new("srv-routes");
     p.write("one/a.txt", "one");
     p.write("two/a.txt", "two");
-    let conf = r#"
-worker_processes 1;
-error_log logs/error.log info;
-pid logs/test.pid;
-events { worker_connections 128; }
-http {
-    access_log off;
-    server { listen 127.0.0.1:PORT; server_name one.test; root one; }
-    server { listen 127.0.0.1:PORT; server_name two.test; root two; }
-}
-"#;
-    let s = Server::start(p, conf);
+    let conf = crate::support::conf_with(
+        "    server { listen 127.0.0.1:PORT; server_name one.test; root one; }
+    server { listen 127.0.0.1:PORT; server_name two.test; root two; }",
+    );
+    let s = Server::start(p, &conf);
     let mut c = s.connect();
     let hosts = [
         ("two.test", "two"),

@@ -54,6 +54,19 @@ pub fn request<'a>(
 }
 
 /// The bytes `body` stands for, files read, for assertions.
+/// A raw request head parsed as the engine parses it (the codec's request,
+/// with its header mask), for tests that go through `handle_explained`.
+pub fn parsed_request(raw: &str) -> peregrine_codec::Request {
+    let mut req = peregrine_codec::Request::new();
+    peregrine_codec::parse_request(
+        raw.as_bytes(),
+        &peregrine_codec::Limits::default(),
+        &mut req,
+    )
+    .expect("valid request");
+    req
+}
+
 pub fn body_bytes(body: &Body) -> Vec<u8> {
     fn add(b: &Body, out: &mut Vec<u8>) {
         match b {

@@ -256,13 +256,7 @@ mod tests {
             conf,
         );
         let mut core = HttpCore::new(Arc::new(crate::fixtures::config(vec![server])));
-        let mut req = peregrine_codec::Request::new();
-        peregrine_codec::parse_request(
-            raw.as_bytes(),
-            &peregrine_codec::Limits::default(),
-            &mut req,
-        )
-        .expect("valid request");
+        let req = crate::fixtures::parsed_request(raw);
         let conn = ConnInfo {
             local: "127.0.0.1:8080".parse().expect("addr"),
             peer: "127.0.0.1:40000".parse().expect("addr"),

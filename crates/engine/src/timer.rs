@@ -423,6 +423,15 @@ mod tests {
         assert_eq!(fired(&mut t, t0 + 4 * S), vec![3]);
     }
 
+    /// The first occupied tick from the cursor on, by looking at every
+    /// slot: the reference the bitmap and the kept first tick are checked
+    /// against.
+    fn first_occupied_by_scan(t: &Timers) -> Option<u64> {
+        (0..SLOTS as u64)
+            .map(|i| t.cursor + i)
+            .find(|x| !t.slots[(x % SLOTS as u64) as usize].is_empty())
+    }
+
     /// The occupancy bitmap agrees with a plain scan of the slots for
     /// arms and disarms spread over the whole wheel, wrap-around included.
     #[test]
@@ -430,10 +439,7 @@ mod tests {
         let t0 = Instant::now();
         let mut t = Timers::new(t0);
         let scan = |t: &Timers| {
-            (0..SLOTS as u64)
-                .map(|i| t.cursor + i)
-                .find(|x| !t.slots[(x % SLOTS as u64) as usize].is_empty())
-                .map(|x| t.origin + Duration::from_nanos(x * TICK_NANOS))
+            first_occupied_by_scan(t).map(|x| t.origin + Duration::from_nanos(x * TICK_NANOS))
         };
         // Move the cursor into the middle of a word so wrap-around matters.
         t.expire(t0 + TICK * 3000 + TICK / 2, &mut Vec::new());
@@ -474,11 +480,7 @@ mod tests {
     fn kept_first_tick_agrees_with_a_scan() {
         let t0 = Instant::now();
         let mut t = Timers::new(t0);
-        let scan = |t: &Timers| {
-            (0..SLOTS as u64)
-                .map(|i| t.cursor + i)
-                .find(|x| !t.slots[(x % SLOTS as u64) as usize].is_empty())
-        };
+        let scan = first_occupied_by_scan;
         let mut seed = 0x2545_f491_4f6c_dd1d_u64;
         let mut rand = move |n: u64| {
             seed ^= seed << 13;

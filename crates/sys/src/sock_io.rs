@@ -51,15 +51,8 @@ pub fn send_vectored(fd: impl AsFd, bufs: &[IoSlice<'_>], more: bool) -> io::Res
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::net::tests::pair;
     use std::io::{ErrorKind, Read, Write};
-    use std::net::{TcpListener, TcpStream};
-
-    fn pair() -> (TcpStream, TcpStream) {
-        let l = TcpListener::bind("127.0.0.1:0").unwrap();
-        let a = TcpStream::connect(l.local_addr().unwrap()).unwrap();
-        let (b, _) = l.accept().unwrap();
-        (a, b)
-    }
 
     #[test]
     fn recv_reads_what_was_sent_and_zero_at_the_end() {

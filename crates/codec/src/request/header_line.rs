@@ -335,13 +335,7 @@ mod tests {
     #[test]
     fn known_names_agree_with_scan_name() {
         let alphabet = b"acceptHOSTnigrl-_:\r\n @xyz";
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = crate::request::xorshift(0x2545_f491_4f6c_dd1du64);
         let stems = [
             "accept",
             "accept-encoding",
@@ -351,11 +345,11 @@ mod tests {
             "user-agent",
         ];
         for _ in 0..200_000 {
-            let stem = stems[(next() % 6) as usize];
+            let stem = stems[next() % 6];
             let mut line: Vec<u8> = stem
                 .bytes()
                 .map(|b| {
-                    if next() % 2 == 0 {
+                    if next().is_multiple_of(2) {
                         b.to_ascii_uppercase()
                     } else {
                         b
@@ -363,8 +357,8 @@ mod tests {
                 })
                 .collect();
             for _ in 0..next() % 3 {
-                let at = (next() % (line.len() as u64 + 1)) as usize;
-                line.insert(at, alphabet[(next() % alphabet.len() as u64) as usize]);
+                let at = next() % (line.len() + 1);
+                line.insert(at, alphabet[next() % alphabet.len()]);
             }
             line.extend_from_slice(b": v\r\n");
             if let Some(len) = known_name(&line).map(|k| k.len) {

@@ -320,13 +320,7 @@ mod tests {
     fn fast_path_agrees_with_general_on_long_values() {
         const COMMON: &[u8] = b"ab.9-";
         const RARE: &[u8] = b".:1[]/A \xff\\0";
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed as usize
-        };
+        let mut next = crate::request::xorshift(0x2545_f491_4f6c_dd1du64);
         let mut answered = 0;
         for _ in 0..200_000 {
             let len = next() % 25;

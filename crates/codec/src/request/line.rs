@@ -479,13 +479,7 @@ mod tests {
     #[test]
     fn plain_get_agrees_with_general() {
         let alphabet = b"GET /a.%?#\r\n\t\x7f\xc3HTP1";
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed as usize
-        };
+        let mut next = crate::request::xorshift(0x2545_f491_4f6c_dd1du64);
         let mut answered = 0;
         for _ in 0..300_000 {
             let mut line = b"\r\nGET /a/b.c?d HTTP/1.1\r\nHost: x\r\n\r\n".to_vec();
@@ -517,13 +511,7 @@ mod tests {
             b' ', b'\0', b'\t', 0x20, 0x7f, 0x80, 0xff, b'%', b'/', b'?', b'#', b'!', b'\'',
         ];
         let plain = b"aZ09.-_~&=+$,;:@[]\"$()*";
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed as usize
-        };
+        let mut next = crate::request::xorshift(0x9e37_79b9_7f4a_7c15u64);
         for len in 0..40 {
             for _ in 0..200 {
                 let mut v: Vec<u8> = (0..len).map(|_| plain[next() % plain.len()]).collect();

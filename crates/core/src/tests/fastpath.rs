@@ -14,6 +14,16 @@ fn cached(root: &str) -> LocConf {
     c
 }
 
+/// [`cached`] with gzip on for text/plain of any length: a request's
+/// `Accept-Encoding` can change the answer.
+fn cached_gzip(root: &str) -> LocConf {
+    let mut c = cached(root);
+    c.gzip.on = true;
+    c.gzip.types = vec!["text/plain".into()];
+    c.gzip.min_length = 1;
+    c
+}
+
 #[test]
 fn a_route_answers_as_the_full_path_does() {
     let d = TestDir::new("core-fast");
@@ -45,11 +55,7 @@ fn a_route_answers_as_the_full_path_does() {
 fn requests_that_could_differ_go_the_long_way() {
     let d = TestDir::new("core-fast-long");
     d.file("r.txt", b"0123456789");
-    let mut c = cached(d.root());
-    c.gzip.on = true;
-    c.gzip.types = vec!["text/plain".into()];
-    c.gzip.min_length = 1;
-    let mut f = Fixture::one(c, vec![]);
+    let mut f = Fixture::one(cached_gzip(d.root()), vec![]);
     let first = f.run(&get("/r.txt"));
     f.run(&get("/r.txt"));
     assert_eq!(f.core.routes.hits, 1);
@@ -182,13 +188,7 @@ fn long_uris_take_no_route() {
 /// Runs raw requests through `handle_explained` as the engine does (the
 /// parsed request, whose header mask lets a route skip lookups).
 fn parsed(f: &mut Fixture, raw: &str) -> (u16, String, Vec<u8>) {
-    let mut req = peregrine_codec::Request::new();
-    peregrine_codec::parse_request(
-        raw.as_bytes(),
-        &peregrine_codec::Limits::default(),
-        &mut req,
-    )
-    .expect("valid request");
+    let req = crate::fixtures::parsed_request(raw);
     let (resp, note) = f.core.handle_explained(&conn(f.local), &req, f.now, true);
     assert!(note.is_none());
     let head = String::from_utf8(resp.head.as_bytes().to_vec()).unwrap();
@@ -202,11 +202,7 @@ fn parsed(f: &mut Fixture, raw: &str) -> (u16, String, Vec<u8>) {
 fn parsed_requests_take_routes_only_when_the_full_path_agrees() {
     let d = TestDir::new("core-fast-parsed");
     d.file("r.txt", b"0123456789");
-    let mut c = cached(d.root());
-    c.gzip.on = true;
-    c.gzip.types = vec!["text/plain".into()];
-    c.gzip.min_length = 1;
-    let mut f = Fixture::one(c, vec![]);
+    let mut f = Fixture::one(cached_gzip(d.root()), vec![]);
     let plain = "GET /r.txt HTTP/1.1\r\nHost: a.test\r\n\r\n";
     let first = parsed(&mut f, plain);
     assert_eq!(parsed(&mut f, plain), first);
