@@ -1,7 +1,9 @@
 //! access_log and log_format with nginx's variables and escaping; buffered
-//! logs flushed on exit; USR1 reopens logs after rotation, losing no line.
+//! logs flushed on exit; USR1 reopens logs after rotation, losing no line;
+//! the error log names the call that failed when a client goes mid-response.
 
 use crate::support::{Prefix, Response, Server};
+use std::io::{Read, Write};
 use std::time::{Duration, Instant};
 
 const CONF: &str = r#"
@@ -106,4 +108,38 @@ fn usr1_reopens_after_rotation() {
     s.get("/a.txt");
     assert_eq!(lines(&rotated, 2).len(), 2);
     assert_eq!(lines(&log, 2).len(), 2);
+}
+
+/// A client that vanishes in the middle of a large `sendfile` response
+/// (it closes with unread bytes, so its kernel answers with a reset) is
+/// logged as nginx logs it, naming the call that failed, at `info`: the
+/// client's doing, not the server's. The worker goes on serving.
+#[test]
+fn a_client_gone_mid_sendfile_is_logged_and_the_worker_serves_on() {
+    let p = Prefix::new("logs-vanish");
+    // Larger than loopback's socket buffers together (a few MB), so the
+    // response is still being sent when the client goes.
+    p.write("html/big.bin", vec![b'v'; 32 << 20]);
+    p.write("html/a.txt", "aaa\n");
+    let conf = crate::support::conf_with(
+        "    sendfile on;
+    server { listen 127.0.0.1:PORT; root html; }",
+    );
+    let s = Server::start(p, &conf);
+    let mut c = s.connect();
+    c.write_all(b"GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    let mut some = [0u8; 4096];
+    c.read_exact(&mut some).unwrap();
+    assert!(some.starts_with(b"HTTP/1.1 200 OK\r\n"));
+    // Unread bytes in the receive queue: close sends RST (RFC 2525, 2.17).
+    drop(c);
+    let log = s.prefix.dir.join("logs/error.log");
+    let found = crate::support::wait_for_lines(&log, 1, |l| {
+        l.contains("[info]")
+            && l.contains("sendfile() failed (")
+            && l.contains("while sending response to client")
+    });
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(s.get("/a.txt").body_str(), "aaa\n");
 }

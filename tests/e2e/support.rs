@@ -100,7 +100,6 @@ pub fn server_name() -> &'static str {
     }
 }
 
-/// A loopback port free at the time of asking (the kernel picks it).
 /// The lines of `path` that `keep` accepts, once there are at least `n` of
 /// them or after 5 s (logs are written by the server's workers and may
 /// lag behind the response); read as lossy UTF-8, since a log line may
@@ -121,6 +120,7 @@ pub fn wait_for_lines(path: &Path, n: usize, keep: impl Fn(&str) -> bool) -> Vec
     }
 }
 
+/// A loopback port free at the time of asking (the kernel picks it).
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()

@@ -12,6 +12,7 @@ use peregrine_core::response::ErrorNote;
 
 use crate::AccessEntry;
 use crate::conn::{Close, Conn, LINGERING_TIME, Phase, Step};
+use crate::errlog::with_os_error;
 use crate::stats::{Finished, Gauge};
 use crate::worker::Ctx;
 use crate::write::{ConnHeader, Output, Progress, WriteError, serialize_head};
@@ -318,27 +319,29 @@ impl Conn {
                 cx.timers.arm(key, cx.now, d);
                 Step::Continue
             }
-            Err(WriteError::Truncated) => {
-                let text = "file was truncated";
-                self.log(
-                    cx,
-                    LogLevel::Alert,
-                    text,
-                    "while sending response to client",
-                );
-                Step::Close(Close::Normal)
-            }
-            Err(WriteError::Io(e)) => {
-                let text = crate::errlog::with_os_error("writev() failed", &e);
-                self.log(
-                    cx,
-                    LogLevel::Info,
-                    &text,
-                    "while sending response to client",
-                );
+            Err(e) => {
+                self.log_write_error(cx, &e);
                 Step::Close(Close::Normal)
             }
         }
+    }
+
+    /// nginx's words and levels: a send that fails is the client's doing
+    /// (info, as `ngx_connection_error` logs a reset or broken pipe); a
+    /// file that cannot be read is the disk's (crit, as `ngx_read_file`);
+    /// an encoder that fails is ours (alert, as the gzip filter's
+    /// `deflate() failed`), and so is a file that shrank under us (alert,
+    /// nginx's "file was truncated"). The worker goes on serving.
+    #[inline(never)]
+    fn log_write_error(&mut self, cx: &mut Ctx, e: &WriteError) {
+        let (level, text) = match e {
+            WriteError::Io(e) => (LogLevel::Info, with_os_error("writev() failed", e)),
+            WriteError::Sendfile(e) => (LogLevel::Info, with_os_error("sendfile() failed", e)),
+            WriteError::Read(e) => (LogLevel::Crit, with_os_error("pread() failed", e)),
+            WriteError::Encode(e) => (LogLevel::Alert, format!("compression failed: {e}")),
+            WriteError::Truncated => (LogLevel::Alert, "file was truncated".to_owned()),
+        };
+        self.log(cx, level, &text, "while sending response to client");
     }
 
     #[inline(never)]

@@ -179,11 +179,24 @@ pub enum Progress {
     Blocked,
 }
 
-/// Why output stopped for good.
+/// Why output stopped for good, by where it failed: the client's side
+/// (a send), the disk's (reading the file) or ours (the encoder). The
+/// error log says which, as nginx's does (`writev() failed`,
+/// `sendfile() failed`, `pread() failed`).
 #[derive(Debug, thiserror::Error)]
 pub enum WriteError {
+    /// A send of head or memory bytes (`send`/`sendmsg`) to the client.
     #[error("{0}")]
     Io(#[from] io::Error),
+    /// `sendfile(2)` to the client.
+    #[error("sendfile: {0}")]
+    Sendfile(io::Error),
+    /// Reading the file for a body that is copied or encoded: the disk.
+    #[error("pread: {0}")]
+    Read(io::Error),
+    /// The response's encoder (gzip, brotli, zstd) failed: ours.
+    #[error("{0}")]
+    Encode(peregrine_compress::CompressError),
     /// The file shrank while being sent: the head promised more bytes than
     /// exist, so the connection must close without sending anything else.
     #[error("file was truncated")]
@@ -366,8 +379,11 @@ impl Output {
                     return Ok(Progress::Done);
                 }
                 Ok(()) => {}
-                Err(WriteError::Io(e)) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(WriteError::Io(e)) if e.kind() == io::ErrorKind::WouldBlock => {
+                Err(WriteError::Io(e) | WriteError::Sendfile(e) | WriteError::Read(e))
+                    if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(WriteError::Io(e) | WriteError::Sendfile(e))
+                    if e.kind() == io::ErrorKind::WouldBlock =>
+                {
                     return Ok(Progress::Blocked);
                 }
                 Err(e) => return Err(e),
@@ -501,7 +517,8 @@ impl Output {
         let count = usize::try_from(*left)
             .unwrap_or(usize::MAX)
             .min(SENDFILE_MAX_CHUNK);
-        let n = peregrine_sys::sendfile(&*s, &**file, offset, count)?;
+        let n =
+            peregrine_sys::sendfile(&*s, &**file, offset, count).map_err(WriteError::Sendfile)?;
         if n == 0 {
             return Err(WriteError::Truncated);
         }
@@ -522,7 +539,7 @@ impl Output {
             .unwrap_or(usize::MAX)
             .min(crate::pool::FILE_BUF_SIZE);
         buf.resize(want, 0);
-        let n = file.read_at(&mut buf, *offset)?;
+        let n = file.read_at(&mut buf, *offset).map_err(WriteError::Read)?;
         if n == 0 {
             self.file_buf = Some(buf);
             return Err(WriteError::Truncated);
@@ -573,7 +590,7 @@ impl Output {
 
 /// Feeds one block of `d`'s source to its encoder (output in `d.raw`).
 fn encode_block(d: &mut Deflate) -> Result<(), WriteError> {
-    let encode_err = |e: peregrine_compress::CompressError| WriteError::Io(io::Error::other(e));
+    let encode_err = WriteError::Encode;
     let block = crate::pool::FILE_BUF_SIZE;
     match d.src.get_mut(d.next) {
         None => {
@@ -594,7 +611,9 @@ fn encode_block(d: &mut Deflate) -> Result<(), WriteError> {
         Some(Piece::File { file, offset, left }) => {
             let want = usize::try_from(*left).unwrap_or(usize::MAX).min(block);
             d.scratch.resize(want, 0);
-            let n = file.read_at(&mut d.scratch, *offset)?;
+            let n = file
+                .read_at(&mut d.scratch, *offset)
+                .map_err(WriteError::Read)?;
             if n == 0 {
                 return Err(WriteError::Truncated);
             }
