@@ -157,6 +157,32 @@ fn truncated_file_stops_without_other_bytes() {
     }
 }
 
+/// A file that cannot be read (here a directory's descriptor: `pread`
+/// gives EISDIR, as a failing disk gives EIO) is the disk's error, kept
+/// apart from the client's so the log says `pread() failed` at crit; with
+/// sendfile the same descriptor fails in `sendfile(2)`, the client-side
+/// call (EINVAL: not a file the kernel can splice from).
+#[test]
+fn unreadable_file_is_a_read_error_not_a_send_error() {
+    for sendfile in [false, true] {
+        let dir = std::fs::File::open(std::env::temp_dir()).unwrap();
+        let body = Body::File {
+            file: Rc::new(dir),
+            offset: 0,
+            len: 100,
+        };
+        let (_c, mut s) = pair();
+        let mut out = Output::new(b"H\r\n".to_vec(), &body, false, sendfile);
+        let err = out.write(&mut s, &mut Pool::default()).unwrap_err();
+        if sendfile {
+            assert!(matches!(err, WriteError::Sendfile(_)), "{err}");
+        } else {
+            assert!(matches!(err, WriteError::Read(_)), "{err}");
+        }
+        assert_eq!(out.body_bytes, 0);
+    }
+}
+
 /// A small memory body leaves in the head's buffer (one `send`), still
 /// counted as body; a larger one stays a separate piece; a body bound for
 /// an encoder is not inlined (the encoder takes the pieces).
