@@ -49,9 +49,8 @@ pub fn apply(req: &Request, resp: &mut Response, now: SystemTime) -> Option<Box<
     if !resp.compressible {
         return None;
     }
-    // The settings are borrowed, not cloned, until the head is rewritten: a
-    // clone is an atomic increment and decrement of a count every worker
-    // shares, and most responses stop at the first test.
+    // The settings are borrowed, not cloned: a clone is an atomic increment
+    // and decrement of a count every worker shares, per response.
     let (encoder, vary) = {
         let policy = Policy::of(resp.conf.as_deref()?);
         if !policy.may_change(req.header("accept-encoding").is_some()) {

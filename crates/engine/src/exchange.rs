@@ -23,8 +23,8 @@ use crate::write::{ConnHeader, Output, Progress, WriteError, serialize_head};
 /// nothing and moves no large value into the heap.
 #[derive(Default)]
 pub struct Exchange {
-    /// The request head, parsed in place.
-    req: Box<Request>,
+    /// The request head, parsed in place (the exchange itself is boxed).
+    req: Request,
     /// `req` holds this exchange's request (false: the head failed to parse).
     parsed: bool,
     /// `None` while idle: what a response references (settings, server,
@@ -45,7 +45,7 @@ pub struct Exchange {
 impl Exchange {
     /// The request, unless its head failed to parse.
     pub fn req(&self) -> Option<&Request> {
-        self.parsed.then_some(&*self.req)
+        self.parsed.then_some(&self.req)
     }
 
     /// Where the next head is parsed (the codec resets it).

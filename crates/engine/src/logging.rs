@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use peregrine_conf::model::{Config, HttpConf, LocationConf, LogLevel, ServerName};
+use peregrine_conf::model::{Config, LogLevel, ServerName};
 use peregrine_log::{AccessLogs, ReopenSignal, RequestLog, SerializedHeaders};
 
 use crate::{AccessEntry, AccessLog, AccessLogFactory, ErrorLog};
@@ -22,10 +22,13 @@ pub fn access_log_factory(
     reopen: ReopenSignal,
 ) -> AccessLogFactory {
     Arc::new(move |conf: &Arc<Config>| -> Box<dyn AccessLog> {
-        let Some(http) = conf.http.as_ref().filter(|h| logs_anywhere(h)) else {
+        let Some(http) = conf.http.as_ref() else {
             return Box::new(Off);
         };
         match AccessLogs::new(http, elog.clone()) {
+            // Nothing logs anywhere: `Off` tells the worker so, and it builds
+            // no entry per request.
+            Ok(logs) if logs.is_empty() => Box::new(Off),
             Ok(mut logs) => {
                 logs.watch(&reopen);
                 Box::new(Nginx { logs })
@@ -36,20 +39,6 @@ pub fn access_log_factory(
             }
         }
     })
-}
-
-/// Whether some server or location of `http` has an `access_log`: every
-/// response's settings are one of these (core answers requests that match
-/// no location with the server's, and its own errors with the first
-/// server's).
-fn logs_anywhere(http: &HttpConf) -> bool {
-    fn any(locs: &[Arc<LocationConf>]) -> bool {
-        locs.iter()
-            .any(|l| !l.conf.access_log.is_empty() || any(&l.locations))
-    }
-    http.servers
-        .iter()
-        .any(|s| !s.conf.access_log.is_empty() || any(&s.locations))
 }
 
 struct Off;
@@ -118,26 +107,32 @@ impl AccessLog for Nginx {
 mod tests {
     use super::*;
 
-    fn http(text: &str) -> HttpConf {
+    /// The worker's logger for `http_body` (file paths under `dir`), as the
+    /// factory makes it.
+    fn logger(dir: &std::path::Path, http_body: &str) -> Box<dyn AccessLog> {
+        std::fs::create_dir_all(dir.join("logs")).unwrap();
+        let text = format!("events {{}} http {{ {http_body} }}");
         let conf =
-            peregrine_conf::parse_str(text, "/tmp/peregrine-logging-test/nginx.conf").unwrap();
-        conf.http.clone().unwrap()
+            peregrine_conf::parse_str(&text, &dir.join("nginx.conf").to_string_lossy()).unwrap();
+        let elog = Arc::new(peregrine_log::ErrorLog::stderr(LogLevel::Crit));
+        access_log_factory(elog, ReopenSignal::new())(&Arc::new(conf))
     }
 
     #[test]
     fn a_log_in_any_server_or_location_keeps_the_logger() {
-        let off = "events {} http { access_log off; server { listen 8080; location / { } } }";
-        assert!(!logs_anywhere(&http(off)));
+        let dir = std::env::temp_dir().join(format!("peregrine-logging-{}", std::process::id()));
+        let d = dir.display();
+        let off = "access_log off; server { listen 8080; location / { } }";
+        assert!(logger(&dir, off).logs_nothing());
         // nginx's default is logs/access.log: not saying anything logs.
-        assert!(logs_anywhere(&http(
-            "events {} http { server { listen 8080; } }"
-        )));
-        assert!(logs_anywhere(&http(
-            "events {} http { access_log off; server { listen 8080; access_log /tmp/a.log; } }"
-        )));
-        assert!(logs_anywhere(&http(
-            "events {} http { access_log off; server { listen 8080; \
-             location /a { location /a/b { access_log /tmp/b.log; } } } }"
-        )));
+        assert!(!logger(&dir, "server { listen 8080; }").logs_nothing());
+        let in_server = format!("access_log off; server {{ listen 8080; access_log {d}/a.log; }}");
+        assert!(!logger(&dir, &in_server).logs_nothing());
+        let nested = format!(
+            "access_log off; server {{ listen 8080; \
+             location /a {{ location /a/b {{ access_log {d}/b.log; }} }} }}"
+        );
+        assert!(!logger(&dir, &nested).logs_nothing());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -276,14 +276,15 @@ impl Worker {
             .collect();
         let listeners = register_listeners(&s.poll, s.listeners)?;
         let now = Instant::now();
+        let date = DateCache::new();
         Ok(Worker {
             cx: Ctx {
                 core,
                 pool: Pool::default(),
                 timers: Timers::default(),
                 stats: s.counters,
-                date: DateCache::new(),
-                head_start: HeadStart::new(DateCache::new().current()),
+                head_start: HeadStart::new(date.current()),
+                date,
                 metrics: scraped(&s.conf),
                 now,
                 wall: SystemTime::now(),

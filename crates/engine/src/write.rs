@@ -38,10 +38,17 @@ pub struct ConnHeader {
     pub keepalive_header: Option<Duration>,
 }
 
-/// What every head starts with: the status line, `Server` and `Date`.
-const SERVER_DATE: &[u8] = b"Server: peregrine\r\nDate: ";
-/// The start of a `200 OK` head up to the `Date` value.
-const OK_START: &[u8] = b"HTTP/1.1 200 OK\r\nServer: peregrine\r\nDate: ";
+/// What follows every head's status line, up to the `Date` value (one
+/// text for [`SERVER_DATE`] and [`OK_START`]).
+macro_rules! server_date {
+    () => {
+        "Server: peregrine\r\nDate: "
+    };
+}
+const SERVER_DATE: &[u8] = server_date!().as_bytes();
+/// The start of a `200 OK` head up to the `Date` value: the codec's
+/// status line for 200 (a test holds them equal), then [`SERVER_DATE`].
+const OK_START: &[u8] = concat!("HTTP/1.1 200 OK\r\n", server_date!()).as_bytes();
 /// An IMF-fixdate's length (RFC 9110, 5.6.7).
 const DATE_LEN: usize = 29;
 const OK_LEN: usize = OK_START.len() + DATE_LEN + 2;
@@ -458,21 +465,20 @@ impl Output {
         // one segment: one segment fewer per connection, as nginx's
         // `tcp_nopush` cork, which it never lifts before close, gives it.
         // Nothing is delayed: the shutdown follows at once.
+        //
+        // With `tcp_nopush`, the head and the file's first bytes leave in
+        // full packets: MSG_MORE holds this partial segment for the
+        // sendfile that follows (which itself sends all but its last page
+        // with MORE), as nginx's TCP_CORK would, without the two setsockopt
+        // calls per response that cork and uncork cost (send(2): MSG_MORE
+        // obtains "the same effect as the TCP_CORK socket option", per
+        // call). nginx corks; the packets match.
         let hold = (file_next && self.sendfile && self.nopush) || (self.last && !file_next);
-        if hold {
-            // nginx's `tcp_nopush`: the head and the file's first bytes
-            // leave in full packets. MSG_MORE holds this partial segment
-            // for the sendfile that follows (which itself sends all but its
-            // last page with MORE), as TCP_CORK would, without the two
-            // setsockopt calls per response that cork and uncork cost
-            // (send(2): MSG_MORE obtains "the same effect as the TCP_CORK
-            // socket option", per call). nginx corks; the packets match.
-            peregrine_sys::send_vectored(&*s, &iov[..used], true)
-        } else if used == 1 {
+        if used == 1 {
             // One buffer: `send`, not a one-element `sendmsg`.
-            peregrine_sys::send(&*s, &iov[0], false)
+            peregrine_sys::send(&*s, &iov[0], hold)
         } else {
-            peregrine_sys::send_vectored(&*s, &iov[..used], false)
+            peregrine_sys::send_vectored(&*s, &iov[..used], hold)
         }
     }
 

@@ -197,6 +197,13 @@ impl AccessLogs {
         })
     }
 
+    /// True when no context of the configuration logs anywhere (`access_log
+    /// off` everywhere, the usual tuned setting): no file was opened and
+    /// [`AccessLogs::log`] would write nothing for any of its requests.
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+
     /// The list of `conf`'s `access_log`s. Every `LocConf` of the
     /// configuration given to [`AccessLogs::new`] is known; an unknown one
     /// is matched by value (and compiled if new, opening its files).

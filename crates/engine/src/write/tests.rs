@@ -20,6 +20,12 @@ fn response(head: &str, body: Body) -> Response {
 }
 
 #[test]
+fn ok_start_is_the_codec_status_line_then_server_and_date() {
+    let line = peregrine_codec::response::status_line(peregrine_codec::Version::Http11, 200);
+    assert_eq!(OK_START, [line, SERVER_DATE].concat());
+}
+
+#[test]
 fn head_layout_matches_nginx() {
     let r = response(
         "Content-Type: text/html\r\nContent-Length: 6\r\nETag: \"e\"\r\n",
