@@ -53,7 +53,6 @@ pub fn request<'a>(
     }
 }
 
-/// The bytes `body` stands for, files read, for assertions.
 /// A raw request head parsed as the engine parses it (the codec's request,
 /// with its header mask), for tests that go through `handle_explained`.
 pub fn parsed_request(raw: &str) -> peregrine_codec::Request {
@@ -67,6 +66,15 @@ pub fn parsed_request(raw: &str) -> peregrine_codec::Request {
     req
 }
 
+/// The `ETag` value of a serialized head, for conditional requests.
+pub fn etag_of(head: &str) -> String {
+    head.lines()
+        .find_map(|l| l.strip_prefix("ETag: "))
+        .expect("an ETag line")
+        .to_string()
+}
+
+/// The bytes `body` stands for, files read, for assertions.
 pub fn body_bytes(body: &Body) -> Vec<u8> {
     fn add(b: &Body, out: &mut Vec<u8>) {
         match b {

@@ -12,7 +12,7 @@ use std::time::SystemTime;
 
 use peregrine_conf::model::{Config, LocConf, LocationConf, LocationMatch, ServerConf, ServerName};
 
-use crate::fastpath::{Fast, FastReq};
+use crate::fastpath::FastReq;
 use crate::fcache::OpenFileCache;
 use crate::headmemo::HeadMemo;
 use crate::locations::Locations;
@@ -39,10 +39,11 @@ pub(crate) struct ServerRt {
 /// One per worker thread (owns the worker's open-file cache and memory
 /// cache; not `Send`, nothing in it is locked).
 ///
-/// `repr(C)`, aligned to a cache line: what a route's hit reads (the
-/// routes, the server index's shortcut, `last_server`, the memory cache's
-/// slots and counter; each struct puts those first) sits in the first two
-/// lines.
+/// `repr(C)`, aligned to a cache line: what a route's hit reads in a
+/// one-server configuration (the routes, the server index's shortcut,
+/// `last_server`, the memory cache's slots and counter; each struct puts
+/// those first) sits in the first two lines; with several servers the Host
+/// memo, further on, is read too.
 #[repr(C, align(64))]
 pub struct HttpCore {
     /// The static hit fast path's routes.
@@ -287,14 +288,8 @@ impl HttpCore {
         let Some(server) = self.find_server(conn, || req.host) else {
             return self.error_response(500);
         };
-        match self.fast_hit(server, &FastReq::of(req), now) {
-            Fast::Hit(route, e) => {
-                let r = route.answer(e, req.method);
-                self.routes.hits += 1;
-                return r;
-            }
-            Fast::Stale(key) => self.forget_route(key),
-            Fast::Miss => {}
+        if let Some(r) = self.route_answer(server, &FastReq::of(req), now) {
+            return r;
         }
         self.handle_server(conn, req, server, now)
     }

@@ -46,7 +46,8 @@ pub(crate) struct Variant {
 /// A cached 200 response for one file under one location's settings.
 ///
 /// `repr(C)`, aligned to a cache line: a hit reads the fields up to `size`
-/// (104 bytes, two lines); the rest serves misses and revalidation.
+/// (within two lines: the layout test holds it); the rest serves misses
+/// and revalidation.
 #[derive(Debug, Clone)]
 #[repr(C, align(64))]
 pub(crate) struct MemEntry {

@@ -14,6 +14,10 @@ use crate::fxhash::FxHashMap;
 /// Longest Host kept in a stack buffer for lowercasing; longer ones (nginx
 /// allows up to the header buffer size) are lowercased on the heap.
 const HOST_STACK_LEN: usize = 256;
+/// Longest Host the [`HostMemo`] keeps: its buffer is reserved this large
+/// once, so remembering a Host never allocates on the request path. Longer
+/// ones (rare, and beyond any DNS name's 253 bytes) are looked up each time.
+const HOST_MEMO_LEN: usize = 256;
 
 /// The servers listening on one address, with their names indexed.
 #[derive(Debug)]
@@ -35,12 +39,22 @@ struct AddrTable {
 /// The last (address, Host) looked up and the server found: a keep-alive
 /// connection's requests, and most clients', repeat their Host, and the
 /// answer depends on nothing else (the tables never change). Hosts up to
-/// [`HOST_STACK_LEN`] bytes are kept.
-#[derive(Debug, Default)]
+/// [`HOST_MEMO_LEN`] bytes are kept.
+#[derive(Debug)]
 pub(crate) struct HostMemo {
     local: Option<SocketAddr>,
     host: String,
     server: Option<usize>,
+}
+
+impl Default for HostMemo {
+    fn default() -> Self {
+        HostMemo {
+            local: None,
+            host: String::with_capacity(HOST_MEMO_LEN),
+            server: None,
+        }
+    }
 }
 
 /// Server lookup tables for all listen addresses (`repr(C)`: the field
@@ -126,7 +140,7 @@ impl ServerIndex {
             return memo.server;
         }
         let found = self.look_up(local, Some(host));
-        if host.len() <= HOST_STACK_LEN {
+        if host.len() <= HOST_MEMO_LEN {
             memo.local = Some(local);
             memo.host.clear();
             memo.host.push_str(host);
@@ -370,11 +384,12 @@ mod tests {
             );
         }
         assert_eq!(memo.server, Some(1), "the last answer is kept");
-        let long = "x".repeat(HOST_STACK_LEN + 1);
+        let long = "x".repeat(HOST_MEMO_LEN + 1);
         assert_eq!(
             i.find_lazy(&mut memo, a("10.0.0.1:80"), || Some(&long)),
             Some(0)
         );
         assert_eq!(memo.host, "b.test", "a long Host is not kept");
+        assert!(memo.host.capacity() >= HOST_MEMO_LEN, "reserved once");
     }
 }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use peregrine_conf::model::{ErrorPageConf, LocConf};
 
-use crate::fastpath::{Fast, FastReq};
+use crate::fastpath::FastReq;
 use crate::head::{HeadSpec, charset_for};
 use crate::http::HttpCore;
 use crate::response::{Body, ConnInfo, ErrorNote, HeadLines, Response};
@@ -145,15 +145,9 @@ impl HttpCore {
             return (self.error_response(500), None);
         };
         let fast = FastReq::parsed(req);
-        match self.fast_hit(server, &fast, now) {
-            // A 200: nothing to explain. Built here, where it is returned.
-            Fast::Hit(route, e) => {
-                let hit = (route.answer(e, fast.method), None);
-                self.routes.hits += 1;
-                return hit;
-            }
-            Fast::Stale(key) => self.forget_route(key),
-            Fast::Miss => {}
+        if let Some(r) = self.route_answer(server, &fast, now) {
+            // A 200: nothing to explain.
+            return (r, None);
         }
         self.path_buf.clear();
         let resp = self.handle_parsed(conn, req, server, &fast, now);

@@ -319,11 +319,7 @@ mod tests {
         assert_eq!(r.status, 206);
         assert!(head(&r).contains("Vary: Accept-Encoding"));
         // Conditional on the sibling's ETag: 304 with its encoding.
-        let etag = h
-            .lines()
-            .find_map(|l| l.strip_prefix("ETag: "))
-            .unwrap()
-            .to_string();
+        let etag = crate::fixtures::etag_of(&h);
         let r = run(
             &mut c,
             "GET",

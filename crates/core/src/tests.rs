@@ -10,7 +10,7 @@ use peregrine_conf::model::{
 };
 
 use crate::HttpCore;
-use crate::fixtures::{body_bytes, config, conn, loc, loc_conf, nested, server_with};
+use crate::fixtures::{body_bytes, config, conn, etag_of, loc, loc_conf, nested, server_with};
 use crate::request::{Method, RequestView};
 use crate::response::{Body, Response, StatusSource, StubStatus};
 use crate::testdir::TestDir;

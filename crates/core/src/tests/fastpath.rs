@@ -59,12 +59,7 @@ fn requests_that_could_differ_go_the_long_way() {
     let first = f.run(&get("/r.txt"));
     f.run(&get("/r.txt"));
     assert_eq!(f.core.routes.hits, 1);
-    let etag = first
-        .head
-        .lines()
-        .find_map(|l| l.strip_prefix("ETag: "))
-        .unwrap()
-        .to_string();
+    let etag = etag_of(&first.head);
     let long_way: [(Req, u16, &[u8]); 5] = [
         (get("/r.txt").h("If-None-Match", &etag), 304, b""),
         (get("/r.txt").h("Range", "bytes=2-3"), 206, b"23"),
@@ -207,12 +202,7 @@ fn parsed_requests_take_routes_only_when_the_full_path_agrees() {
     let first = parsed(&mut f, plain);
     assert_eq!(parsed(&mut f, plain), first);
     assert_eq!(f.core.routes.hits, 1);
-    let etag = first
-        .1
-        .lines()
-        .find_map(|l| l.strip_prefix("ETag: "))
-        .unwrap()
-        .to_string();
+    let etag = etag_of(&first.1);
     let gz = parsed(
         &mut f,
         "GET /r.txt HTTP/1.1\r\nHost: a.test\r\nAccept-Encoding: gzip\r\n\r\n",
