@@ -27,24 +27,8 @@ pub fn parse_request(buf: &[u8], limits: &Limits, req: &mut Request) -> Result<P
         .position(|&b| b != b'\r' && b != b'\n')
         .unwrap_or(buf.len());
     sim.skip_empty(start);
-    // As for header lines (see `next_line`): a line that ends inside the
-    // buffer it starts in needs no bookkeeping, so it is read there first.
-    let first = buf.get(..sim.buffer_end().min(buf.len())).unwrap_or(buf);
-    let line = match parse_line(first, start)? {
-        Some(line) => line,
-        None => {
-            let reach = sim.reach(start);
-            let window = buf.get(..reach.min(buf.len())).unwrap_or(buf);
-            let Some(line) = parse_line_general(window, start)? else {
-                return if buf.len() >= reach {
-                    Err(BufferSim::error(true))
-                } else {
-                    Ok(Parsed::Partial)
-                };
-            };
-            sim.commit(start, line.end);
-            line
-        }
+    let Some(line) = request_line(buf, start, &mut sim)? else {
+        return Ok(Parsed::Partial);
     };
     let mut seen = Seen::default();
     apply_request_line(buf, &line, limits, req, &mut seen)?;
@@ -73,10 +57,7 @@ pub fn parse_request(buf: &[u8], limits: &Limits, req: &mut Request) -> Result<P
                     let value = pos + value.start..pos + value.end;
                     let (kind, bit) = match known {
                         Some(k) => (k.kind, k.bit),
-                        None => {
-                            let n = line.get(name.clone()).unwrap_or(&[]);
-                            (kind_of(n), super::name_bit(n))
-                        }
+                        None => kind_and_bit(line.get(name.clone()).unwrap_or(&[])),
                     };
                     on_header(kind, buf, value.clone(), req, &mut seen)?;
                     req.names |= bit;
@@ -85,6 +66,39 @@ pub fn parse_request(buf: &[u8], limits: &Limits, req: &mut Request) -> Result<P
                 pos += end;
             }
         }
+    }
+}
+
+/// A header name the scanner did not recognise as it went: its kind and
+/// name bit, worked out from the name.
+#[inline(never)]
+fn kind_and_bit(name: &[u8]) -> (Kind, u64) {
+    (kind_of(name), super::name_bit(name))
+}
+
+/// Reads the request line at `start` as [`next_line`] reads header lines:
+/// in the buffer it starts in first (no bookkeeping for a line that ends
+/// there), then within the reach nginx's buffers give it. `None` when more
+/// bytes may still complete it.
+#[inline(always)]
+fn request_line(
+    buf: &[u8],
+    start: usize,
+    sim: &mut BufferSim,
+) -> Result<Option<RequestLine>, HttpError> {
+    let first = buf.get(..sim.buffer_end().min(buf.len())).unwrap_or(buf);
+    if let Some(line) = parse_line(first, start)? {
+        return Ok(Some(line));
+    }
+    let reach = sim.reach(start);
+    let window = buf.get(..reach.min(buf.len())).unwrap_or(buf);
+    match parse_line_general(window, start)? {
+        Some(line) => {
+            sim.commit(start, line.end);
+            Ok(Some(line))
+        }
+        None if buf.len() >= reach => Err(BufferSim::error(true)),
+        None => Ok(None),
     }
 }
 

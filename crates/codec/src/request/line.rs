@@ -508,9 +508,9 @@ mod tests {
     #[test]
     fn plain_target_run_agrees_with_bytewise() {
         let stops = [
-            b' ', b'\0', b'\t', 0x20, 0x7f, 0x80, 0xff, b'%', b'/', b'?', b'#', b'!', b'\'',
+            b' ', b'\0', b'\t', 0x7f, 0x80, 0xff, b'%', b'/', b'?', b'#', b'!', b'\'',
         ];
-        let plain = b"aZ09.-_~&=+$,;:@[]\"$()*";
+        let plain = b"aZ09.-_~&=+$,;:@[]\"()*";
         let mut next = crate::request::xorshift(0x9e37_79b9_7f4a_7c15u64);
         for len in 0..40 {
             for _ in 0..200 {
