@@ -8,6 +8,7 @@
 mod cli;
 mod run;
 mod serve;
+mod version;
 
 use std::ffi::OsString;
 use std::process::ExitCode;

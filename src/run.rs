@@ -13,12 +13,6 @@ use crate::cli::{Cli, Signal, USAGE};
 /// `conf/nginx.conf`; ours names the product, and `-c` takes either).
 const DEFAULT_CONF: &str = "conf/peregrine.conf";
 
-/// nginx's module names for the directives Peregrine implements, for `-V`.
-const MODULES: &str = "http_core_module http_static_module http_index_module \
-http_autoindex_module http_log_module http_gzip_module http_gzip_static_module \
-http_stub_status_module http_charset_module http_range_filter_module \
-http_not_modified_filter_module http_try_files_module http_rewrite_module(return)";
-
 pub fn nginx_style(cli: Cli) -> Result<i32> {
     if cli.help || cli.version {
         print_version_and_help(&cli);
@@ -60,12 +54,10 @@ pub fn nginx_style(cli: Cli) -> Result<i32> {
 }
 
 fn print_version_and_help(cli: &Cli) {
-    if cli.version {
-        eprintln!("peregrine version: peregrine/{}", env!("CARGO_PKG_VERSION"));
-    }
     if cli.version_full {
-        eprintln!("built with Rust (edition 2024), nginx configuration dialect of nginx 1.22");
-        eprintln!("modules: {MODULES}");
+        eprint!("{}", crate::version::full());
+    } else if cli.version {
+        eprintln!("peregrine version: peregrine/{}", env!("CARGO_PKG_VERSION"));
     }
     if cli.help {
         eprint!("{USAGE}");

@@ -177,9 +177,18 @@ fn version_and_help() {
             env!("CARGO_PKG_VERSION")
         )
     );
+    // nginx's test suite reads `-V`: the nginx version on the first line,
+    // the modules from `configure arguments:` (absent = built by default).
     let out = Command::new(BIN).arg("-V").output().unwrap();
-    assert!(stderr(&out).contains("http_gzip_module"));
-    assert!(stderr(&out).contains("http_stub_status_module"));
+    let text = stderr(&out);
+    assert!(text.starts_with("nginx version: nginx/1."), "{text}");
+    let args = text
+        .lines()
+        .find(|l| l.starts_with("configure arguments: "))
+        .unwrap();
+    assert!(args.contains(" --with-http_stub_status_module"), "{args}");
+    assert!(!args.contains("--without-http_gzip_module"), "{args}");
+    assert!(args.contains(" --without-http_proxy_module"), "{args}");
     let out = Command::new(BIN).arg("-h").output().unwrap();
     assert!(out.status.success());
     assert!(stderr(&out).starts_with("Usage: peregrine [-?hvVtTq]"));

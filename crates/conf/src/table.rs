@@ -339,6 +339,38 @@ pub static TABLE: &[Spec] = &[
         ONE,
         Handler::Hint(h::hint_number),
     ),
+    row(
+        "client_body_temp_path",
+        HSL,
+        Args::Range(1, 4),
+        Handler::Hint(h::hint_temp_path),
+    ),
+    row(
+        "proxy_temp_path",
+        HSL,
+        Args::Range(1, 4),
+        Handler::Hint(h::hint_temp_path),
+    ),
+    row(
+        "fastcgi_temp_path",
+        HSL,
+        Args::Range(1, 4),
+        Handler::Hint(h::hint_temp_path),
+    ),
+    row(
+        "uwsgi_temp_path",
+        HSL,
+        Args::Range(1, 4),
+        Handler::Hint(h::hint_temp_path),
+    ),
+    row(
+        "scgi_temp_path",
+        HSL,
+        Args::Range(1, 4),
+        Handler::Hint(h::hint_temp_path),
+    ),
+    row("connection_pool_size", HS, ONE, Handler::Hint(h::hint_size)),
+    row("request_pool_size", HS, ONE, Handler::Hint(h::hint_size)),
 ];
 
 /// Directives that are stored but are tuning hints nonetheless: accepted
@@ -415,7 +447,6 @@ pub static UNSUPPORTED: &[&str] = &[
     "proxy_redirect",
     "proxy_send_timeout",
     "proxy_set_header",
-    "proxy_temp_path",
     "real_ip_header",
     "recursive_error_pages",
     "resolver",

@@ -864,3 +864,23 @@ pub fn hint_priority(d: &Directive) -> Result<bool> {
         .ok_or_else(|| invalid_number(d))?;
     Ok(n & 0xFFFF_FFFF != 0)
 }
+
+/// `*_temp_path path [level1 [level2 [level3]]]` (nginx's
+/// `ngx_conf_set_path_slot`): each level is 1 or 2 hex digits of the hashed
+/// file name, at most 3 levels.
+pub fn hint_temp_path(d: &Directive) -> Result<bool> {
+    for level in &d.args[1..] {
+        match parse_number(level) {
+            Some(1 | 2) => {}
+            _ => return Err(msg(d, format!("invalid value \"{level}\""))),
+        }
+    }
+    Ok(true)
+}
+
+/// `connection_pool_size` / `request_pool_size` (nginx's
+/// `ngx_conf_set_size_slot` with a lower bound): Peregrine allocates per
+/// connection and per request from its own pools.
+pub fn hint_size(d: &Directive) -> Result<bool> {
+    size(d, arg(d, 0)).map(|_| true)
+}
