@@ -18,6 +18,7 @@ mod keepalive;
 mod log_formats;
 mod logs;
 mod metrics;
+mod regex;
 mod seeds;
 mod servers_locations;
 mod signals;

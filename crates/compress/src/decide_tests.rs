@@ -1,5 +1,5 @@
+use peregrine_conf::Regex;
 use peregrine_conf::model::{CompressConf, GzipConf, GzipProxied, StaticMode};
-use regex::Regex;
 
 use super::*;
 

@@ -17,6 +17,7 @@ pub mod build;
 pub mod error;
 pub mod lexer;
 pub mod model;
+pub mod regex;
 pub mod syntax;
 pub mod table;
 pub mod values;

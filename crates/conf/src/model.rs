@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use regex::Regex;
+pub use crate::regex::Regex;
 
 /// A position in a configuration file, for messages (`in FILE:LINE`).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

@@ -139,11 +139,11 @@ fn matcher(spec: &str) -> LocationMatch {
             no_regex: true,
         },
         "~" => LocationMatch::Regex {
-            regex: regex::Regex::new(arg).expect("test regex"),
+            regex: peregrine_conf::Regex::new(arg).expect("test regex"),
             case_insensitive: false,
         },
         "~*" => LocationMatch::Regex {
-            regex: regex::Regex::new(&format!("(?i){arg}")).expect("test regex"),
+            regex: peregrine_conf::Regex::with_case(arg, true).expect("test regex"),
             case_insensitive: true,
         },
         _ if spec.starts_with('@') => LocationMatch::Named(spec[1..].into()),
@@ -169,7 +169,7 @@ pub fn nested(spec: &str, conf: &LocConf, children: Vec<Arc<LocationConf>>) -> A
 
 fn server_name(n: &str) -> ServerName {
     if let Some(re) = n.strip_prefix('~') {
-        ServerName::Regex(regex::Regex::new(re).expect("test regex"))
+        ServerName::Regex(peregrine_conf::Regex::new(re).expect("test regex"))
     } else if let Some(s) = n.strip_prefix('*') {
         ServerName::WildcardStart {
             suffix: s.into(),

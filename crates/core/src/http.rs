@@ -400,10 +400,7 @@ impl HttpCore {
                     && let LocationMatch::Regex { regex, .. } = &node.loc.matcher
                     && let Some(c) = regex.captures(&ctx.uri)
                 {
-                    ctx.captures = c
-                        .iter()
-                        .map(|m| m.map_or(String::new(), |m| m.as_str().to_string()))
-                        .collect();
+                    ctx.captures = c;
                 }
                 (&node.loc.conf, node.name_len)
             }

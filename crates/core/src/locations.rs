@@ -252,7 +252,7 @@ mod tests {
         if prefix.is_none_or(|p| !p.1) {
             for s in specs {
                 if let Some(re) = s.strip_prefix("~ ")
-                    && regex::Regex::new(re).unwrap().is_match(uri)
+                    && peregrine_conf::Regex::new(re).unwrap().is_match(uri)
                 {
                     return format!("~{re}");
                 }

@@ -33,7 +33,7 @@ struct AddrTable {
     wild_start: Vec<(String, bool, usize)>,
     /// (prefix like `www.example.`, server), longest first.
     wild_end: Vec<(String, usize)>,
-    regex: Vec<(regex::Regex, usize)>,
+    regex: Vec<(peregrine_conf::Regex, usize)>,
 }
 
 /// The last (address, Host) looked up and the server found: a keep-alive

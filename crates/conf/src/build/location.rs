@@ -4,38 +4,27 @@
 
 use std::collections::HashSet;
 
-use regex::RegexBuilder;
-
 use super::raw::{RawLoc, RawLocation};
 use crate::error::{ConfError, Result};
 use crate::model::{LocationMatch, Span};
+use crate::regex::Regex;
 use crate::syntax::Directive;
 
-/// Compiled regexes larger than this are refused (the regex crate's own
-/// default, stated so that the limit is visible).
-pub const REGEX_SIZE_LIMIT: usize = 10 * 1024 * 1024;
-
-/// Compiles a regex written in a configuration; errors are worded like
-/// nginx's `pcre2_compile() failed: ... in "RE"` (the reason is the regex
-/// crate's, whose syntax is close to PCRE's but lacks look-around and
-/// backreferences).
-pub fn compile(re: &str, case_insensitive: bool, span: &Span) -> Result<regex::Regex> {
-    RegexBuilder::new(re)
-        .case_insensitive(case_insensitive)
-        .size_limit(REGEX_SIZE_LIMIT)
-        .build()
-        .map_err(|e| {
-            let text = e.to_string();
-            let reason = text
-                .lines()
-                .rev()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("invalid regex")
-                .trim()
-                .trim_start_matches("error: ")
-                .to_string();
-            ConfError::at(span, format!("regex compile failed: {reason} in \"{re}\""))
-        })
+/// Compiles a regex written in a configuration (PCRE2, see
+/// [`crate::regex`]); errors are worded as nginx's `ngx_regex_compile`:
+/// `pcre2_compile() failed: REASON in "RE" at "REST"` (`at` omitted when
+/// the error is at the end of the pattern).
+pub fn compile(re: &str, case_insensitive: bool, span: &Span) -> Result<Regex> {
+    Regex::with_case(re, case_insensitive).map_err(|e| {
+        let at = match e.offset {
+            Some(off) if off < re.len() => format!(" at \"{}\"", re.get(off..).unwrap_or("")),
+            _ => String::new(),
+        };
+        ConfError::at(
+            span,
+            format!("pcre2_compile() failed: {} in \"{re}\"{at}", e.reason),
+        )
+    })
 }
 
 fn matcher(d: &Directive) -> Result<(LocationMatch, String)> {

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use regex::Regex;
+use crate::regex::Regex;
 
 use crate::model::*;
 

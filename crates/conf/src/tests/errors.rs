@@ -322,7 +322,7 @@ fn location_errors() {
     );
     assert_eq!(
         err(&server("location ~ ( {}")),
-        format!("regex compile failed: unclosed group in \"(\" in {pfx}")
+        format!("pcre2_compile() failed: missing closing parenthesis in \"(\" in {pfx}")
     );
     // Allowed: same URI as exact and prefix, regex children anywhere, duplicate regexes.
     parse(&server(
@@ -496,7 +496,7 @@ fn value_errors_in_nginx_wording() {
     );
     assert_eq!(
         err(&http("gzip_disable \"(\";")),
-        format!("regex compile failed: unclosed group in \"(\" in {at}")
+        format!("pcre2_compile() failed: missing closing parenthesis in \"(\" in {at}")
     );
 }
 
