@@ -1,0 +1,18 @@
+//! peregrine-tls: nginx's `ssl_*` settings turned into what the TLS
+//! library needs.
+//!
+//! Owns the translation of nginx's OpenSSL-flavoured settings: the cipher
+//! string language of `ssl_ciphers` ([`ciphers`], evaluated over OpenSSL
+//! 3.0's suite table so that what OpenSSL accepts is accepted and `no
+//! cipher match` is said when OpenSSL says it) and its mapping onto the
+//! suites rustls has.
+//!
+//! Not owned: reading the directives (peregrine-conf), the handshake and
+//! records on sockets (the engine's TLS transport, issue 20).
+
+#![forbid(unsafe_code)]
+
+pub mod cipher_table;
+pub mod ciphers;
+#[cfg(test)]
+mod testdata;
