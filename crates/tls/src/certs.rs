@@ -1,0 +1,101 @@
+//! `ssl_certificate` and `ssl_certificate_key`: PEM chains and keys, and
+//! the choice between several pairs (RSA and ECDSA, as nginx allows) by the
+//! signature schemes the client offers.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use rustls::crypto::CryptoProvider;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use rustls::server::{ClientHello, ResolvesServerCert};
+use rustls::sign::CertifiedKey;
+
+use crate::error::TlsError;
+
+/// One `ssl_certificate` with its `ssl_certificate_key`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CertPair {
+    pub cert: PathBuf,
+    pub key: PathBuf,
+}
+
+/// Reads a pair and checks that the key is the certificate's.
+pub fn load_pair(pair: &CertPair, provider: &CryptoProvider) -> Result<CertifiedKey, TlsError> {
+    let cert_err = |reason: String| TlsError::Certificate {
+        path: pair.cert.clone(),
+        reason,
+    };
+    let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&pair.cert)
+        .map_err(|e| cert_err(e.to_string()))?
+        .collect::<Result<_, _>>()
+        .map_err(|e| cert_err(e.to_string()))?;
+    if chain.is_empty() {
+        return Err(cert_err("no certificate in the file".into()));
+    }
+    let key_err = |reason: String| TlsError::Key {
+        path: pair.key.clone(),
+        reason,
+    };
+    let der = PrivateKeyDer::from_pem_file(&pair.key).map_err(|e| key_err(e.to_string()))?;
+    let signing = provider
+        .key_provider
+        .load_private_key(der)
+        .map_err(|e| key_err(e.to_string()))?;
+    let key = CertifiedKey::new(chain, signing);
+    key.keys_match().map_err(|_| TlsError::KeyMismatch {
+        path: pair.key.clone(),
+    })?;
+    Ok(key)
+}
+
+/// Picks, of a server block's pairs, the first the client can use: its key
+/// signs with a scheme the client offers and, for a client that offers no
+/// TLS 1.3 suite, the client offers a TLS 1.2 suite authenticated by that
+/// key's algorithm (`ECDHE-RSA-*` or `ECDHE-ECDSA-*`). OpenSSL chooses
+/// between nginx's RSA and ECDSA certificates the same way.
+pub struct Resolver {
+    keys: Vec<Arc<CertifiedKey>>,
+}
+
+impl Resolver {
+    pub fn new(keys: Vec<Arc<CertifiedKey>>) -> Resolver {
+        Resolver { keys }
+    }
+}
+
+impl fmt::Debug for Resolver {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Resolver({} pairs)", self.keys.len())
+    }
+}
+
+impl ResolvesServerCert for Resolver {
+    fn resolve(&self, hello: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
+        let offered = hello.signature_schemes();
+        let suites = hello.cipher_suites();
+        let tls13 = suites
+            .iter()
+            .any(|s| format!("{s:?}").starts_with("TLS13_"));
+        let usable = |k: &&Arc<CertifiedKey>| {
+            k.key.choose_scheme(offered).is_some()
+                && (tls13 || suites.iter().any(|s| suite_fits(*s, k.key.algorithm())))
+        };
+        self.keys
+            .iter()
+            .find(usable)
+            .or_else(|| self.keys.first())
+            .cloned()
+    }
+}
+
+/// Whether a TLS 1.2 suite is authenticated by keys of `alg`.
+fn suite_fits(suite: rustls::CipherSuite, alg: rustls::SignatureAlgorithm) -> bool {
+    let name = format!("{suite:?}");
+    match alg {
+        rustls::SignatureAlgorithm::RSA => name.starts_with("TLS_ECDHE_RSA_"),
+        rustls::SignatureAlgorithm::ECDSA => name.starts_with("TLS_ECDHE_ECDSA_"),
+        _ => false,
+    }
+}

@@ -1,0 +1,258 @@
+//! One server block's TLS settings, as nginx's `ssl_*` directives give
+//! them, turned into a rustls `ServerConfig` (the aws-lc-rs provider).
+//!
+//! The parts of nginx's OpenSSL vocabulary rustls has no counterpart for
+//! are said, not hidden: protocols below TLS 1.2 and curves rustls lacks
+//! are dropped with a warning ([`Built::warnings`]), and a setting that
+//! leaves nothing usable is an error in nginx's words.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rustls::crypto::CryptoProvider;
+use rustls::crypto::aws_lc_rs::{self as provider, cipher_suite as cs, kx_group};
+use rustls::server::{ServerSessionMemoryCache, StoresServerSessions};
+use rustls::{ServerConfig, SupportedCipherSuite, SupportedProtocolVersion};
+
+use crate::certs::{CertPair, Resolver, load_pair};
+use crate::ciphers::{self, NoCipherMatch};
+use crate::error::TlsError;
+
+/// nginx's default `ssl_protocols` (1.23.4 and later).
+pub const DEFAULT_PROTOCOLS: &[&str] = &["TLSv1.2", "TLSv1.3"];
+
+/// nginx's default `ssl_session_timeout`.
+pub const DEFAULT_SESSION_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// Sessions held per megabyte of `ssl_session_cache shared:NAME:SIZE`:
+/// nginx's documentation says one megabyte stores about 4000 sessions.
+pub const SESSIONS_PER_MEGABYTE: usize = 4000;
+
+/// What one server block asks for.
+#[derive(Debug, Clone)]
+pub struct ServerTls {
+    /// `ssl_certificate` / `ssl_certificate_key` pairs, in order.
+    pub certificates: Vec<CertPair>,
+    /// `ssl_protocols` as written.
+    pub protocols: Vec<String>,
+    /// `ssl_ciphers` (OpenSSL's language; TLS 1.2 suites only, as nginx).
+    pub ciphers: String,
+    /// `ssl_prefer_server_ciphers`.
+    pub prefer_server_ciphers: bool,
+    /// `ssl_ecdh_curve`: `auto` or a `:`-separated list of names.
+    pub ecdh_curve: String,
+    /// `ssl_session_tickets`.
+    pub session_tickets: bool,
+    /// `ssl_session_timeout`.
+    pub session_timeout: Duration,
+    /// ALPN protocols offered, in preference order (`h2`, `http/1.1`).
+    pub alpn: Vec<Vec<u8>>,
+}
+
+impl Default for ServerTls {
+    fn default() -> Self {
+        ServerTls {
+            certificates: Vec::new(),
+            protocols: DEFAULT_PROTOCOLS.iter().map(|s| s.to_string()).collect(),
+            ciphers: ciphers::NGINX_DEFAULT.to_string(),
+            prefer_server_ciphers: false,
+            ecdh_curve: "auto".to_string(),
+            session_tickets: true,
+            session_timeout: DEFAULT_SESSION_TIMEOUT,
+            alpn: vec![b"http/1.1".to_vec()],
+        }
+    }
+}
+
+/// The session cache servers share (`ssl_session_cache shared:NAME:SIZE`;
+/// workers are threads, so one in-memory cache is shared by all of them).
+pub fn session_cache(megabytes: usize) -> Arc<dyn StoresServerSessions> {
+    ServerSessionMemoryCache::new(megabytes.max(1) * SESSIONS_PER_MEGABYTE)
+}
+
+/// A built configuration and what was dropped on the way.
+pub struct Built {
+    pub config: Arc<ServerConfig>,
+    pub warnings: Vec<String>,
+}
+
+impl ServerTls {
+    /// Loads the certificates and builds the rustls configuration.
+    pub fn build(&self, cache: Option<Arc<dyn StoresServerSessions>>) -> Result<Built, TlsError> {
+        let mut warnings = Vec::new();
+        let versions = protocol_versions(&self.protocols, &mut warnings)?;
+        let suites = cipher_suites(&self.ciphers)?;
+        let kx_groups = kx_groups(&self.ecdh_curve, &mut warnings)?;
+        let provider = CryptoProvider {
+            cipher_suites: suites,
+            kx_groups,
+            ..provider::default_provider()
+        };
+        let mut keys = Vec::new();
+        for pair in &self.certificates {
+            keys.push(Arc::new(load_pair(pair, &provider)?));
+        }
+        if keys.is_empty() {
+            return Err(TlsError::NoCertificate);
+        }
+        let mut config = ServerConfig::builder_with_provider(Arc::new(provider))
+            .with_protocol_versions(&versions)
+            .map_err(TlsError::Rustls)?
+            .with_no_client_auth()
+            .with_cert_resolver(Arc::new(Resolver::new(keys)));
+        config.ignore_client_order = self.prefer_server_ciphers;
+        config.alpn_protocols = self.alpn.clone();
+        match cache {
+            Some(cache) => config.session_storage = cache,
+            None => config.session_storage = Arc::new(rustls::server::NoServerSessionStorage {}),
+        }
+        if self.session_tickets {
+            config.ticketer = provider::Ticketer::new().map_err(TlsError::Rustls)?;
+        }
+        Ok(Built {
+            config: Arc::new(config),
+            warnings,
+        })
+    }
+}
+
+/// `ssl_protocols`: TLS 1.2 and 1.3; older ones are dropped with a warning
+/// (rustls does not implement them, and neither should a server today).
+pub fn protocol_versions(
+    names: &[String],
+    warnings: &mut Vec<String>,
+) -> Result<Vec<&'static SupportedProtocolVersion>, TlsError> {
+    let mut out = Vec::new();
+    for name in names {
+        match name.as_str() {
+            "TLSv1.2" => out.push(&rustls::version::TLS12),
+            "TLSv1.3" => out.push(&rustls::version::TLS13),
+            "SSLv2" | "SSLv3" | "TLSv1" | "TLSv1.1" => warnings.push(format!(
+                "\"ssl_protocols\" {name} is not supported by Peregrine (rustls has TLS 1.2 and 1.3 only): dropped"
+            )),
+            other => return Err(TlsError::Invalid(format!("invalid value \"{other}\""))),
+        }
+    }
+    if out.is_empty() {
+        return Err(TlsError::Invalid(
+            "no protocol Peregrine supports in \"ssl_protocols\" (TLSv1.2, TLSv1.3)".into(),
+        ));
+    }
+    Ok(out)
+}
+
+/// `ssl_ciphers` onto the provider's suites: the TLS 1.3 suites always (as
+/// nginx, whose `ssl_ciphers` does not reach them), then the TLS 1.2 ones
+/// OpenSSL would enable, in its order.
+pub fn cipher_suites(spec: &str) -> Result<Vec<SupportedCipherSuite>, TlsError> {
+    let chosen = ciphers::evaluate(spec).map_err(|NoCipherMatch| TlsError::NoCipherMatch {
+        spec: spec.to_string(),
+    })?;
+    let mut out = vec![
+        cs::TLS13_AES_256_GCM_SHA384,
+        cs::TLS13_AES_128_GCM_SHA256,
+        cs::TLS13_CHACHA20_POLY1305_SHA256,
+    ];
+    for c in chosen {
+        let suite = match c.name {
+            "ECDHE-ECDSA-AES256-GCM-SHA384" => cs::TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
+            "ECDHE-ECDSA-AES128-GCM-SHA256" => cs::TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
+            "ECDHE-ECDSA-CHACHA20-POLY1305" => cs::TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
+            "ECDHE-RSA-AES256-GCM-SHA384" => cs::TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
+            "ECDHE-RSA-AES128-GCM-SHA256" => cs::TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
+            "ECDHE-RSA-CHACHA20-POLY1305" => cs::TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
+            _ => continue,
+        };
+        out.push(suite);
+    }
+    Ok(out)
+}
+
+/// `ssl_ecdh_curve`: `auto` is the provider's default groups; names are
+/// OpenSSL's (and the TLS registry's); curves rustls lacks are dropped with
+/// a warning, a list left empty is OpenSSL's error.
+pub fn kx_groups(
+    spec: &str,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<&'static dyn rustls::crypto::SupportedKxGroup>, TlsError> {
+    if spec == "auto" {
+        return Ok(provider::DEFAULT_KX_GROUPS.to_vec());
+    }
+    let mut out: Vec<&'static dyn rustls::crypto::SupportedKxGroup> = Vec::new();
+    for name in spec.split(':') {
+        let group: &'static dyn rustls::crypto::SupportedKxGroup = match name {
+            "X25519" | "x25519" => kx_group::X25519,
+            "prime256v1" | "secp256r1" | "P-256" => kx_group::SECP256R1,
+            "secp384r1" | "P-384" => kx_group::SECP384R1,
+            "X25519MLKEM768" => kx_group::X25519MLKEM768,
+            "secp521r1" | "P-521" | "X448" | "x448" | "ffdhe2048" | "ffdhe3072" | "ffdhe4096" => {
+                warnings.push(format!(
+                    "\"ssl_ecdh_curve\" {name} is not supported by Peregrine: dropped"
+                ));
+                continue;
+            }
+            _ => return Err(curves_failed(spec)),
+        };
+        out.push(group);
+    }
+    if out.is_empty() {
+        return Err(curves_failed(spec));
+    }
+    Ok(out)
+}
+
+fn curves_failed(spec: &str) -> TlsError {
+    TlsError::Invalid(format!("SSL_CTX_set1_curves_list(\"{spec}\") failed"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn protocols_drop_the_old_ones_with_a_warning() {
+        let mut w = Vec::new();
+        let names = ["TLSv1", "TLSv1.1", "TLSv1.2"].map(String::from);
+        let v = protocol_versions(&names, &mut w).unwrap();
+        assert_eq!(v.len(), 1);
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(protocol_versions(&["TLSv1".to_string()], &mut w).is_err());
+        assert!(protocol_versions(&["TLSv9".to_string()], &mut w).is_err());
+    }
+
+    #[test]
+    fn ciphers_map_in_openssl_order() {
+        let s = cipher_suites("ECDHE-RSA-CHACHA20-POLY1305:ECDHE-RSA-AES128-GCM-SHA256").unwrap();
+        let names: Vec<String> = s[3..].iter().map(|s| format!("{:?}", s.suite())).collect();
+        assert_eq!(
+            names,
+            [
+                "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256",
+                "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"
+            ]
+        );
+        // Accepted by OpenSSL, none in rustls: TLS 1.3 only.
+        assert_eq!(cipher_suites("AES128-SHA").unwrap().len(), 3);
+        assert!(matches!(
+            cipher_suites("RC4"),
+            Err(TlsError::NoCipherMatch { .. })
+        ));
+        // nginx's default selects all six TLS 1.2 suites rustls has.
+        assert_eq!(cipher_suites(ciphers::NGINX_DEFAULT).unwrap().len(), 9);
+    }
+
+    #[test]
+    fn curves() {
+        let mut w = Vec::new();
+        assert_eq!(
+            kx_groups("X25519:secp521r1:prime256v1", &mut w)
+                .unwrap()
+                .len(),
+            2
+        );
+        assert_eq!(w.len(), 1);
+        assert!(kx_groups("bogus", &mut w).is_err());
+        assert!(kx_groups("secp521r1", &mut w).is_err());
+        assert!(!kx_groups("auto", &mut w).unwrap().is_empty());
+    }
+}
