@@ -45,6 +45,8 @@ pub struct ServerTls {
     pub session_tickets: bool,
     /// `ssl_session_timeout`.
     pub session_timeout: Duration,
+    /// `ssl_session_ticket_key` files, in order (the first seals).
+    pub ticket_keys: Vec<std::path::PathBuf>,
     /// ALPN protocols offered, in preference order (`h2`, `http/1.1`).
     pub alpn: Vec<Vec<u8>>,
 }
@@ -59,6 +61,7 @@ impl Default for ServerTls {
             ecdh_curve: "auto".to_string(),
             session_tickets: true,
             session_timeout: DEFAULT_SESSION_TIMEOUT,
+            ticket_keys: Vec::new(),
             alpn: vec![b"http/1.1".to_vec()],
         }
     }
@@ -107,7 +110,14 @@ impl ServerTls {
             None => config.session_storage = Arc::new(rustls::server::NoServerSessionStorage {}),
         }
         if self.session_tickets {
-            config.ticketer = provider::Ticketer::new().map_err(TlsError::Rustls)?;
+            let lifetime = u32::try_from(self.session_timeout.as_secs()).unwrap_or(u32::MAX);
+            config.ticketer = if self.ticket_keys.is_empty() {
+                provider::Ticketer::new().map_err(TlsError::Rustls)?
+            } else {
+                let files: Vec<&std::path::Path> =
+                    self.ticket_keys.iter().map(|p| p.as_path()).collect();
+                Arc::new(crate::tickets::FileTicketer::from_files(&files, lifetime)?)
+            };
         }
         Ok(Built {
             config: Arc::new(config),

@@ -21,3 +21,4 @@ pub mod config;
 pub mod error;
 #[cfg(test)]
 mod testdata;
+pub mod tickets;

@@ -184,3 +184,49 @@ fn bad_files_are_nginxs_errors() {
     let err = ServerTls::default().build(None).err().unwrap();
     assert!(matches!(err, TlsError::NoCertificate));
 }
+
+/// Two instances reading the same `ssl_session_ticket_key` file: a client's
+/// ticket from one resumes on the other (what the directive is for behind a
+/// load balancer); an instance with another key does a full handshake.
+#[test]
+fn ticket_keys_shared_by_instances_resume_across_them() {
+    let dir = temp_dir("tickets");
+    let (rsa, rsa_der) = write_pair(&dir, true);
+    let key_file = dir.join("ticket.key");
+    std::fs::write(&key_file, [7u8; 80]).unwrap();
+    let other_key = dir.join("other.key");
+    std::fs::write(&other_key, [9u8; 80]).unwrap();
+    let instance = |key: &Path| {
+        ServerTls {
+            certificates: vec![rsa.clone()],
+            ticket_keys: vec![key.to_path_buf()],
+            ..ServerTls::default()
+        }
+        .build(None)
+        .unwrap()
+        .config
+    };
+    let mut store = rustls::RootCertStore::empty();
+    store.add(rsa_der).unwrap();
+    let client = Arc::new(
+        rustls::ClientConfig::builder()
+            .with_root_certificates(store)
+            .with_no_client_auth(),
+    );
+    let connect = |addr| {
+        let conn = rustls::ClientConnection::new(
+            client.clone(),
+            ServerName::try_from("localhost").unwrap(),
+        )
+        .unwrap();
+        let mut tls = rustls::StreamOwned::new(conn, TcpStream::connect(addr).unwrap());
+        tls.write_all(b"ping").unwrap();
+        let mut answer = [0u8; 4];
+        tls.read_exact(&mut answer).unwrap();
+        tls.conn.handshake_kind().unwrap()
+    };
+    use rustls::HandshakeKind::{Full, Resumed};
+    assert_eq!(connect(serve_once(instance(&key_file))), Full);
+    assert_eq!(connect(serve_once(instance(&key_file))), Resumed);
+    assert_eq!(connect(serve_once(instance(&other_key))), Full);
+}
