@@ -3,52 +3,37 @@
 //! modules Peregrine has. nginx's test suite (lib/Test/Nginx.pm `has()`,
 //! `has_version()`) reads exactly these two lines to decide what to run, so
 //! they must be true: a module named as present is one whose directives work.
+//!
+//! The line is derived from the directive table ([`peregrine_conf::known`]):
+//! a module counts as present when each of its directives has a table row
+//! (implemented or a tuning hint), or, for the few modules with a rule of
+//! their own, its key directives do (rewrite: `return` is implemented while
+//! `rewrite`, `if` and `set` are refused by name, so the suite's tests that
+//! need only `return` run and those that need the rest fail loudly). A row
+//! added to the table updates `-V` by itself.
+
+use peregrine_conf::known;
 
 /// The nginx release whose behaviour Peregrine follows (the one nginx's
 /// test suite tests; see docs/nginx-tests.md).
 pub const NGINX_VERSION: &str = "1.29.8";
 
-/// nginx's http modules that `./configure` builds by default, which
-/// Peregrine does not have yet: each is `--without-http_X_module` in `-V`.
-const DEFAULT_MODULES_MISSING: &[&str] = &[
-    "ssi",
-    "userid",
-    "access",
-    "auth_basic",
-    "mirror",
-    "geo",
-    "map",
-    "split_clients",
-    "referer",
-    "proxy",
-    "fastcgi",
-    "uwsgi",
-    "scgi",
-    "grpc",
-    "memcached",
-    "limit_conn",
-    "limit_req",
-    "empty_gif",
-    "browser",
-    "upstream_hash",
-    "upstream_ip_hash",
-    "upstream_least_conn",
-    "upstream_random",
-    "upstream_keepalive",
-    "upstream_zone",
-];
-
-/// nginx's optional http modules (`--with-http_X_module`) Peregrine has.
-const OPTIONAL_MODULES_PRESENT: &[&str] = &["gzip_static", "stub_status"];
-
-/// The `configure arguments:` line.
+/// The `configure arguments:` line: `--with-X_module` for each optional
+/// module Peregrine has, `--without-X_module` for each default one it lacks,
+/// `--without-http-cache` while the proxy cache is refused. Mail and stream
+/// are not built (no `--with-mail`, `--with-stream`); their default
+/// submodules are named as absent too, for tools that test those alone.
 pub fn configure_arguments() -> String {
+    let (with, without) = known::configure_switches();
     let mut line = String::from("configure arguments: --prefix=.");
-    for m in OPTIONAL_MODULES_PRESENT {
-        line.push_str(&format!(" --with-http_{m}_module"));
+    for m in with {
+        line.push_str(&format!(" --with-{m}_module"));
     }
-    for m in DEFAULT_MODULES_MISSING {
-        line.push_str(&format!(" --without-http_{m}_module"));
+    for m in without {
+        line.push_str(&format!(" --without-{m}_module"));
+    }
+    if known::status("proxy_cache_path") != Some(known::Status::Implemented) {
+        line.push_str(" --without-http-cache");
     }
     line.push_str(" --without-mail_pop3_module --without-mail_imap_module");
     line.push_str(" --without-mail_smtp_module --without-stream_access_module");

@@ -189,6 +189,24 @@ fn version_and_help() {
     assert!(args.contains(" --with-http_stub_status_module"), "{args}");
     assert!(!args.contains("--without-http_gzip_module"), "{args}");
     assert!(args.contains(" --without-http_proxy_module"), "{args}");
+    // Derived from the directive table: rewrite counts (`return`), access
+    // (allow/deny) and the proxy cache do not; the suite matches some
+    // features as bare words (`http_ssl`, `http_v2`, `sni`), so none of
+    // those may appear anywhere.
+    assert!(args.contains(" --with-http_gzip_static_module"), "{args}");
+    assert!(args.contains(" --without-http_access_module"), "{args}");
+    assert!(args.contains(" --without-http-cache"), "{args}");
+    assert!(!args.contains("http_rewrite"), "{args}");
+    for word in [
+        "ssl",
+        "http_v2",
+        "http_v3",
+        "SNI",
+        "--with-stream",
+        "--with-mail",
+    ] {
+        assert!(!text.contains(word), "{word}: {text}");
+    }
     let out = Command::new(BIN).arg("-h").output().unwrap();
     assert!(out.status.success());
     assert!(stderr(&out).starts_with("Usage: peregrine [-?hvVtTq]"));

@@ -133,6 +133,7 @@ fn if_range() {
 /// filter finalizes the request as an error). Peregrine keeps the connection
 /// open as its header announces; a client reusing it is answered.
 #[test]
+#[cfg_attr(e2e_nginx, ignore = "deliberate difference: nginx closes after 412")]
 fn precondition_failed_keeps_the_connection_as_announced() {
     if crate::support::is_nginx() {
         return;

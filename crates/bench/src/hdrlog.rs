@@ -60,13 +60,7 @@ impl HdrLog {
     /// Takes the intervals the threads sent and writes those older than
     /// `now_sec - INTERVAL_GRACE_SECS`.
     pub fn take(&mut self, rx: &Receiver<Interval>, now_sec: usize) -> Result<(), BenchError> {
-        while let Ok((sec, h)) = rx.try_recv() {
-            let slot = self
-                .pending
-                .entry(sec)
-                .or_insert_with(crate::stats::new_interval_histogram);
-            let _ = slot.add(&h);
-        }
+        self.receive(rx);
         let ready: Vec<usize> = self
             .pending
             .keys()
@@ -75,37 +69,73 @@ impl HdrLog {
             .collect();
         for sec in ready {
             if let Some(h) = self.pending.remove(&sec) {
-                self.write(sec, &h)?;
+                self.write(sec, &h, Duration::from_secs(1))?;
             }
         }
         Ok(())
     }
 
-    fn write(&mut self, sec: usize, h: &Histogram<u64>) -> Result<(), BenchError> {
+    /// Adds what the threads sent to the pending intervals.
+    fn receive(&mut self, rx: &Receiver<Interval>) {
+        while let Ok((sec, h)) = rx.try_recv() {
+            let slot = self
+                .pending
+                .entry(sec)
+                .or_insert_with(crate::stats::new_interval_histogram);
+            let _ = slot.add(&h);
+        }
+    }
+
+    fn write(
+        &mut self,
+        sec: usize,
+        h: &Histogram<u64>,
+        length: Duration,
+    ) -> Result<(), BenchError> {
         let mut w = IntervalLogWriterBuilder::new()
             .begin_log_with(&mut self.out, &mut self.serializer)
             .map_err(|e| BenchError::file(&self.path, e))?;
-        w.write_histogram(
-            h,
-            Duration::from_secs(sec as u64),
-            Duration::from_secs(1),
-            None,
-        )
-        .map_err(|e| BenchError::file(&self.path, std::io::Error::other(e.to_string())))
+        w.write_histogram(h, Duration::from_secs(sec as u64), length, None)
+            .map_err(|e| BenchError::file(&self.path, std::io::Error::other(e.to_string())))
     }
 
-    /// Flushes the file.
-    pub fn finish(&mut self) -> Result<(), BenchError> {
+    /// Writes the intervals left and flushes the file. The last interval
+    /// is as long as the run lasted in it (`elapsed` from the start), so
+    /// the log says how long the run took: `merge` reads it back.
+    pub fn finish(&mut self, rx: &Receiver<Interval>, elapsed: Duration) -> Result<(), BenchError> {
+        self.receive(rx);
+        let last = self.pending.keys().next_back().copied();
+        for (sec, h) in std::mem::take(&mut self.pending) {
+            let mut length = Duration::from_secs(1);
+            if Some(sec) == last {
+                let rest = elapsed.saturating_sub(Duration::from_secs(sec as u64));
+                if !rest.is_zero() && rest < length {
+                    length = rest;
+                }
+            }
+            self.write(sec, &h, length)?;
+        }
         self.out
             .flush()
             .map_err(|e| BenchError::file(&self.path, e))
     }
 }
 
-/// Reads every interval histogram of a log and adds them up.
-pub fn read_total(path: &Path) -> Result<Histogram<u64>, BenchError> {
+/// What a log adds up to.
+pub struct LogTotal {
+    /// Every interval's latencies.
+    pub latencies: Histogram<u64>,
+    /// Seconds from the log's start to the end of its last interval.
+    pub time_taken: f64,
+}
+
+/// Reads every interval histogram of a log and adds them up; the time
+/// taken is where the last interval ends (the timestamps count from the
+/// run's start, the log's base time).
+pub fn read_total(path: &Path) -> Result<LogTotal, BenchError> {
     let bytes = std::fs::read(path).map_err(|e| BenchError::file(path, e))?;
     let mut total = crate::stats::new_histogram();
+    let mut end = Duration::ZERO;
     for entry in IntervalLogIterator::new(&bytes) {
         let entry = entry.map_err(|e| BenchError::Merge {
             path: path.into(),
@@ -119,7 +149,11 @@ pub fn read_total(path: &Path) -> Result<Histogram<u64>, BenchError> {
                 }
             })?;
             let _ = total.add(&h);
+            end = end.max(iv.start_timestamp() + iv.duration());
         }
     }
-    Ok(total)
+    Ok(LogTotal {
+        latencies: total,
+        time_taken: end.as_secs_f64(),
+    })
 }

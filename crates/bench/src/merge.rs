@@ -2,7 +2,8 @@
 //! machines. `--json` files carry the counters and the four histograms, so
 //! their sum is exact: percentiles are those of the combined histogram,
 //! never an average of percentiles. `--hdr-log` files carry latencies
-//! only; they yield the percentile table.
+//! and, in their intervals' times, how long the run took; they yield the
+//! percentile table and the time taken.
 
 use std::path::{Path, PathBuf};
 
@@ -41,13 +42,19 @@ pub fn merge(files: &[PathBuf]) -> Result<Merged, BenchError> {
             })?;
             (stats, s.info, s.urls, s.threads)
         } else {
+            // The log has latencies and, in its intervals' times, how
+            // long the run took (without it the report said 0.000 s).
             let total = crate::hdrlog::read_total(path)?;
             let mut stats = Stats {
-                complete: total.len(),
+                complete: total.latencies.len(),
                 ..Stats::default()
             };
-            let _ = stats.total.add(&total);
-            (stats, RunInfo::default(), Vec::new(), 0)
+            let _ = stats.total.add(&total.latencies);
+            let info = RunInfo {
+                time_taken: total.time_taken,
+                ..RunInfo::default()
+            };
+            (stats, info, Vec::new(), 0)
         };
         match &mut out {
             None => {

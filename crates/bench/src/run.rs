@@ -181,8 +181,7 @@ fn run_threads(
     })?;
     drop(tx);
     if let Some(l) = log.as_mut() {
-        l.take(&rx, usize::MAX)?;
-        l.finish()?;
+        l.finish(&rx, shared.start.elapsed())?;
     }
     Ok((outcomes, interrupted))
 }

@@ -120,7 +120,7 @@ fn csv_gnuplot_hdrlog_and_plot_files() {
     assert_eq!(rows.len(), 120);
     assert!(rows.iter().all(|r| r.split('\t').count() == 6));
     let total = peregrine_bench::hdrlog::read_total(&hlog).expect("hlog");
-    assert_eq!(total.len(), 120);
+    assert_eq!(total.latencies.len(), 120);
     let svg_text = std::fs::read_to_string(&svg).expect("svg");
     assert!(svg_text.contains("<svg") && svg_text.contains("Latency by percentile"));
     let _ = std::fs::remove_dir_all(d);
@@ -189,5 +189,38 @@ fn sweep_runs_every_point() {
     );
     // 40 requests at each of 4 points.
     assert_eq!(s.requests.load(std::sync::atomic::Ordering::Relaxed), 160);
+    let _ = std::fs::remove_dir_all(d);
+}
+
+/// `--hdr-log` files say how long the run took: merging them reports that
+/// time (the longest of the machines'), not 0.000 seconds.
+#[test]
+fn merge_hdr_logs_keeps_the_time_taken() {
+    let fast = start(Mode::Ok { body: "h" });
+    let d = tempdir("merge-hlog");
+    let (pa, pb) = (d.join("a.hlog"), d.join("b.hlog"));
+    for (p, n) in [(&pa, "40"), (&pb, "20")] {
+        let code = peregrine_bench::run(&args(&[
+            "-n",
+            n,
+            "-c",
+            "2",
+            "-q",
+            "--hdr-log",
+            p.to_str().expect("p"),
+            &fast.url("/"),
+        ]))
+        .expect("run");
+        assert_eq!(code, 0);
+    }
+    let a = peregrine_bench::hdrlog::read_total(&pa).expect("a");
+    let b = peregrine_bench::hdrlog::read_total(&pb).expect("b");
+    assert_eq!(a.latencies.len(), 40);
+    // A short run's one interval is as long as the run, under a second.
+    assert!(a.time_taken > 0.0 && a.time_taken < 1.0, "{}", a.time_taken);
+    assert!(b.time_taken > 0.0 && b.time_taken < 1.0, "{}", b.time_taken);
+    let m = merge::merge(&[pa, pb]).expect("merge");
+    assert_eq!(m.stats.complete, 60);
+    assert_eq!(m.info.time_taken, a.time_taken.max(b.time_taken));
     let _ = std::fs::remove_dir_all(d);
 }

@@ -93,7 +93,7 @@ impl Rng {
     }
 }
 
-fn directive(rng: &mut Rng) -> (String, u8) {
+fn directive(rng: &mut Rng) -> (String, u16) {
     loop {
         let spec = &TABLE[rng.below(TABLE.len())];
         if SKIPPED.contains(&spec.name) || spec.block {

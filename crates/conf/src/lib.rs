@@ -2,7 +2,9 @@
 //!
 //! Owns: the lexer ([`lexer`], nginx's tokenizer transcribed), the syntax tree
 //! ([`syntax`]), the directive table ([`table`]: names, contexts, arity,
-//! handlers, refused and hint directives), nginx's value syntaxes
+//! handlers, hint directives), nginx's own directive list
+//! ([`nginx_directives`], generated) and what Peregrine does with each
+//! ([`known`]: implemented, hint or refused by name), nginx's value syntaxes
 //! ([`values`]), `include` resolution, nginx's inheritance and defaults, and
 //! error messages worded and positioned as `nginx -t` words them. Also the
 //! typed model every other crate reads ([`model`]).
@@ -15,8 +17,11 @@
 
 pub mod build;
 pub mod error;
+pub mod known;
 pub mod lexer;
 pub mod model;
+#[rustfmt::skip]
+pub mod nginx_directives;
 pub mod regex;
 pub mod syntax;
 pub mod table;

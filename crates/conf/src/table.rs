@@ -1,22 +1,33 @@
-//! The directive table: for each directive Peregrine knows, the contexts nginx
-//! allows it in, its number of arguments, and the function that gives it
-//! meaning. Also the names refused as "not supported yet", the accepted
-//! tuning hints, and the "did you mean" suggestion.
+//! The directive table: for each directive Peregrine implements or accepts
+//! as a tuning hint, the contexts nginx allows it in, its number of
+//! arguments, and the function that gives it meaning. Also the "did you mean"
+//! suggestion. nginx's directives without a row are refused by name (see
+//! [`crate::known`]).
 
 use crate::build::Handler;
 use crate::build::handlers as h;
+use crate::build::hints as t;
 
 /// Context bits (nginx's `NGX_MAIN_CONF`, `NGX_EVENT_CONF`, `NGX_HTTP_*_CONF`).
 pub mod ctx {
-    pub const MAIN: u8 = 1;
-    pub const EVENTS: u8 = 2;
-    pub const HTTP: u8 = 4;
-    pub const SERVER: u8 = 8;
-    pub const LOCATION: u8 = 16;
-    pub const HSL: u8 = HTTP | SERVER | LOCATION;
-    pub const HS: u8 = HTTP | SERVER;
-    pub const SL: u8 = SERVER | LOCATION;
-    pub const ANY: u8 = MAIN | EVENTS | HSL;
+    pub const MAIN: u16 = 1;
+    pub const EVENTS: u16 = 2;
+    pub const HTTP: u16 = 4;
+    pub const SERVER: u16 = 8;
+    pub const LOCATION: u16 = 16;
+    /// Inside `upstream { }` (`NGX_HTTP_UPS_CONF`).
+    pub const UPS: u16 = 32;
+    /// Inside `if { }` in a server (`NGX_HTTP_SIF_CONF`).
+    pub const SIF: u16 = 64;
+    /// Inside `if { }` in a location (`NGX_HTTP_LIF_CONF`).
+    pub const LIF: u16 = 128;
+    /// Inside `limit_except { }` (`NGX_HTTP_LMT_CONF`).
+    pub const LMT: u16 = 256;
+    pub const HSL: u16 = HTTP | SERVER | LOCATION;
+    pub const HS: u16 = HTTP | SERVER;
+    pub const SL: u16 = SERVER | LOCATION;
+    /// nginx's `NGX_ANY_CONF`: every context.
+    pub const ANY: u16 = MAIN | EVENTS | HSL | UPS | SIF | LIF | LMT;
 }
 
 /// How many arguments a directive takes (nginx's `NGX_CONF_TAKE*`, `1MORE`...).
@@ -47,14 +58,14 @@ const MORE2: Args = Args::AtLeast(2);
 /// One row of the table.
 pub struct Spec {
     pub name: &'static str,
-    pub contexts: u8,
+    pub contexts: u16,
     pub args: Args,
     /// Whether the directive takes a `{ }` block.
     pub block: bool,
     pub handler: Handler,
 }
 
-const fn row(name: &'static str, contexts: u8, args: Args, handler: Handler) -> Spec {
+const fn row(name: &'static str, contexts: u16, args: Args, handler: Handler) -> Spec {
     let block = matches!(handler, Handler::Block(_));
     Spec {
         name,
@@ -371,126 +382,147 @@ pub static TABLE: &[Spec] = &[
     ),
     row("connection_pool_size", HS, ONE, Handler::Hint(h::hint_size)),
     row("request_pool_size", HS, ONE, Handler::Hint(h::hint_size)),
+    // table: the rest of nginx's directives with no effect in Peregrine's
+    // design (each line says why); any whose effect a configuration relies
+    // on for what it serves or protects is refused instead (no row).
+    //
+    // Single process, worker threads: no master to switch off, no
+    // accept-mutex lock file, no per-worker directory (nginx chdirs only
+    // for core files), no core-size limit for workers, no debug stops.
+    row("master_process", MAIN, ONE, Handler::Hint(h::hint_flag)),
+    row("lock_file", MAIN, ONE, Handler::Hint(t::hint_string)),
+    row(
+        "working_directory",
+        MAIN,
+        ONE,
+        Handler::Hint(t::hint_string),
+    ),
+    row(
+        "worker_rlimit_core",
+        MAIN,
+        ONE,
+        Handler::Hint(t::hint_offset),
+    ),
+    row(
+        "debug_points",
+        MAIN,
+        ONE,
+        Handler::Hint(t::hint_debug_points),
+    ),
+    // nginx clears its workers' environment but for these names; nothing in
+    // Peregrine reads the environment but TZ (`env TZ=...` is refused).
+    row("env", MAIN, ONE, Handler::Hint(t::hint_env)),
+    // Configuration regexes are always compiled with PCRE2's JIT (conf::regex).
+    row("pcre_jit", MAIN, ONE, Handler::Hint(h::hint_flag)),
+    // Pools for `aio threads`; Peregrine's workers do their own file I/O.
+    row(
+        "thread_pool",
+        MAIN,
+        Args::Range(2, 3),
+        Handler::Hint(t::hint_thread_pool),
+    ),
+    // A profiler's output file.
+    row(
+        "google_perftools_profiles",
+        MAIN,
+        ONE,
+        Handler::Hint(t::hint_string),
+    ),
+    row("load_module", MAIN, ONE, Handler::Main(t::load_module)),
+    // Event loop sizing: Peregrine sizes its own epoll batches and has no
+    // Linux AIO contexts.
+    row("epoll_events", EVENTS, ONE, Handler::Hint(h::hint_number)),
+    row(
+        "worker_aio_requests",
+        EVENTS,
+        ONE,
+        Handler::Hint(h::hint_number),
+    ),
+    // More debug logging for some clients: only in --with-debug builds of
+    // nginx; it changes no response.
+    row(
+        "debug_connection",
+        EVENTS,
+        ONE,
+        Handler::Hint(t::hint_repeatable),
+    ),
+    // How files are read and output is buffered: the bytes sent are the same.
+    row("aio", HSL, ONE, Handler::Hint(t::hint_aio)),
+    row("aio_write", HSL, ONE, Handler::Hint(h::hint_flag)),
+    row("directio", HSL, ONE, Handler::Hint(t::hint_directio)),
+    row(
+        "directio_alignment",
+        HSL,
+        ONE,
+        Handler::Hint(t::hint_offset),
+    ),
+    row("read_ahead", HSL, ONE, Handler::Hint(h::hint_size)),
+    row("output_buffers", HSL, TWO, Handler::Hint(t::hint_bufs)),
+    row("postpone_output", HSL, ONE, Handler::Hint(h::hint_size)),
+    row(
+        "subrequest_output_buffer_size",
+        HSL,
+        ONE,
+        Handler::Hint(h::hint_size),
+    ),
+    row(
+        "client_body_in_single_buffer",
+        HSL,
+        ONE,
+        Handler::Hint(h::hint_flag),
+    ),
+    // kqueue-only file change events.
+    row(
+        "open_file_cache_events",
+        HSL,
+        ONE,
+        Handler::Hint(h::hint_flag),
+    ),
+    // How long an idle keep-alive connection is kept at least when nginx
+    // runs short of connections and reuses them.
+    row(
+        "keepalive_min_timeout",
+        HSL,
+        ONE,
+        Handler::Hint(h::hint_time),
+    ),
+    // zlib's window and memory, buffering before compressing, and a flag
+    // nginx reads but no longer uses: the decoded body is the same.
+    row("gzip_window", HSL, ONE, Handler::Hint(t::hint_gzip_window)),
+    row("gzip_hash", HSL, ONE, Handler::Hint(t::hint_gzip_hash)),
+    row("postpone_gzipping", HSL, ONE, Handler::Hint(h::hint_size)),
+    row("gzip_no_buffer", HSL, ONE, Handler::Hint(h::hint_flag)),
+    // Hash table sizes, as the other *_hash_* hints.
+    row(
+        "map_hash_max_size",
+        HTTP,
+        ONE,
+        Handler::Hint(h::hint_number),
+    ),
+    row(
+        "map_hash_bucket_size",
+        HTTP,
+        ONE,
+        Handler::Hint(h::hint_number),
+    ),
+    // Logging of rewrite processing and of uninitialised variables:
+    // `rewrite`, `set` and `if` are refused, so there is nothing to log.
+    row("rewrite_log", HSL, ONE, Handler::Hint(h::hint_flag)),
+    row(
+        "uninitialized_variable_warn",
+        HSL,
+        ONE,
+        Handler::Hint(h::hint_flag),
+    ),
 ];
 
 /// Directives that are stored but are tuning hints nonetheless: accepted
 /// with a notice too (`use epoll` is what Peregrine does anyway).
 pub static NOTICE_TOO: &[&str] = &["use"];
 
-/// nginx directives Peregrine does not implement: refused by name with
-/// "not supported by Peregrine yet" rather than "unknown", so that the user
-/// knows the configuration is valid nginx.
-pub static UNSUPPORTED: &[&str] = &[
-    "absolute_redirect",
-    "add_header",
-    "add_trailer",
-    "aio",
-    "allow",
-    "auth_basic",
-    "auth_basic_user_file",
-    "auth_request",
-    "break",
-    "chunked_transfer_encoding",
-    "debug_connection",
-    "deny",
-    "directio",
-    "empty_gif",
-    "env",
-    "etag",
-    "expires",
-    "fastcgi_buffers",
-    "fastcgi_cache",
-    "fastcgi_index",
-    "fastcgi_param",
-    "fastcgi_pass",
-    "geo",
-    "grpc_pass",
-    "http2",
-    "if",
-    "if_modified_since",
-    "ignore_invalid_headers",
-    "internal",
-    "limit_conn",
-    "limit_conn_zone",
-    "limit_except",
-    "limit_rate",
-    "limit_rate_after",
-    "limit_req",
-    "limit_req_zone",
-    "lingering_close",
-    "lingering_time",
-    "lingering_timeout",
-    "load_module",
-    "lock_file",
-    "log_not_found",
-    "log_subrequest",
-    "map",
-    "master_process",
-    "memcached_pass",
-    "merge_slashes",
-    "mp4",
-    "open_log_file_cache",
-    "output_buffers",
-    "pcre_jit",
-    "port_in_redirect",
-    "postpone_output",
-    "proxy_buffer_size",
-    "proxy_buffering",
-    "proxy_cache",
-    "proxy_cache_path",
-    "proxy_cache_valid",
-    "proxy_connect_timeout",
-    "proxy_hide_header",
-    "proxy_http_version",
-    "proxy_pass",
-    "proxy_read_timeout",
-    "proxy_redirect",
-    "proxy_send_timeout",
-    "proxy_set_header",
-    "real_ip_header",
-    "recursive_error_pages",
-    "resolver",
-    "rewrite",
-    "rewrite_log",
-    "satisfy",
-    "scgi_pass",
-    "secure_link",
-    "send_lowat",
-    "sendfile_max_chunk",
-    "server_name_in_redirect",
-    "server_tokens",
-    "set",
-    "set_real_ip_from",
-    "split_clients",
-    "ssi",
-    "ssl",
-    "ssl_certificate",
-    "ssl_certificate_key",
-    "ssl_ciphers",
-    "ssl_dhparam",
-    "ssl_prefer_server_ciphers",
-    "ssl_protocols",
-    "ssl_session_cache",
-    "ssl_session_timeout",
-    "ssl_stapling",
-    "stream",
-    "sub_filter",
-    "thread_pool",
-    "underscores_in_headers",
-    "upstream",
-    "uwsgi_pass",
-    "worker_rlimit_core",
-    "working_directory",
-];
-
 /// The table row of a directive name (nginx compares names case-sensitively).
 pub fn lookup(name: &str) -> Option<&'static Spec> {
     TABLE.iter().find(|s| s.name == name)
-}
-
-/// Whether `name` is an nginx directive Peregrine refuses.
-pub fn is_unsupported(name: &str) -> bool {
-    UNSUPPORTED.contains(&name)
 }
 
 /// Largest edit distance for a "did you mean" suggestion.
@@ -513,9 +545,16 @@ fn distance(a: &[u8], b: &[u8]) -> usize {
 /// The known directive closest to an unknown name: equal ignoring case, or
 /// within [`SUGGEST_MAX_DISTANCE`] edits (names of 3 bytes or fewer need a
 /// case-insensitive match, since any short word is 2 edits from another).
+/// Implemented directives come first, then nginx's others.
 pub fn suggest(name: &str) -> Option<&'static str> {
-    if let Some(s) = TABLE.iter().find(|s| s.name.eq_ignore_ascii_case(name)) {
-        return Some(s.name);
+    let names = || {
+        TABLE
+            .iter()
+            .map(|s| s.name)
+            .chain(crate::known::nginx_names())
+    };
+    if let Some(n) = names().find(|n| n.eq_ignore_ascii_case(name)) {
+        return Some(n);
     }
     if name.len() <= 3 {
         return None;
@@ -525,10 +564,9 @@ pub fn suggest(name: &str) -> Option<&'static str> {
     // differ more are skipped unmeasured: the quadratic distance then only
     // runs on short words, whatever length (up to the lexer's 4096-byte
     // word limit) the unknown name has.
-    TABLE
-        .iter()
-        .filter(|s| s.name.len().abs_diff(lower.len()) <= SUGGEST_MAX_DISTANCE)
-        .map(|s| (distance(lower.as_bytes(), s.name.as_bytes()), s.name))
+    names()
+        .filter(|n| n.len().abs_diff(lower.len()) <= SUGGEST_MAX_DISTANCE)
+        .map(|n| (distance(lower.as_bytes(), n.as_bytes()), n))
         .filter(|&(d, _)| d <= SUGGEST_MAX_DISTANCE)
         .min_by_key(|&(d, _)| d)
         .map(|(_, n)| n)
@@ -539,14 +577,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn names_are_unique_and_not_refused() {
+    fn names_are_unique() {
         for (i, s) in TABLE.iter().enumerate() {
             assert!(
                 lookup(s.name).is_some_and(|f| std::ptr::eq(f, &TABLE[i])),
                 "{}",
                 s.name
             );
-            assert!(!is_unsupported(s.name), "{}", s.name);
         }
     }
 
@@ -563,6 +600,9 @@ mod tests {
         assert_eq!(suggest("worker_processesxx"), Some("worker_processes"));
         assert_eq!(suggest("worker_process"), Some("worker_processes"));
         assert_eq!(suggest("worker_processesxxx"), None);
+        // nginx's directives Peregrine refuses are suggested too.
+        assert_eq!(suggest("proxy_pas"), Some("proxy_pass"));
+        assert_eq!(suggest("Fastcgi_Param"), Some("fastcgi_param"));
     }
 
     #[test]

@@ -17,11 +17,11 @@ use crate::model::*;
 use crate::syntax::Directive;
 use crate::values::*;
 
-fn arg(d: &Directive, i: usize) -> &str {
+pub(crate) fn arg(d: &Directive, i: usize) -> &str {
     d.args.get(i).map(String::as_str).unwrap_or_default()
 }
 
-fn msg(d: &Directive, m: impl Into<String>) -> ConfError {
+pub(crate) fn msg(d: &Directive, m: impl Into<String>) -> ConfError {
     ConfError::at(&d.span, m)
 }
 
@@ -29,7 +29,7 @@ fn duplicate(d: &Directive) -> ConfError {
     msg(d, format!("\"{}\" directive is duplicate", d.name))
 }
 
-fn invalid(d: &Directive) -> ConfError {
+pub(crate) fn invalid(d: &Directive) -> ConfError {
     msg(d, format!("\"{}\" directive invalid value", d.name))
 }
 
@@ -86,7 +86,7 @@ fn time_sec(d: &Directive, s: &str) -> Result<Duration> {
     parse_time_sec(s).ok_or_else(|| invalid(d))
 }
 
-fn size(d: &Directive, s: &str) -> Result<usize> {
+pub(crate) fn size(d: &Directive, s: &str) -> Result<usize> {
     parse_mem_size(s).ok_or_else(|| invalid(d))
 }
 
@@ -95,7 +95,7 @@ fn number(d: &Directive) -> Result<u64> {
 }
 
 /// `N size` (nginx's `ngx_conf_set_bufs_slot`).
-fn bufs(d: &Directive) -> Result<(usize, usize)> {
+pub(crate) fn bufs(d: &Directive) -> Result<(usize, usize)> {
     let n = parse_number(arg(d, 0))
         .and_then(|n| usize::try_from(n).ok())
         .filter(|&n| n > 0);

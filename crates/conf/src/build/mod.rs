@@ -10,6 +10,7 @@ pub mod handlers;
 mod include;
 mod listen;
 pub use listen::DEFAULT_BACKLOG;
+pub mod hints;
 mod location;
 mod logs;
 pub mod raw;
@@ -21,6 +22,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::error::{ConfError, Result};
+use crate::known;
 use crate::model::*;
 use crate::syntax::{Block, Directive};
 use crate::table::{self, ctx};
@@ -94,7 +96,7 @@ pub enum Frame<'a> {
 }
 
 impl Frame<'_> {
-    fn ctx(&self) -> u8 {
+    fn ctx(&self) -> u16 {
         match self {
             Frame::Main(_) => ctx::MAIN,
             Frame::Events(_) => ctx::EVENTS,
@@ -495,44 +497,65 @@ impl Builder {
 }
 
 /// nginx's `ngx_conf_handler` checks, in its order: known name, context,
-/// block or not, number of arguments.
-fn check(d: &Directive, ctx: u8) -> Result<&'static table::Spec> {
-    let Some(spec) = table::lookup(&d.name) else {
-        if table::is_unsupported(&d.name) {
-            return Err(ConfError::at(
-                &d.span,
-                format!("\"{}\" directive is not supported by Peregrine yet", d.name),
-            ));
-        }
-        let e = ConfError::at(&d.span, format!("unknown directive \"{}\"", d.name));
-        return Err(match table::suggest(&d.name) {
-            Some(s) => e.with_hint(format!("did you mean \"{s}\"?")),
-            None => e,
-        });
-    };
-    if spec.contexts & ctx == 0 {
+/// block or not, number of arguments. An nginx directive Peregrine does not
+/// implement goes through the same checks against nginx's own declaration
+/// before it is refused: a misplaced or malformed one gets nginx's message
+/// (what `nginx -t` would say, and what needs fixing first), a well-formed one
+/// "not supported by Peregrine yet".
+fn check(d: &Directive, ctx: u16) -> Result<&'static table::Spec> {
+    let n = d.args.len();
+    if let Some(spec) = table::lookup(&d.name) {
+        check_shape(
+            d,
+            spec.contexts & ctx != 0,
+            spec.block,
+            spec.args.accepts(n),
+        )?;
+        return Ok(spec);
+    }
+    if let Some(first) = known::entries(&d.name).next() {
+        // nginx tries each module's declaration of the name and takes the
+        // first whose contexts fit.
+        let entry = known::entries(&d.name).find(|e| e.contexts & ctx != 0);
+        let e = entry.unwrap_or(first);
+        check_shape(d, entry.is_some(), e.block(), e.accepts(n))?;
+        return Err(ConfError::at(
+            &d.span,
+            format!("\"{}\" directive is not supported by Peregrine yet", d.name),
+        ));
+    }
+    let e = ConfError::at(&d.span, format!("unknown directive \"{}\"", d.name));
+    Err(match table::suggest(&d.name) {
+        Some(s) => e.with_hint(format!("did you mean \"{s}\"?")),
+        None => e,
+    })
+}
+
+/// The context, block and argument-count errors, worded as nginx's.
+fn check_shape(d: &Directive, allowed: bool, block: bool, args_ok: bool) -> Result<()> {
+    if !allowed {
         return Err(ConfError::at(
             &d.span,
             format!("\"{}\" directive is not allowed here", d.name),
         ));
     }
-    if !spec.block && d.block.is_some() {
+    if !block && d.block.is_some() {
         return Err(ConfError::at(
             &d.span,
             format!("directive \"{}\" is not terminated by \";\"", d.name),
         ));
     }
-    if spec.block && d.block.is_none() {
+    if block && d.block.is_none() {
         return Err(ConfError::at(
             &d.span,
             format!("directive \"{}\" has no opening \"{{\"", d.name),
         ));
     }
-    if !spec.args.accepts(d.args.len()) {
+    if !args_ok {
         return Err(ConfError::at(
             &d.span,
             format!("invalid number of arguments in \"{}\" directive", d.name),
         ));
     }
-    Ok(spec)
+    Ok(())
 }

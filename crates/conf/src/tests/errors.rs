@@ -30,7 +30,7 @@ fn unsupported_directive() {
         "\"deny\" directive is not supported by Peregrine yet in /p/conf/nginx.conf:5"
     );
     assert!(
-        err(&server("proxy_pass http://x;"))
+        err(&server("location / { proxy_pass http://x; }"))
             .starts_with("\"proxy_pass\" directive is not supported")
     );
     assert!(

@@ -1,12 +1,14 @@
 //! Tests of the whole pipeline (text → Config). Messages were checked against
 //! `nginx -t` (nginx 1.22.1) where nginx has the same directive.
 
+mod descriptions;
 mod directives;
 mod docs;
 mod errors;
 mod files;
 mod fuzzish;
 mod inherit;
+mod refused;
 mod soup;
 
 use std::path::{Path, PathBuf};

@@ -127,7 +127,7 @@ fn quoted(args: &[String]) -> String {
 }
 
 /// `text` placed in the innermost context allowed by `contexts`.
-fn in_context(contexts: u8, text: &str) -> String {
+fn in_context(contexts: u16, text: &str) -> String {
     if contexts & ctx::LOCATION != 0 {
         server(&format!("location /a {{\n{text}\n}}"))
     } else if contexts & ctx::SERVER != 0 {
