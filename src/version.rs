@@ -12,14 +12,12 @@ pub const NGINX_VERSION: &str = "1.29.8";
 /// Peregrine does not have yet: each is `--without-http_X_module` in `-V`.
 const DEFAULT_MODULES_MISSING: &[&str] = &[
     "ssi",
-    "userid",
     "access",
     "auth_basic",
     "mirror",
     "geo",
     "map",
     "split_clients",
-    "referer",
     "proxy",
     "fastcgi",
     "uwsgi",
@@ -28,7 +26,6 @@ const DEFAULT_MODULES_MISSING: &[&str] = &[
     "memcached",
     "limit_conn",
     "limit_req",
-    "empty_gif",
     "browser",
     "upstream_hash",
     "upstream_ip_hash",
@@ -39,7 +36,12 @@ const DEFAULT_MODULES_MISSING: &[&str] = &[
 ];
 
 /// nginx's optional http modules (`--with-http_X_module`) Peregrine has.
-const OPTIONAL_MODULES_PRESENT: &[&str] = &["gzip_static", "stub_status"];
+const OPTIONAL_MODULES_PRESENT: &[&str] = &[
+    "gzip_static",
+    "stub_status",
+    "random_index",
+    "secure_link",
+];
 
 /// The `configure arguments:` line.
 pub fn configure_arguments() -> String {

@@ -5,6 +5,7 @@
 
 use crate::build::Handler;
 use crate::build::handlers as h;
+use crate::build::modules as m;
 
 /// Context bits (nginx's `NGX_MAIN_CONF`, `NGX_EVENT_CONF`, `NGX_HTTP_*_CONF`).
 pub mod ctx {
@@ -287,6 +288,50 @@ pub static TABLE: &[Spec] = &[
         ONE,
         Handler::Loc(h::proxy_busy_buffers_size),
     ),
+    // modules: nginx's small stock modules and open_log_file_cache.
+    row("empty_gif", LOCATION, NONE, Handler::Loc(m::empty_gif)),
+    row("random_index", LOCATION, ONE, Handler::Loc(m::random_index)),
+    row("valid_referers", SL, MORE, Handler::Loc(m::valid_referers)),
+    row(
+        "referer_hash_max_size",
+        SL,
+        ONE,
+        Handler::Hint(h::hint_number),
+    ),
+    row(
+        "referer_hash_bucket_size",
+        SL,
+        ONE,
+        Handler::Hint(h::hint_number),
+    ),
+    row("secure_link", HSL, ONE, Handler::Loc(m::secure_link)),
+    row("secure_link_md5", HSL, ONE, Handler::Loc(m::secure_link_md5)),
+    row(
+        "secure_link_secret",
+        HSL,
+        ONE,
+        Handler::Loc(m::secure_link_secret),
+    ),
+    row("userid", HSL, ONE, Handler::Loc(m::userid)),
+    row("userid_service", HSL, ONE, Handler::Loc(m::userid_service)),
+    row("userid_name", HSL, ONE, Handler::Loc(m::userid_name)),
+    row("userid_domain", HSL, ONE, Handler::Loc(m::userid_domain)),
+    row("userid_path", HSL, ONE, Handler::Loc(m::userid_path)),
+    row("userid_expires", HSL, ONE, Handler::Loc(m::userid_expires)),
+    row(
+        "userid_flags",
+        HSL,
+        Args::Range(1, 3),
+        Handler::Loc(m::userid_flags),
+    ),
+    row("userid_p3p", HSL, ONE, Handler::Loc(m::userid_p3p)),
+    row("userid_mark", HSL, ONE, Handler::Loc(m::userid_mark)),
+    row(
+        "open_log_file_cache",
+        HSL,
+        Args::Range(1, 4),
+        Handler::Loc(m::open_log_file_cache),
+    ),
     // Tuning hints: nginx settings with no effect in Peregrine's design,
     // accepted (their values checked) with a notice.
     row("accept_mutex", EVENTS, ONE, Handler::Hint(h::hint_flag)),
@@ -394,7 +439,6 @@ pub static UNSUPPORTED: &[&str] = &[
     "debug_connection",
     "deny",
     "directio",
-    "empty_gif",
     "env",
     "etag",
     "expires",
@@ -429,7 +473,6 @@ pub static UNSUPPORTED: &[&str] = &[
     "memcached_pass",
     "merge_slashes",
     "mp4",
-    "open_log_file_cache",
     "output_buffers",
     "pcre_jit",
     "port_in_redirect",
@@ -454,7 +497,6 @@ pub static UNSUPPORTED: &[&str] = &[
     "rewrite_log",
     "satisfy",
     "scgi_pass",
-    "secure_link",
     "send_lowat",
     "sendfile_max_chunk",
     "server_name_in_redirect",

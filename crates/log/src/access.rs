@@ -549,7 +549,7 @@ impl Plan {
                 error,
                 span: span(),
             })?;
-        self.scripts.push(ScriptLog::new(path));
+        self.scripts.push(ScriptLog::new(path, c.cache));
         Ok(self.scripts.len() - 1)
     }
 }

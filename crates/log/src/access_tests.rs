@@ -11,6 +11,7 @@ use crate::testutil::{TempDir, read};
 
 fn alc(target: &Path, format: &str) -> AccessLogConf {
     AccessLogConf {
+        cache: None,
         target: LogTarget::File(target.to_path_buf()),
         format: format.to_owned(),
         buffer: None,

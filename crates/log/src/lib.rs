@@ -28,9 +28,9 @@
 //! # What it does not own
 //! Parsing the directives (peregrine-conf: [`peregrine_conf::model`]),
 //! deciding when a request is finished or which location handled it
-//! (core/engine), timers and signals (engine). Not supported: syslog
-//! targets, `open_log_file_cache` (paths with variables are opened and
-//! closed per line, as nginx does without that cache; see `script`).
+//! (core/engine), timers and signals (engine). Paths with variables
+//! are opened and closed per line, as nginx does, or kept open by
+//! `open_log_file_cache` (`logcache`).
 //!
 //! # Time zone
 //! Times are local, as nginx prints them: the zone comes from `TZ` or
@@ -69,6 +69,7 @@ mod errlog;
 mod error;
 mod escape;
 mod format;
+mod logcache;
 mod logfile;
 mod record;
 mod request_id;

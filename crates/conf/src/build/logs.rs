@@ -9,7 +9,7 @@ use super::raw::full_name;
 use crate::error::{ConfError, Result};
 use crate::model::*;
 use crate::syntax::Directive;
-use crate::values::{parse_mem_size, parse_number, parse_time_sec};
+use crate::values::{parse_mem_size, parse_number, parse_time};
 
 /// nginx's predefined format.
 pub const COMBINED: &str = "$remote_addr - $remote_user [$time_local] \"$request\" $status $body_bytes_sent \"$http_referer\" \"$http_user_agent\"";
@@ -156,6 +156,7 @@ pub fn access_log(d: &Directive, env: &Env<'_>) -> Result<Option<AccessLogConf>>
         LogTarget::File(PathBuf::from(full_name(env.prefix, path)))
     };
     let mut conf = AccessLogConf {
+        cache: None,
         target,
         format,
         buffer: None,
@@ -169,8 +170,12 @@ pub fn access_log(d: &Directive, env: &Env<'_>) -> Result<Option<AccessLogConf>>
             conf.buffer =
                 Some(parse_mem_size(v).ok_or_else(|| err(format!("invalid buffer size \"{v}\"")))?);
         } else if let Some(v) = p.strip_prefix("flush=") {
-            conf.flush =
-                Some(parse_time_sec(v).ok_or_else(|| err(format!("invalid flush time \"{v}\"")))?);
+            // ngx_parse_time(&s, 0): milliseconds (`100ms`); 0 is refused.
+            conf.flush = Some(
+                parse_time(v)
+                    .filter(|t| !t.is_zero())
+                    .ok_or_else(|| err(format!("invalid flush time \"{v}\"")))?,
+            );
         } else if p == "gzip" {
             conf.gzip = Some(DEFAULT_LOG_GZIP_LEVEL);
         } else if let Some(v) = p.strip_prefix("gzip=") {

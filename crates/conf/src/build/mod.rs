@@ -12,6 +12,7 @@ mod listen;
 pub use listen::DEFAULT_BACKLOG;
 mod location;
 mod logs;
+pub mod modules;
 pub mod raw;
 mod vars;
 
