@@ -36,12 +36,8 @@ const DEFAULT_MODULES_MISSING: &[&str] = &[
 ];
 
 /// nginx's optional http modules (`--with-http_X_module`) Peregrine has.
-const OPTIONAL_MODULES_PRESENT: &[&str] = &[
-    "gzip_static",
-    "stub_status",
-    "random_index",
-    "secure_link",
-];
+const OPTIONAL_MODULES_PRESENT: &[&str] =
+    &["gzip_static", "stub_status", "random_index", "secure_link"];
 
 /// The `configure arguments:` line.
 pub fn configure_arguments() -> String {

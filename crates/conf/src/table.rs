@@ -305,7 +305,12 @@ pub static TABLE: &[Spec] = &[
         Handler::Hint(h::hint_number),
     ),
     row("secure_link", HSL, ONE, Handler::Loc(m::secure_link)),
-    row("secure_link_md5", HSL, ONE, Handler::Loc(m::secure_link_md5)),
+    row(
+        "secure_link_md5",
+        HSL,
+        ONE,
+        Handler::Loc(m::secure_link_md5),
+    ),
     row(
         "secure_link_secret",
         HSL,

@@ -22,7 +22,7 @@ pub(crate) const EMPTY_GIF: [u8; 43] = [
 ];
 
 /// The Last-Modified nginx gives it (`last_modified_time = 23349600`:
-/// Sun, 28 Sep 1970 06:00:00 GMT).
+/// Mon, 28 Sep 1970 06:00:00 GMT).
 pub(crate) const EMPTY_GIF_MTIME: i64 = 23_349_600;
 
 impl HttpCore {

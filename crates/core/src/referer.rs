@@ -26,7 +26,11 @@ pub(crate) fn invalid_referer(v: &VarCtx<'_>) -> &'static str {
 }
 
 /// The decision of `ngx_http_referer_variable`, in its order.
-pub(crate) fn valid(conf: &RefererConf, server_names: &[ServerName], referer: Option<&str>) -> bool {
+pub(crate) fn valid(
+    conf: &RefererConf,
+    server_names: &[ServerName],
+    referer: Option<&str>,
+) -> bool {
     let Some(referer) = referer else {
         return conf.none;
     };
@@ -41,11 +45,15 @@ pub(crate) fn valid(conf: &RefererConf, server_names: &[ServerName], referer: Op
     let host = rest[..host_end].to_ascii_lowercase();
     if let Some(uri) = find_host(conf, server_names, &host) {
         // The URI part: from the first `/` after the host (a port is skipped).
-        let path = rest[host_end..].find('/').map_or("", |i| &rest[host_end + i..]);
+        let path = rest[host_end..]
+            .find('/')
+            .map_or("", |i| &rest[host_end + i..]);
         return uri.is_none_or(|u| path.starts_with(u));
     }
     if conf.server_names
-        && server_names.iter().any(|n| matches!(n, ServerName::Regex(re) if re.is_match(&host)))
+        && server_names
+            .iter()
+            .any(|n| matches!(n, ServerName::Regex(re) if re.is_match(&host)))
     {
         return true;
     }
@@ -87,9 +95,8 @@ fn find_host<'c>(
     if names().any(|n| matches!(n, ServerName::Exact(e) if e == host)) {
         return Some(None);
     }
-    let head_matches = |suffix: &str, bare: bool| {
-        host.ends_with(suffix) || (bare && host == &suffix[1..])
-    };
+    let head_matches =
+        |suffix: &str, bare: bool| host.ends_with(suffix) || (bare && host == &suffix[1..]);
     let head = conf
         .hosts
         .iter()

@@ -50,7 +50,10 @@ pub(crate) fn push(v: &VarCtx<'_>, name: &str, out: &mut String) {
     };
     let digest = Md5::digest(v.expand(md5).as_bytes());
     // Constant time, as nginx compares.
-    let diff = given.iter().zip(digest.iter()).fold(0u8, |d, (a, b)| d | (a ^ b));
+    let diff = given
+        .iter()
+        .zip(digest.iter())
+        .fold(0u8, |d, (a, b)| d | (a ^ b));
     if diff != 0 {
         return;
     }
@@ -58,7 +61,11 @@ pub(crate) fn push(v: &VarCtx<'_>, name: &str, out: &mut String) {
         .now
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64);
-    out.push_str(if expires_at.is_some_and(|t| t < now) { "0" } else { "1" });
+    out.push_str(if expires_at.is_some_and(|t| t < now) {
+        "0"
+    } else {
+        "1"
+    });
 }
 
 /// `secure_link_secret`: in `/prefix/HASH/link`, HASH (32 hex digits) must
@@ -129,8 +136,7 @@ pub(crate) fn decode_base64(src: &[u8], url: bool) -> Option<Vec<u8>> {
 
 /// `ngx_encode_base64`: the standard alphabet, padded.
 pub(crate) fn encode_base64(src: &[u8], out: &mut String) {
-    const ALPHABET: &[u8; 64] =
-        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     for chunk in src.chunks(3) {
         let n = chunk
             .iter()
@@ -158,8 +164,14 @@ mod tests {
         s.clear();
         encode_base64(&[0xff; 16], &mut s);
         assert_eq!(s, "/////////////////////w==");
-        assert_eq!(decode_base64(b"AAECA/v/", false), Some(b"\x00\x01\x02\x03\xfb\xff".to_vec()));
-        assert_eq!(decode_base64(b"AAECA_v_", true), Some(b"\x00\x01\x02\x03\xfb\xff".to_vec()));
+        assert_eq!(
+            decode_base64(b"AAECA/v/", false),
+            Some(b"\x00\x01\x02\x03\xfb\xff".to_vec())
+        );
+        assert_eq!(
+            decode_base64(b"AAECA_v_", true),
+            Some(b"\x00\x01\x02\x03\xfb\xff".to_vec())
+        );
         assert_eq!(decode_base64(b"AAECA/v/", true), None);
         assert_eq!(decode_base64(b"QQ==junk!", false), Some(b"A".to_vec()));
         assert_eq!(decode_base64(b"QUJDR", false), None);

@@ -149,7 +149,11 @@ fn new_uid(v: &VarCtx<'_>, conf: &UseridConf) -> [u8; 16] {
         let seq = SEQUENCER_V2.with(|s| {
             let seq = s.get();
             let next = seq.wrapping_add(SEQUENCER_STEP);
-            s.set(if next < SEQUENCER_V2_START { SEQUENCER_V2_START } else { next });
+            s.set(if next < SEQUENCER_V2_START {
+                SEQUENCER_V2_START
+            } else {
+                next
+            });
             seq
         });
         let first = match conf.service {
@@ -162,7 +166,12 @@ fn new_uid(v: &VarCtx<'_>, conf: &UseridConf) -> [u8; 16] {
                 }
             },
         };
-        [first, now.to_be_bytes(), start.to_be_bytes(), seq.to_be_bytes()]
+        [
+            first,
+            now.to_be_bytes(),
+            start.to_be_bytes(),
+            seq.to_be_bytes(),
+        ]
     };
     let mut out = [0u8; 16];
     for (i, w) in words.iter().enumerate() {
@@ -176,7 +185,8 @@ fn new_uid(v: &VarCtx<'_>, conf: &UseridConf) -> [u8; 16] {
 fn cookie<'a>(header: &'a str, name: &str) -> Option<&'a str> {
     header.split(';').find_map(|kv| {
         let (k, v) = kv.trim_start_matches([' ', '\t']).split_once('=')?;
-        k.eq_ignore_ascii_case(name).then(|| v.trim_end_matches([' ', '\t']))
+        k.eq_ignore_ascii_case(name)
+            .then(|| v.trim_end_matches([' ', '\t']))
     })
 }
 
@@ -252,7 +262,10 @@ fn cookie_time(unix: i64, out: &mut String) {
     let month = MONTHS[(m - 1) as usize];
     let year = if y > 2037 { y } else { y % 100 };
     let (h, min, s) = (secs / 3600, secs / 60 % 60, secs % 60);
-    let _ = write!(out, "{wday}, {d:02}-{month}-{year:02} {h:02}:{min:02}:{s:02} GMT");
+    let _ = write!(
+        out,
+        "{wday}, {d:02}-{month}-{year:02} {h:02}:{min:02}:{s:02} GMT"
+    );
 }
 
 #[cfg(test)]

@@ -346,7 +346,12 @@ pub fn open_log_file_cache(l: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result
     };
     let mut off = false;
     for a in &d.args {
-        let bad = || msg(d, format!("invalid \"open_log_file_cache\" parameter \"{a}\""));
+        let bad = || {
+            msg(
+                d,
+                format!("invalid \"open_log_file_cache\" parameter \"{a}\""),
+            )
+        };
         if let Some(v) = a.strip_prefix("max=") {
             max = parse_number(v).ok_or_else(bad)?;
         } else if let Some(v) = a.strip_prefix("inactive=") {
@@ -368,7 +373,10 @@ pub fn open_log_file_cache(l: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result
         return Ok(());
     }
     if max == 0 {
-        return Err(msg(d, "\"open_log_file_cache\" must have \"max\" parameter"));
+        return Err(msg(
+            d,
+            "\"open_log_file_cache\" must have \"max\" parameter",
+        ));
     }
     c.max = usize::try_from(max).map_err(|_| invalid(d))?;
     l.open_log_file_cache = Some(Some(c));
@@ -403,7 +411,10 @@ mod tests {
         ));
         assert_eq!(
             referer_host("www.example.*", Some("/uri".into())),
-            Some(RefererHost::Tail("www.example.".into(), Some("/uri".into())))
+            Some(RefererHost::Tail(
+                "www.example.".into(),
+                Some("/uri".into())
+            ))
         );
         for bad in ["*.*.com", "a..b", "w*w.com", "*"] {
             assert_eq!(h(bad), None, "{bad}");

@@ -11,10 +11,14 @@ fn loc(c: &Config) -> &LocConf {
 
 #[test]
 fn access_log_flush_takes_milliseconds() {
-    let c = parse(&server(
-        "location / { access_log /l test buffer=1k flush=100ms; }",
-    ).replace("http {\n", "http {\nlog_format test $uri;\n"));
-    assert_eq!(loc(&c).access_log[0].flush, Some(Duration::from_millis(100)));
+    let c = parse(
+        &server("location / { access_log /l test buffer=1k flush=100ms; }")
+            .replace("http {\n", "http {\nlog_format test $uri;\n"),
+    );
+    assert_eq!(
+        loc(&c).access_log[0].flush,
+        Some(Duration::from_millis(100))
+    );
     assert_eq!(
         err(&http("access_log /x combined buffer=1k flush=0;")),
         "invalid flush time \"0\" in /p/conf/nginx.conf:3"
@@ -37,7 +41,11 @@ fn open_log_file_cache_forms() {
         valid: Duration::from_secs(60),
     };
     assert_eq!(loc(&c).open_log_file_cache, Some(want));
-    assert_eq!(loc(&c).access_log[0].cache, Some(want), "stamped on the log");
+    assert_eq!(
+        loc(&c).access_log[0].cache,
+        Some(want),
+        "stamped on the log"
+    );
     // `off` at an inner level undoes an outer cache.
     let off = parse(&http(
         "open_log_file_cache max=1;\nserver {\nlocation / { open_log_file_cache off; }\nlocation /b { }\n}",
@@ -54,7 +62,9 @@ fn open_log_file_cache_forms() {
         "invalid \"open_log_file_cache\" parameter \"max=x\" in /p/conf/nginx.conf:3"
     );
     assert_eq!(
-        err(&http("open_log_file_cache max=1;\nopen_log_file_cache max=2;")),
+        err(&http(
+            "open_log_file_cache max=1;\nopen_log_file_cache max=2;"
+        )),
         "\"open_log_file_cache\" directive is duplicate in /p/conf/nginx.conf:4"
     );
 }
