@@ -27,6 +27,7 @@ mod seeds;
 mod servers_locations;
 mod signals;
 mod static_files;
+mod syslog;
 mod timeouts;
 mod tune;
 mod userid;

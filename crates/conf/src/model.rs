@@ -96,6 +96,28 @@ pub enum LogLevel {
 pub enum LogTarget {
     Stderr,
     File(PathBuf),
+    /// `syslog:server=...` (`error_log` only): UDP datagrams to a syslog
+    /// server in nginx's RFC 3164 form.
+    Syslog(SyslogConf),
+    /// `memory:SIZE` (`error_log` only): nginx's cyclic buffer for
+    /// debuggers; the last SIZE bytes of the log are kept in memory.
+    Memory(usize),
+}
+
+/// The parameters of a `syslog:` target (`ngx_syslog_parse_args`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SyslogConf {
+    pub server: SocketAddr,
+    /// The text after `server=`, for messages.
+    pub server_name: String,
+    /// 0 (`kern`) .. 23 (`local7`, the default).
+    pub facility: u8,
+    /// 0 (`emerg`) .. 7 (`debug`); default 6 (`info`). An error log sends
+    /// each message at its own level, as nginx's syslog writer does.
+    pub severity: u8,
+    /// Default `nginx`, as nginx (so that existing syslog filters match).
+    pub tag: String,
+    pub nohostname: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

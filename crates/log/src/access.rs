@@ -400,6 +400,8 @@ fn target_path(t: &LogTarget) -> std::path::PathBuf {
     match t {
         LogTarget::File(p) => p.clone(),
         LogTarget::Stderr => "stderr".into(),
+        LogTarget::Syslog(_) => "syslog".into(),
+        LogTarget::Memory(_) => "memory".into(),
     }
 }
 

@@ -75,6 +75,7 @@ mod record;
 mod request_id;
 mod script;
 mod sink;
+mod syslog;
 mod time;
 mod tz;
 mod tz_rule;

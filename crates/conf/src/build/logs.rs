@@ -100,15 +100,18 @@ fn unsupported_target(d: &Directive, path: &str) -> Option<ConfError> {
         })
 }
 
-/// `error_log file|stderr [level...]` (nginx's `ngx_log_set_levels`).
+/// `error_log file|stderr|syslog:...|memory:SIZE [level...]` (nginx's
+/// `ngx_log_set_log`, `ngx_log_set_levels`).
 pub fn error_log(d: &Directive, env: &Env<'_>) -> Result<ErrorLogConf> {
     let path = d.args.first().map(String::as_str).unwrap_or_default();
-    if let Some(e) = unsupported_target(d, path) {
-        return Err(e);
-    }
-    let target = match path {
-        "stderr" => LogTarget::Stderr,
-        _ => LogTarget::File(PathBuf::from(full_name(env.prefix, path))),
+    let target = if path == "stderr" {
+        LogTarget::Stderr
+    } else if let Some(params) = path.strip_prefix("syslog:") {
+        LogTarget::Syslog(super::syslog::parse(d, params)?)
+    } else if let Some(size) = path.strip_prefix("memory:") {
+        LogTarget::Memory(super::syslog::memory(d, size)?)
+    } else {
+        LogTarget::File(PathBuf::from(full_name(env.prefix, path)))
     };
     let mut lvl: Option<LogLevel> = None;
     let mut seen: Vec<&str> = Vec::new();

@@ -14,6 +14,7 @@ mod location;
 mod logs;
 pub mod modules;
 pub mod raw;
+mod syslog;
 mod vars;
 
 use std::cell::RefCell;
