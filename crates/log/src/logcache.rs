@@ -20,8 +20,8 @@ use peregrine_conf::model::OpenLogFileCacheConf;
 
 use crate::sink::open_append;
 
-/// nginx's `ngx_expire_old_cached_files(cache, 0, ...)`: besides the
-/// oldest entry, at most this many more inactive ones go at once.
+/// nginx's `ngx_expire_old_cached_files`: besides the oldest entry when
+/// the cache is full, at most this many inactive ones go at once.
 const EXTRA_EXPIRED_PER_ADD: usize = 2;
 
 #[derive(Debug)]
@@ -90,24 +90,30 @@ impl LogFileCache {
         if e.uses < self.conf.min_uses {
             e.file = None;
         }
+        // ngx_open_file_cleanup: after each use, up to two inactive go.
+        self.expire_inactive(now);
         Ok(r)
     }
 
-    /// Makes room for one entry: the oldest goes when the cache is full,
-    /// and a few more that have been unused for `inactive`.
+    /// Makes room for one entry (`ngx_expire_old_cached_files(cache, 0)`):
+    /// the oldest goes when the cache is full, and a few inactive ones.
     fn expire(&mut self, now: Instant) {
         if self.entries.len() >= self.conf.max && !self.entries.is_empty() {
             self.entries.remove(0);
         }
-        let mut removed = 0;
-        while removed < EXTRA_EXPIRED_PER_ADD
-            && self
-                .entries
-                .first()
-                .is_some_and(|e| now.duration_since(e.accessed) >= self.conf.inactive)
-        {
-            self.entries.remove(0);
-            removed += 1;
+        self.expire_inactive(now);
+    }
+
+    /// Drops up to [`EXTRA_EXPIRED_PER_ADD`] of the least recently used
+    /// entries unused for longer than `inactive`.
+    fn expire_inactive(&mut self, now: Instant) {
+        for _ in 0..EXTRA_EXPIRED_PER_ADD {
+            match self.entries.first() {
+                Some(e) if now.duration_since(e.accessed) > self.conf.inactive => {
+                    self.entries.remove(0);
+                }
+                _ => return,
+            }
         }
     }
 
@@ -167,6 +173,21 @@ mod tests {
             [count("lru"), count("once"), count("first"), count("second")],
             [2, 1, 3, 3]
         );
+    }
+
+    #[test]
+    fn inactive_entries_go() {
+        let t = crate::testutil::TempDir::new("logcache-inactive");
+        let now = Instant::now();
+        let mut c = LogFileCache::new(conf(10, 1));
+        assert!(line(&mut c, &t.path().join("a"), now));
+        assert!(line(&mut c, &t.path().join("b"), now));
+        assert_eq!(c.open_count(), 2);
+        // 20 s is not yet "more than inactive"; 21 s is.
+        assert!(line(&mut c, &t.path().join("c"), now + Duration::from_secs(20)));
+        assert_eq!(c.open_count(), 3);
+        assert!(line(&mut c, &t.path().join("c"), now + Duration::from_secs(21)));
+        assert_eq!(c.open_count(), 1, "a and b expired");
     }
 
     #[test]
