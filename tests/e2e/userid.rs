@@ -105,3 +105,27 @@ fn variables() {
     let bad = with_cookie(&s, "/vars", "test=short");
     assert!(bad.body_str().starts_with("got= set=test="));
 }
+
+#[test]
+fn access_log_variables() {
+    let p = Prefix::new("userid-log");
+    p.write("html/a.txt", "a\n");
+    p.write("html/ro/r.txt", "r\n");
+    let s = Server::start(
+        p,
+        &conf_with(
+            "log_format uid '$uri $uid_got $uid_set';\n\
+             server { listen 127.0.0.1:PORT; root html; access_log logs/uid.log uid;\n\
+             userid on; location /ro/ { userid log; } }",
+        ),
+    );
+    let fresh = s.get("/a.txt");
+    let c = fresh.header("set-cookie").expect("Set-Cookie");
+    let cookie = &c[..c.find(';').unwrap()];
+    with_cookie(&s, "/ro/r.txt", cookie);
+    let lines = crate::support::wait_for_lines(&s.prefix.dir.join("logs/uid.log"), 2, |_| true);
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    let set = lines[0].strip_prefix("/a.txt - uid=").expect(&lines[0]);
+    assert_eq!(set.len(), 32, "{lines:?}");
+    assert_eq!(lines[1], format!("/ro/r.txt uid={set} -"));
+}

@@ -377,6 +377,9 @@ pub struct AccessLogConf {
     /// The `open_log_file_cache` of the location using this log (set when
     /// merging: nginx consults the current location's cache).
     pub cache: Option<OpenLogFileCacheConf>,
+    /// The userid settings of the location using this log, when `userid`
+    /// is not `off` there (`$uid_got`, `$uid_set`; set when merging).
+    pub userid: Option<Arc<UseridConf>>,
     /// Format name; `combined` by default.
     pub format: String,
     pub buffer: Option<usize>,

@@ -55,6 +55,8 @@ struct Writer {
     /// `if=`: rendered like a format with `escape=none` (nginx evaluates a
     /// complex value: not-found variables are empty, nothing escaped).
     condition: Option<LogFormat>,
+    /// The location's userid settings (`$uid_got`, `$uid_set`).
+    userid: Option<Arc<peregrine_conf::model::UseridConf>>,
 }
 
 /// Where a writer's lines go.
@@ -288,6 +290,17 @@ impl AccessLogs {
             {
                 continue;
             }
+            let with_uid;
+            let rec = match &w.userid {
+                Some(u) => {
+                    with_uid = RequestLog {
+                        userid: Some(u),
+                        ..*rec
+                    };
+                    &with_uid
+                }
+                None => rec,
+            };
             if let Some(c) = &w.condition {
                 cond.clear();
                 c.render(rec, time, cond);
@@ -501,6 +514,7 @@ impl Plan {
             dest,
             format,
             condition,
+            userid: c.userid.clone(),
         })
     }
 

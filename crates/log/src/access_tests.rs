@@ -12,6 +12,7 @@ use crate::testutil::{TempDir, read};
 fn alc(target: &Path, format: &str) -> AccessLogConf {
     AccessLogConf {
         cache: None,
+        userid: None,
         target: LogTarget::File(target.to_path_buf()),
         format: format.to_owned(),
         buffer: None,
@@ -58,6 +59,7 @@ fn rec(uri: &'static str, args: Option<&'static [u8]>) -> RequestLog<'static> {
         https: false,
         pipelined: false,
         request_id: None,
+        userid: None,
     }
 }
 

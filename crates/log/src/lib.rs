@@ -22,7 +22,8 @@
 //! `$sent_http_*`), plus `$arg_*`, `$cookie_*`, `$is_args`, `$https`,
 //! `$document_uri`, `$content_type`, `$content_length`, `$hostname`,
 //! `$binary_remote_addr`, `$request_id` (made per request when the engine
-//! gives none); `$upstream_*` and `$gzip_ratio` are accepted and log `-`.
+//! gives none), `$uid_got`/`$uid_set` (read back from the cookies by the
+//! location's `userid_name`, see `uid`); `$upstream_*` and `$gzip_ratio` are accepted and log `-`.
 //! Any other name fails at configuration time (`unknown "x" variable`).
 //!
 //! # What it does not own
@@ -79,6 +80,7 @@ mod syslog;
 mod time;
 mod tz;
 mod tz_rule;
+mod uid;
 mod var;
 
 #[cfg(test)]

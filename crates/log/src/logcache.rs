@@ -184,9 +184,17 @@ mod tests {
         assert!(line(&mut c, &t.path().join("b"), now));
         assert_eq!(c.open_count(), 2);
         // 20 s is not yet "more than inactive"; 21 s is.
-        assert!(line(&mut c, &t.path().join("c"), now + Duration::from_secs(20)));
+        assert!(line(
+            &mut c,
+            &t.path().join("c"),
+            now + Duration::from_secs(20)
+        ));
         assert_eq!(c.open_count(), 3);
-        assert!(line(&mut c, &t.path().join("c"), now + Duration::from_secs(21)));
+        assert!(line(
+            &mut c,
+            &t.path().join("c"),
+            now + Duration::from_secs(21)
+        ));
         assert_eq!(c.open_count(), 1, "a and b expired");
     }
 

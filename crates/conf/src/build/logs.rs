@@ -160,6 +160,7 @@ pub fn access_log(d: &Directive, env: &Env<'_>) -> Result<Option<AccessLogConf>>
     };
     let mut conf = AccessLogConf {
         cache: None,
+        userid: None,
         target,
         format,
         buffer: None,

@@ -183,6 +183,7 @@ impl LocConf {
             memory_cache: Some(DEFAULT_MEMORY_CACHE),
             access_log: vec![AccessLogConf {
                 cache: None,
+                userid: None,
                 target: LogTarget::File(prefix.join("logs/access.log")),
                 format: "combined".into(),
                 buffer: None,
@@ -252,9 +253,12 @@ impl RawLoc {
         } else {
             inherit!(self.access_log, p.access_log)
         };
-        // nginx's log handler consults the current location's cache.
+        let userid = self.userid.merge(&p.userid);
+        // nginx's log handler consults the current location's cache, and
+        // the log's variables the current location's userid settings.
         for a in &mut access_log {
             a.cache = open_log_file_cache;
+            a.userid = (userid.mode != UseridMode::Off).then(|| Arc::clone(&userid));
         }
         LocConf {
             root: inherit!(self.root, p.root),
@@ -323,7 +327,7 @@ impl RawLoc {
                 None => p.referer.clone(),
             },
             secure_link: self.secure_link.merge(&p.secure_link),
-            userid: self.userid.merge(&p.userid),
+            userid,
             open_log_file_cache,
         }
     }
