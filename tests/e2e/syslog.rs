@@ -105,3 +105,25 @@ fn memory_buffers_are_accepted() {
     assert!(out.status.success(), "{err}");
     assert!(err.contains("test is successful"), "{err}");
 }
+
+#[test]
+fn access_log_lines_go_to_syslog_at_their_severity() {
+    let sock = listener();
+    let port = sock.local_addr().unwrap().port();
+    let s = Server::start(
+        Prefix::new("syslog-access"),
+        &format!(
+            "worker_processes 1;\nerror_log logs/error.log info;\npid logs/test.pid;\n\
+             events {{ worker_connections 128; }}\n\
+             http {{ log_format u 'got $uri';\n\
+             access_log syslog:server=127.0.0.1:{port},severity=notice,tag=acc u;\n\
+             server {{ listen 127.0.0.1:PORT; location / {{ return 204; }} }} }}\n"
+        ),
+    );
+    assert_eq!(s.get("/hello").status, 204);
+    let d = datagram_with(&sock, "/hello");
+    // local7 × 8 + notice (5).
+    let rest = d.strip_prefix("<189>").expect(&d);
+    let rest = strip_time(rest);
+    assert!(rest.ends_with(" acc: got /hello"), "{d}");
+}

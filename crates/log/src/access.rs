@@ -20,6 +20,7 @@ use crate::request_id::RequestIds;
 use crate::script::ScriptLog;
 use crate::sink::Sink;
 use crate::time::{TimeCache, unix_millis};
+use crate::tz::local_zone;
 
 /// Identifies one context's list of `access_log` directives (see
 /// [`AccessLogs::list_id`]); cheap to copy and store per location.
@@ -66,6 +67,8 @@ enum Dest {
     File(usize),
     /// An index in `scripts`: a path with variables.
     Script(usize),
+    /// An index in `syslogs`: `access_log syslog:...`.
+    Syslog(usize),
 }
 
 /// What configuration yields before any file is opened (also what
@@ -82,6 +85,8 @@ struct Plan {
     /// Paths with variables, opened per request (their state lives here:
     /// the plan is per worker too).
     scripts: Vec<ScriptLog>,
+    /// `syslog:` peers, one UDP socket each (per worker, as the plan).
+    syslogs: Vec<crate::syslog::SyslogOut>,
 }
 
 /// Hashes `LocConf` addresses: a multiply folds the always-zero low bits
@@ -200,10 +205,11 @@ impl AccessLogs {
     }
 
     /// True when no context of the configuration logs anywhere (`access_log
-    /// off` everywhere, the usual tuned setting): no file was opened and
-    /// [`AccessLogs::log`] would write nothing for any of its requests.
+    /// off` everywhere, the usual tuned setting): no file was opened, no
+    /// path has variables, no syslog peer is set, and [`AccessLogs::log`]
+    /// would write nothing for any of its requests.
     pub fn is_empty(&self) -> bool {
-        self.files.is_empty()
+        self.files.is_empty() && self.plan.scripts.is_empty() && self.plan.syslogs.is_empty()
     }
 
     /// The list of `conf`'s `access_log`s. Every `LocConf` of the
@@ -314,6 +320,11 @@ impl AccessLogs {
             match w.dest {
                 Dest::File(f) => files[f].write_line(line, Some(rec), &mut sh),
                 Dest::Script(s) => plan.scripts[s].write(line, rec, time, sh.error_log),
+                Dest::Syslog(s) => {
+                    // One datagram, without the newline.
+                    let unix = i64::try_from(now_sec).unwrap_or(0);
+                    plan.syslogs[s].send_access(unix, local_zone(), &line[..line.len() - 1]);
+                }
             }
         }
     }
@@ -413,7 +424,7 @@ fn target_path(t: &LogTarget) -> std::path::PathBuf {
     match t {
         LogTarget::File(p) => p.clone(),
         LogTarget::Stderr => "stderr".into(),
-        LogTarget::Syslog(_) => "syslog".into(),
+        LogTarget::Syslog(s) => format!("syslog:server={}", s.server_name).into(),
         LogTarget::Memory(_) => "memory".into(),
     }
 }
@@ -468,6 +479,7 @@ impl Plan {
             list_confs: Vec::new(),
             list_needs_id: Vec::new(),
             scripts: Vec::new(),
+            syslogs: Vec::new(),
         })
     }
 
@@ -521,6 +533,14 @@ impl Plan {
     /// The file index for `c.target`, merging buffer settings as nginx:
     /// one buffer per file; two differing settings are an error.
     fn dest(&mut self, c: &AccessLogConf) -> Result<Dest, LogError> {
+        if let LogTarget::Syslog(peer) = &c.target {
+            let out = crate::syslog::SyslogOut::new(peer).map_err(|source| LogError::Open {
+                path: target_path(&c.target),
+                source,
+            })?;
+            self.syslogs.push(out);
+            return Ok(Dest::Syslog(self.syslogs.len() - 1));
+        }
         if let LogTarget::File(p) = &c.target
             && p.as_os_str().as_encoded_bytes().contains(&b'$')
         {

@@ -459,3 +459,18 @@ fn paths_with_variables_open_per_request() {
         "{text}"
     );
 }
+
+/// A configuration whose only access log has variables in its path does
+/// log: the engine drops an `is_empty` set altogether.
+#[test]
+fn variable_paths_alone_are_not_empty() {
+    let dir = TempDir::new("varonly");
+    let (e, _) = elog(dir.path());
+    let path = dir.path().join("$uri.log");
+    let (logs, _) =
+        AccessLogs::from_lists(&[fmt("u", "$uri")], &[vec![alc(&path, "u")]], e).expect("builds");
+    assert!(!logs.is_empty());
+    let (none, _) =
+        AccessLogs::from_lists(&[fmt("u", "$uri")], &[vec![]], elog(dir.path()).0).expect("builds");
+    assert!(none.is_empty());
+}

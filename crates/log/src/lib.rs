@@ -13,6 +13,8 @@
 //!   `flush` (reload/exit, and on drop). Write failures are reported to the
 //!   error log at most once per [`WRITE_ERROR_REPORT_INTERVAL`]; serving
 //!   goes on.
+//! - `syslog:` targets of both logs (one UDP datagram per line in nginx's
+//!   RFC 3164 form) and `error_log memory:SIZE` (see `syslog`).
 //! - [`ErrorLog`]: shared (`Arc`) by all workers; nginx-shaped lines
 //!   (`2026/11/30 08:14:14 [error] PID#TID: *CID msg, client: ...`), one
 //!   write(2) per line, several targets with their own levels, `reopen`.

@@ -1,4 +1,5 @@
-//! `error_log syslog:...` and `error_log memory:SIZE` targets.
+//! `error_log syslog:...`, `access_log syslog:...` and `error_log
+//! memory:SIZE` targets.
 //!
 //! Syslog: one UDP datagram per message, as nginx's `ngx_syslog_writer`
 //! sends it: `<PRI>Mmm dd hh:mm:ss HOSTNAME TAG: ` and then the error
@@ -76,9 +77,9 @@ impl SyslogOut {
         Ok(s)
     }
 
-    /// The header for a message at `level`, local time `now`.
-    pub(crate) fn header(&self, level: LogLevel, now: &Local) -> String {
-        let pri = u32::from(self.conf.facility) * 8 + u32::from(severity(level));
+    /// The header for a message at `severity`, local time `now`.
+    fn header_at(&self, severity: u8, now: &Local) -> String {
+        let pri = u32::from(self.conf.facility) * 8 + u32::from(severity);
         let c = &now.civil;
         let month = MONTHS[(c.month.clamp(1, 12) - 1) as usize];
         let time = format!(
@@ -94,8 +95,21 @@ impl SyslogOut {
 
     /// Sends `line` (an error-log line, newline included) at `level`.
     pub(crate) fn send(&self, level: LogLevel, unix: i64, zone: &Zone, line: &[u8]) {
+        self.send_at(severity(level), unix, zone, line);
+    }
+
+    /// Sends an access-log line at the configured `severity=` (nginx's
+    /// `ngx_http_log_handler` uses the peer's own severity).
+    pub(crate) fn send_access(&self, unix: i64, zone: &Zone, line: &[u8]) {
+        self.send_at(self.conf.severity, unix, zone, line);
+    }
+
+    fn send_at(&self, severity: u8, unix: i64, zone: &Zone, line: &[u8]) {
         let mut msg = Vec::with_capacity(MAX_SYSLOG_HEADER + line.len());
-        msg.extend_from_slice(self.header(level, &Local::in_zone(unix, zone)).as_bytes());
+        msg.extend_from_slice(
+            self.header_at(severity, &Local::in_zone(unix, zone))
+                .as_bytes(),
+        );
         msg.extend_from_slice(line.strip_suffix(b"\n").unwrap_or(line));
         let mut sock = self.sock.lock().unwrap_or_else(|e| e.into_inner());
         if sock.is_none() {
@@ -212,7 +226,7 @@ mod tests {
         let out = SyslogOut::new(&conf).unwrap();
         let t = Local::with_offset(1_000_000_000, 0);
         assert_eq!(
-            out.header(LogLevel::Error, &t),
+            out.header_at(severity(LogLevel::Error), &t),
             format!("<187>Sep  9 01:46:40 {} nginx: ", out.hostname)
         );
         let quiet = SyslogOut::new(&SyslogConf {
@@ -222,7 +236,7 @@ mod tests {
         })
         .unwrap();
         assert_eq!(
-            quiet.header(LogLevel::Emerg, &t),
+            quiet.header_at(severity(LogLevel::Emerg), &t),
             "<128>Sep  9 01:46:40 nginx: "
         );
     }

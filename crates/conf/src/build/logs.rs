@@ -84,20 +84,19 @@ fn level(name: &str) -> Option<LogLevel> {
     })
 }
 
+/// `memory:` is an error-log target; nginx would take it as a file name
+/// for an access log, which is surely not what was meant.
 fn unsupported_target(d: &Directive, path: &str) -> Option<ConfError> {
-    ["syslog:", "memory:"]
-        .iter()
-        .find(|p| path.starts_with(**p))
-        .map(|p| {
-            ConfError::at(
-                &d.span,
-                format!(
-                    "\"{}\" logging in \"{}\" is not supported by Peregrine yet",
-                    p.trim_end_matches(':'),
-                    d.name
-                ),
-            )
-        })
+    ["memory:"].iter().find(|p| path.starts_with(**p)).map(|p| {
+        ConfError::at(
+            &d.span,
+            format!(
+                "\"{}\" logging in \"{}\" is not supported by Peregrine yet",
+                p.trim_end_matches(':'),
+                d.name
+            ),
+        )
+    })
 }
 
 /// `error_log file|stderr|syslog:...|memory:SIZE [level...]` (nginx's
@@ -145,6 +144,10 @@ pub fn access_log(d: &Directive, env: &Env<'_>) -> Result<Option<AccessLogConf>>
             Some(p) => Err(err(format!("invalid parameter \"{p}\""))),
         };
     }
+    let syslog = match path.strip_prefix("syslog:") {
+        Some(params) => Some(super::syslog::parse(d, params)?),
+        None => None,
+    };
     if let Some(e) = unsupported_target(d, path) {
         return Err(e);
     }
@@ -152,7 +155,9 @@ pub fn access_log(d: &Directive, env: &Env<'_>) -> Result<Option<AccessLogConf>>
     if !env.log_formats.iter().any(|f| f.name == format) {
         return Err(err(format!("unknown log format \"{format}\"")));
     }
-    let target = if path.contains('$') {
+    let target = if let Some(peer) = syslog {
+        LogTarget::Syslog(peer)
+    } else if path.contains('$') {
         // A path with variables is resolved per request by the log crate.
         LogTarget::File(PathBuf::from(path))
     } else {
@@ -201,6 +206,9 @@ pub fn access_log(d: &Directive, env: &Env<'_>) -> Result<Option<AccessLogConf>>
         return Err(err(format!(
             "no buffer is defined for access_log \"{path}\""
         )));
+    }
+    if matches!(conf.target, LogTarget::Syslog(_)) && conf.buffer.is_some() {
+        return Err(err("logs to syslog cannot be buffered".into()));
     }
     Ok(Some(conf))
 }

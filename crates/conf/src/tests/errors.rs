@@ -548,8 +548,18 @@ fn main_value_errors() {
         format!("invalid buffer size \"0\" in {at}")
     );
     assert_eq!(
-        err(&http("access_log syslog:server=127.0.0.1;")),
-        "\"syslog\" logging in \"access_log\" is not supported by Peregrine yet in /p/conf/nginx.conf:3"
+        err(&http(
+            "access_log syslog:server=127.0.0.1 combined buffer=1k;"
+        )),
+        "logs to syslog cannot be buffered in /p/conf/nginx.conf:3"
+    );
+    assert_eq!(
+        err(&http("access_log syslog:server=127.0.0.1 combined gzip;")),
+        "logs to syslog cannot be buffered in /p/conf/nginx.conf:3"
+    );
+    assert_eq!(
+        err(&http("access_log syslog:tag=x;")),
+        "no syslog server specified in /p/conf/nginx.conf:3"
     );
 }
 
