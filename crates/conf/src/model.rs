@@ -96,6 +96,28 @@ pub enum LogLevel {
 pub enum LogTarget {
     Stderr,
     File(PathBuf),
+    /// `syslog:server=...` (`error_log` only): UDP datagrams to a syslog
+    /// server in nginx's RFC 3164 form.
+    Syslog(SyslogConf),
+    /// `memory:SIZE` (`error_log` only): nginx's cyclic buffer for
+    /// debuggers; the last SIZE bytes of the log are kept in memory.
+    Memory(usize),
+}
+
+/// The parameters of a `syslog:` target (`ngx_syslog_parse_args`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SyslogConf {
+    pub server: SocketAddr,
+    /// The text after `server=`, for messages.
+    pub server_name: String,
+    /// 0 (`kern`) .. 23 (`local7`, the default).
+    pub facility: u8,
+    /// 0 (`emerg`) .. 7 (`debug`); default 6 (`info`). An error log sends
+    /// each message at its own level, as nginx's syslog writer does.
+    pub severity: u8,
+    /// Default `nginx`, as nginx (so that existing syslog filters match).
+    pub tag: String,
+    pub nohostname: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -288,6 +310,20 @@ pub struct LocConf {
     /// `proxy_buffers N size` and `proxy_busy_buffers_size`: accepted, unused.
     pub proxy_buffers: Option<(usize, usize)>,
     pub proxy_busy_buffers_size: Option<usize>,
+
+    // modules: nginx's small stock modules (see `build::modules`).
+    /// `empty_gif`: the location's content handler (not inherited).
+    pub empty_gif: bool,
+    /// `random_index on`.
+    pub random_index: bool,
+    /// `valid_referers` (`$invalid_referer`); `None`: every referer is valid.
+    pub referer: Option<Arc<RefererConf>>,
+    /// `secure_link`, `secure_link_md5`, `secure_link_secret`.
+    pub secure_link: Arc<SecureLinkConf>,
+    /// `userid*` (ngx_http_userid_filter_module).
+    pub userid: Arc<UseridConf>,
+    /// `open_log_file_cache` for `access_log` paths with variables.
+    pub open_log_file_cache: Option<OpenLogFileCacheConf>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -338,6 +374,12 @@ pub struct MemoryCacheConf {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AccessLogConf {
     pub target: LogTarget,
+    /// The `open_log_file_cache` of the location using this log (set when
+    /// merging: nginx consults the current location's cache).
+    pub cache: Option<OpenLogFileCacheConf>,
+    /// The userid settings of the location using this log, when `userid`
+    /// is not `off` there (`$uid_got`, `$uid_set`; set when merging).
+    pub userid: Option<Arc<UseridConf>>,
     /// Format name; `combined` by default.
     pub format: String,
     pub buffer: Option<usize>,
@@ -399,4 +441,121 @@ pub struct CompressConf {
     pub comp_level: u32,
     pub min_length: u64,
     pub static_: StaticMode,
+}
+
+// modules
+
+/// One host of `valid_referers` (nginx's combined hash: exact names, then
+/// `*.example.com`/`.example.com`, then `www.example.*`), with the URI
+/// prefix the referer must continue with after the host (`host/uri`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RefererHost {
+    /// Lowercase.
+    Exact(String, Option<String>),
+    /// `*.example.com` stored as `.example.com`; `.example.com` also
+    /// matches `example.com` itself (`also_bare`).
+    Head {
+        suffix: String,
+        also_bare: bool,
+        uri: Option<String>,
+    },
+    /// `www.example.*` stored as `www.example.`.
+    Tail(String, Option<String>),
+}
+
+/// `valid_referers` (ngx_http_referer_module).
+#[derive(Debug, Clone)]
+pub struct RefererConf {
+    pub none: bool,
+    pub blocked: bool,
+    /// `server_names`: the names of the server the request is in count too.
+    pub server_names: bool,
+    pub hosts: Vec<RefererHost>,
+    /// `~regex` (case-insensitive), matched against the referer without
+    /// its scheme.
+    pub regex: Vec<Regex>,
+}
+
+/// `secure_link*` (ngx_http_secure_link_module): values as written, with
+/// variables expanded per request by core.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SecureLinkConf {
+    /// `secure_link hash[,expires]`.
+    pub variable: Option<String>,
+    /// `secure_link_md5 expression`.
+    pub md5: Option<String>,
+    /// `secure_link_secret word` (the older mode: `/prefix/hash/link`).
+    pub secret: Option<String>,
+}
+
+/// `userid on|v1|log|off`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub enum UseridMode {
+    #[default]
+    Off,
+    Log,
+    V1,
+    On,
+}
+
+/// `userid_flags`: `secure`, `httponly`, `samesite=...`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct UseridFlags {
+    pub secure: bool,
+    pub httponly: bool,
+    /// `strict`, `lax` or `none`.
+    pub samesite: Option<&'static str>,
+}
+
+/// The userid filter's settings, after merging (nginx's defaults).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UseridConf {
+    pub mode: UseridMode,
+    pub flags: UseridFlags,
+    /// `userid_service`; `None`: the local address (v2) or 0 (v1).
+    pub service: Option<u32>,
+    /// Default `uid`.
+    pub name: String,
+    /// `; domain=...` or empty (`none`, the default).
+    pub domain: String,
+    /// `; path=...` (default `; path=/`).
+    pub path: String,
+    /// `P3P` header value or empty.
+    pub p3p: String,
+    /// `userid_expires`: seconds; 0 (`off`, default) is a session cookie.
+    pub expires: u64,
+    /// `userid_mark`: a byte, or 0 for `off`.
+    pub mark: u8,
+}
+
+impl Default for UseridConf {
+    fn default() -> Self {
+        UseridConf {
+            mode: UseridMode::Off,
+            flags: UseridFlags::default(),
+            service: None,
+            name: "uid".into(),
+            domain: String::new(),
+            path: "; path=/".into(),
+            p3p: String::new(),
+            expires: 0,
+            mark: 0,
+        }
+    }
+}
+
+/// nginx's `NGX_HTTP_USERID_MAX_EXPIRES` (31 Dec 2037 23:55:55 GMT): what
+/// `userid_expires max` stores.
+pub const USERID_MAX_EXPIRES: u64 = 2_145_916_555;
+
+/// `open_log_file_cache max=N [inactive=time] [min_uses=N] [valid=time]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpenLogFileCacheConf {
+    pub max: usize,
+    /// Default 10s.
+    pub inactive: Duration,
+    /// Default 1.
+    pub min_uses: u32,
+    /// Default 60s.
+    pub valid: Duration,
 }

@@ -247,6 +247,8 @@ fn location_qualifies(conf: &LocConf) -> bool {
     conf.try_files.is_empty()
         && crate::static_variants::statics_off(conf)
         && !crate::phases::root_text(&conf.root).contains('$')
+        // The userid filter adds a cookie to every response.
+        && conf.userid.mode < peregrine_conf::model::UseridMode::V1
 }
 
 impl HttpCore {

@@ -10,7 +10,9 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use peregrine_conf::model::{Config, LocConf, LocationConf, LocationMatch, ServerConf, ServerName};
+use peregrine_conf::model::{
+    Config, LocConf, LocationConf, LocationMatch, ServerConf, ServerName, UseridMode,
+};
 
 use crate::fastpath::FastReq;
 use crate::fcache::OpenFileCache;
@@ -91,6 +93,10 @@ pub(crate) struct Ctx<'a> {
     pub server_name: &'a str,
     /// Captures of the regex location, when its settings use them.
     pub captures: Vec<String>,
+    /// The server's names (`valid_referers server_names`).
+    pub server_names: &'a [ServerName],
+    /// The userid filter's state for this request.
+    pub uid: crate::userid::UidCell,
 }
 
 impl Ctx<'_> {
@@ -121,6 +127,10 @@ impl Ctx<'_> {
             server_name: self.server_name,
             document_root: root_of(&self.conf),
             captures: &self.captures,
+            conf: &self.conf,
+            server_names: self.server_names,
+            uid: &self.uid,
+            now: self.now,
         }
     }
 
@@ -333,6 +343,8 @@ impl HttpCore {
             name_len: Some(0),
             server_name: &srv.name,
             captures: Vec::new(),
+            server_names: &srv.conf.server_names,
+            uid: Default::default(),
         };
         let mut resp = self.run(&mut ctx, &servers);
         if resp.server.is_none() {
@@ -347,6 +359,9 @@ impl HttpCore {
             step = match step {
                 Step::Done(mut r) => {
                     r.keepalive &= !ctx.close;
+                    if ctx.conf.userid.mode >= UseridMode::V1 && r.status != 444 {
+                        crate::userid::filter(ctx, &mut r);
+                    }
                     return r;
                 }
                 Step::Special(sp) => self.special(ctx, sp),
@@ -431,6 +446,9 @@ impl HttpCore {
         }
         if ctx.conf.stub_status {
             return self.stub_status(ctx);
+        }
+        if ctx.conf.empty_gif {
+            return self.empty_gif(ctx);
         }
         self.content(ctx)
     }

@@ -19,6 +19,7 @@ mod autoindex;
 mod compress_variant;
 mod conditional;
 mod date;
+mod empty_gif;
 mod fastpath;
 mod fcache;
 pub mod fixtures;
@@ -30,9 +31,12 @@ mod locations;
 mod mcache;
 pub mod metrics;
 mod phases;
+mod random_index;
 pub mod range;
+mod referer;
 pub mod request;
 pub mod response;
+mod secure_link;
 mod servers;
 mod slots;
 mod special;
@@ -42,6 +46,7 @@ mod static_variants;
 mod testdir;
 #[cfg(test)]
 mod tests;
+mod userid;
 mod vars;
 
 pub use http::{HttpCore, MAX_URI_CHANGES};

@@ -183,7 +183,10 @@ mod tests {
                 LocationMatch::Prefix { path, no_regex } => {
                     format!("{}{path}", if *no_regex { "^~" } else { "" })
                 }
-                LocationMatch::Regex { regex, .. } => format!("~{}", regex.as_str()),
+                LocationMatch::Regex { regex, .. } => {
+                    let star = if regex.is_caseless() { "*" } else { "" };
+                    format!("~{star}{}", regex.as_str())
+                }
                 LocationMatch::Named(n) => format!("@{n}"),
             },
             None => "none".into(),
@@ -206,8 +209,8 @@ mod tests {
         assert_eq!(name(&l, "/index.html"), "/");
         assert_eq!(name(&l, "/documents/document.html"), "/documents/");
         assert_eq!(name(&l, "/images/1.gif"), "^~/images/");
-        assert_eq!(name(&l, "/documents/1.jpg"), "~(?i)\\.(gif|jpg|jpeg)$");
-        assert_eq!(name(&l, "/documents/1.JPG"), "~(?i)\\.(gif|jpg|jpeg)$");
+        assert_eq!(name(&l, "/documents/1.jpg"), "~*\\.(gif|jpg|jpeg)$");
+        assert_eq!(name(&l, "/documents/1.JPG"), "~*\\.(gif|jpg|jpeg)$");
     }
 
     #[test]

@@ -217,6 +217,11 @@ impl HttpCore {
         if !ctx.uri.ends_with('/') {
             return self.static_file(ctx);
         }
+        if ctx.conf.random_index
+            && let Some(step) = self.random_index(ctx)
+        {
+            return step;
+        }
         if matches!(ctx.method, Method::Get | Method::Head | Method::Post)
             && let Some(step) = self.index(ctx)
         {

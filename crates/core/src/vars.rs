@@ -17,6 +17,12 @@ pub(crate) struct VarCtx<'a> {
     pub document_root: &'a str,
     /// `$0`..`$9` of the regex location that matched.
     pub captures: &'a [String],
+    /// The location's settings and the server's names (module variables).
+    pub conf: &'a peregrine_conf::model::LocConf,
+    pub server_names: &'a [peregrine_conf::model::ServerName],
+    /// The request's userid state (`$uid_got`, `$uid_set`).
+    pub uid: &'a crate::userid::UidCell,
+    pub now: std::time::SystemTime,
 }
 
 impl VarCtx<'_> {
@@ -51,6 +57,9 @@ impl VarCtx<'_> {
                 let _ = write!(out, "{}", self.peer.port());
             }
             "document_root" => out.push_str(self.document_root),
+            "invalid_referer" => out.push_str(crate::referer::invalid_referer(self)),
+            "secure_link" | "secure_link_expires" => crate::secure_link::push(self, name, out),
+            "uid_got" | "uid_set" | "uid_reset" => crate::userid::push(self, name, out),
             _ => {
                 if name.bytes().all(|c| c.is_ascii_digit()) {
                     let n: usize = name.parse().unwrap_or(usize::MAX);
@@ -141,6 +150,10 @@ mod tests {
             server_name: "srv",
             document_root: "/www",
             captures: &["/a b".to_string(), "a".to_string()],
+            conf: &crate::fixtures::loc_conf("/www"),
+            server_names: &[],
+            uid: &Default::default(),
+            now: std::time::SystemTime::now(),
         };
         assert_eq!(
             v.expand("https://$host$request_uri"),

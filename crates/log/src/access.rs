@@ -20,6 +20,7 @@ use crate::request_id::RequestIds;
 use crate::script::ScriptLog;
 use crate::sink::Sink;
 use crate::time::{TimeCache, unix_millis};
+use crate::tz::local_zone;
 
 /// Identifies one context's list of `access_log` directives (see
 /// [`AccessLogs::list_id`]); cheap to copy and store per location.
@@ -55,6 +56,8 @@ struct Writer {
     /// `if=`: rendered like a format with `escape=none` (nginx evaluates a
     /// complex value: not-found variables are empty, nothing escaped).
     condition: Option<LogFormat>,
+    /// The location's userid settings (`$uid_got`, `$uid_set`).
+    userid: Option<Arc<peregrine_conf::model::UseridConf>>,
 }
 
 /// Where a writer's lines go.
@@ -64,6 +67,8 @@ enum Dest {
     File(usize),
     /// An index in `scripts`: a path with variables.
     Script(usize),
+    /// An index in `syslogs`: `access_log syslog:...`.
+    Syslog(usize),
 }
 
 /// What configuration yields before any file is opened (also what
@@ -80,6 +85,8 @@ struct Plan {
     /// Paths with variables, opened per request (their state lives here:
     /// the plan is per worker too).
     scripts: Vec<ScriptLog>,
+    /// `syslog:` peers, one UDP socket each (per worker, as the plan).
+    syslogs: Vec<crate::syslog::SyslogOut>,
 }
 
 /// Hashes `LocConf` addresses: a multiply folds the always-zero low bits
@@ -198,10 +205,11 @@ impl AccessLogs {
     }
 
     /// True when no context of the configuration logs anywhere (`access_log
-    /// off` everywhere, the usual tuned setting): no file was opened and
-    /// [`AccessLogs::log`] would write nothing for any of its requests.
+    /// off` everywhere, the usual tuned setting): no file was opened, no
+    /// path has variables, no syslog peer is set, and [`AccessLogs::log`]
+    /// would write nothing for any of its requests.
     pub fn is_empty(&self) -> bool {
-        self.files.is_empty()
+        self.files.is_empty() && self.plan.scripts.is_empty() && self.plan.syslogs.is_empty()
     }
 
     /// The list of `conf`'s `access_log`s. Every `LocConf` of the
@@ -288,6 +296,17 @@ impl AccessLogs {
             {
                 continue;
             }
+            let with_uid;
+            let rec = match &w.userid {
+                Some(u) => {
+                    with_uid = RequestLog {
+                        userid: Some(u),
+                        ..*rec
+                    };
+                    &with_uid
+                }
+                None => rec,
+            };
             if let Some(c) = &w.condition {
                 cond.clear();
                 c.render(rec, time, cond);
@@ -301,6 +320,11 @@ impl AccessLogs {
             match w.dest {
                 Dest::File(f) => files[f].write_line(line, Some(rec), &mut sh),
                 Dest::Script(s) => plan.scripts[s].write(line, rec, time, sh.error_log),
+                Dest::Syslog(s) => {
+                    // One datagram, without the newline.
+                    let unix = i64::try_from(now_sec).unwrap_or(0);
+                    plan.syslogs[s].send_access(unix, local_zone(), &line[..line.len() - 1]);
+                }
             }
         }
     }
@@ -400,6 +424,8 @@ fn target_path(t: &LogTarget) -> std::path::PathBuf {
     match t {
         LogTarget::File(p) => p.clone(),
         LogTarget::Stderr => "stderr".into(),
+        LogTarget::Syslog(s) => format!("syslog:server={}", s.server_name).into(),
+        LogTarget::Memory(_) => "memory".into(),
     }
 }
 
@@ -453,6 +479,7 @@ impl Plan {
             list_confs: Vec::new(),
             list_needs_id: Vec::new(),
             scripts: Vec::new(),
+            syslogs: Vec::new(),
         })
     }
 
@@ -499,12 +526,21 @@ impl Plan {
             dest,
             format,
             condition,
+            userid: c.userid.clone(),
         })
     }
 
     /// The file index for `c.target`, merging buffer settings as nginx:
     /// one buffer per file; two differing settings are an error.
     fn dest(&mut self, c: &AccessLogConf) -> Result<Dest, LogError> {
+        if let LogTarget::Syslog(peer) = &c.target {
+            let out = crate::syslog::SyslogOut::new(peer).map_err(|source| LogError::Open {
+                path: target_path(&c.target),
+                source,
+            })?;
+            self.syslogs.push(out);
+            return Ok(Dest::Syslog(self.syslogs.len() - 1));
+        }
         if let LogTarget::File(p) = &c.target
             && p.as_os_str().as_encoded_bytes().contains(&b'$')
         {
@@ -549,7 +585,7 @@ impl Plan {
                 error,
                 span: span(),
             })?;
-        self.scripts.push(ScriptLog::new(path));
+        self.scripts.push(ScriptLog::new(path, c.cache));
         Ok(self.scripts.len() - 1)
     }
 }

@@ -11,6 +11,8 @@ use crate::testutil::{TempDir, read};
 
 fn alc(target: &Path, format: &str) -> AccessLogConf {
     AccessLogConf {
+        cache: None,
+        userid: None,
         target: LogTarget::File(target.to_path_buf()),
         format: format.to_owned(),
         buffer: None,
@@ -57,6 +59,7 @@ fn rec(uri: &'static str, args: Option<&'static [u8]>) -> RequestLog<'static> {
         https: false,
         pipelined: false,
         request_id: None,
+        userid: None,
     }
 }
 
@@ -455,4 +458,19 @@ fn paths_with_variables_open_per_request() {
         text.contains("failed (2: No such file or directory) while logging request"),
         "{text}"
     );
+}
+
+/// A configuration whose only access log has variables in its path does
+/// log: the engine drops an `is_empty` set altogether.
+#[test]
+fn variable_paths_alone_are_not_empty() {
+    let dir = TempDir::new("varonly");
+    let (e, _) = elog(dir.path());
+    let path = dir.path().join("$uri.log");
+    let (logs, _) =
+        AccessLogs::from_lists(&[fmt("u", "$uri")], &[vec![alc(&path, "u")]], e).expect("builds");
+    assert!(!logs.is_empty());
+    let (none, _) =
+        AccessLogs::from_lists(&[fmt("u", "$uri")], &[vec![]], elog(dir.path()).0).expect("builds");
+    assert!(none.is_empty());
 }

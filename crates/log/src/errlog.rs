@@ -1,4 +1,5 @@
-//! `error_log`: nginx-shaped lines to one or more files or stderr.
+//! `error_log`: nginx-shaped lines to one or more files, stderr, syslog
+//! servers or memory buffers (`syslog`).
 //!
 //! Shared by every worker behind an `Arc`. Writing takes a read lock on the
 //! target (one uncontended atomic; the write lock is taken only by
@@ -14,6 +15,7 @@ use peregrine_conf::model::{ErrorLogConf, LogLevel, LogTarget};
 
 use crate::error::{LogError, OsErr};
 use crate::sink::Sink;
+use crate::syslog::{MemoryOut, SyslogOut};
 use crate::time::{Local, fmt_err, unix_millis};
 use crate::tz::{Zone, local_zone};
 
@@ -57,7 +59,15 @@ pub struct ConnContext<'a> {
 #[derive(Debug)]
 struct Target {
     level: LogLevel,
-    sink: RwLock<Sink>,
+    out: Out,
+}
+
+/// Where a target's lines go.
+#[derive(Debug)]
+enum Out {
+    Sink(RwLock<Sink>),
+    Syslog(SyslogOut),
+    Memory(MemoryOut),
 }
 
 /// The error log: every `error_log` of the main context.
@@ -73,16 +83,23 @@ impl ErrorLog {
     pub fn new(confs: &[ErrorLogConf]) -> Result<ErrorLog, LogError> {
         let mut targets = Vec::with_capacity(confs.len());
         for c in confs {
-            let sink = Sink::open(&c.target).map_err(|source| LogError::Open {
+            let failed = |source| LogError::Open {
                 path: match &c.target {
                     LogTarget::File(p) => p.clone(),
+                    LogTarget::Syslog(s) => format!("syslog:server={}", s.server_name).into(),
+                    LogTarget::Memory(_) => "memory".into(),
                     LogTarget::Stderr => "stderr".into(),
                 },
                 source,
-            })?;
+            };
+            let out = match &c.target {
+                LogTarget::Syslog(s) => Out::Syslog(SyslogOut::new(s).map_err(failed)?),
+                LogTarget::Memory(size) => Out::Memory(MemoryOut::new(*size)),
+                t => Out::Sink(RwLock::new(Sink::open(t).map_err(failed)?)),
+            };
             targets.push(Target {
                 level: c.level,
-                sink: RwLock::new(sink),
+                out,
             });
         }
         let min = targets
@@ -98,7 +115,7 @@ impl ErrorLog {
         ErrorLog {
             targets: vec![Target {
                 level,
-                sink: RwLock::new(Sink::Stderr),
+                out: Out::Sink(RwLock::new(Sink::Stderr)),
             }],
             min: level,
         }
@@ -110,6 +127,18 @@ impl ErrorLog {
         !self.targets.is_empty() && level >= self.min
     }
 
+    /// What the `memory:` targets hold, oldest byte first (for tests and
+    /// diagnostics; a debugger reads the buffer from a core).
+    pub fn memory_contents(&self) -> Vec<Vec<u8>> {
+        self.targets
+            .iter()
+            .filter_map(|t| match &t.out {
+                Out::Memory(m) => Some(m.contents()),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// Writes one line to every target whose level admits it. Costs one
     /// comparison when filtered out (`msg` is formatted lazily). Write
     /// failures are ignored: there is nowhere left to report them.
@@ -118,11 +147,22 @@ impl ErrorLog {
             return;
         }
         let mut buf = [0u8; MAX_ERROR_LINE];
-        let len = format_line(&mut buf, SystemTime::now(), local_zone(), level, conn, msg);
+        let now = SystemTime::now();
+        let len = format_line(&mut buf, now, local_zone(), level, conn, msg);
         for t in &self.targets {
-            if level >= t.level {
-                let sink = t.sink.read().unwrap_or_else(|e| e.into_inner());
-                let _ = sink.write_all(&buf[..len]);
+            if level < t.level {
+                continue;
+            }
+            match &t.out {
+                Out::Sink(sink) => {
+                    let sink = sink.read().unwrap_or_else(|e| e.into_inner());
+                    let _ = sink.write_all(&buf[..len]);
+                }
+                Out::Syslog(s) => {
+                    let unix = i64::try_from(unix_millis(now) / 1000).unwrap_or(0);
+                    s.send(level, unix, local_zone(), &buf[..len]);
+                }
+                Out::Memory(m) => m.write(&buf[..len]),
             }
         }
     }
@@ -133,7 +173,8 @@ impl ErrorLog {
     pub fn reopen(&self) -> Result<(), LogError> {
         let mut first = None;
         for t in &self.targets {
-            let mut sink = t.sink.write().unwrap_or_else(|e| e.into_inner());
+            let Out::Sink(sink) = &t.out else { continue };
+            let mut sink = sink.write().unwrap_or_else(|e| e.into_inner());
             if let Err(source) = sink.reopen() {
                 let path = sink.name().to_path_buf();
                 drop(sink);

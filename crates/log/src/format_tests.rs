@@ -52,6 +52,7 @@ fn base<'a>(req: &'a dyn Headers, resp: &'a dyn Headers) -> RequestLog<'a> {
         https: false,
         pipelined: false,
         request_id: None,
+        userid: None,
     }
 }
 

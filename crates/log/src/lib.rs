@@ -13,6 +13,8 @@
 //!   `flush` (reload/exit, and on drop). Write failures are reported to the
 //!   error log at most once per [`WRITE_ERROR_REPORT_INTERVAL`]; serving
 //!   goes on.
+//! - `syslog:` targets of both logs (one UDP datagram per line in nginx's
+//!   RFC 3164 form) and `error_log memory:SIZE` (see `syslog`).
 //! - [`ErrorLog`]: shared (`Arc`) by all workers; nginx-shaped lines
 //!   (`2026/11/30 08:14:14 [error] PID#TID: *CID msg, client: ...`), one
 //!   write(2) per line, several targets with their own levels, `reopen`.
@@ -22,15 +24,16 @@
 //! `$sent_http_*`), plus `$arg_*`, `$cookie_*`, `$is_args`, `$https`,
 //! `$document_uri`, `$content_type`, `$content_length`, `$hostname`,
 //! `$binary_remote_addr`, `$request_id` (made per request when the engine
-//! gives none); `$upstream_*` and `$gzip_ratio` are accepted and log `-`.
+//! gives none), `$uid_got`/`$uid_set` (read back from the cookies by the
+//! location's `userid_name`, see `uid`); `$upstream_*` and `$gzip_ratio` are accepted and log `-`.
 //! Any other name fails at configuration time (`unknown "x" variable`).
 //!
 //! # What it does not own
 //! Parsing the directives (peregrine-conf: [`peregrine_conf::model`]),
 //! deciding when a request is finished or which location handled it
-//! (core/engine), timers and signals (engine). Not supported: syslog
-//! targets, `open_log_file_cache` (paths with variables are opened and
-//! closed per line, as nginx does without that cache; see `script`).
+//! (core/engine), timers and signals (engine). Paths with variables
+//! are opened and closed per line, as nginx does, or kept open by
+//! `open_log_file_cache` (`logcache`).
 //!
 //! # Time zone
 //! Times are local, as nginx prints them: the zone comes from `TZ` or
@@ -69,14 +72,17 @@ mod errlog;
 mod error;
 mod escape;
 mod format;
+mod logcache;
 mod logfile;
 mod record;
 mod request_id;
 mod script;
 mod sink;
+mod syslog;
 mod time;
 mod tz;
 mod tz_rule;
+mod uid;
 mod var;
 
 #[cfg(test)]

@@ -140,6 +140,9 @@ pub struct RequestLog<'a> {
     /// makes one per request (shared by all of the request's logs); set it
     /// when something else (a header) must show the same id.
     pub request_id: Option<&'a [u8]>,
+    /// The location's userid settings (`$uid_got`, `$uid_set`); the access
+    /// log fills it from the `access_log`'s configuration.
+    pub userid: Option<&'a peregrine_conf::model::UseridConf>,
 }
 
 impl RequestLog<'static> {
@@ -171,6 +174,7 @@ impl RequestLog<'static> {
             https: false,
             pipelined: false,
             request_id: None,
+            userid: None,
         }
     }
 }

@@ -1,6 +1,6 @@
 //! `access_log` paths with variables (`logs/$host.access.log`): nginx
 //! renders the path per request and opens, writes and closes the file each
-//! time (without `open_log_file_cache`, which Peregrine does not have).
+//! time, unless the location has an `open_log_file_cache` (`logcache`).
 //!
 //! Differences from nginx, on purpose: a rendered path with a `..`
 //! component is refused (a header value must not steer writes outside the
@@ -14,11 +14,14 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path};
 use std::time::Instant;
 
-use peregrine_conf::model::LogLevel;
+use std::fs::File;
+
+use peregrine_conf::model::{LogLevel, OpenLogFileCacheConf};
 
 use crate::errlog::ErrorLog;
 use crate::error::OsErr;
 use crate::format::LogFormat;
+use crate::logcache::LogFileCache;
 use crate::logfile::{WRITE_ERROR_REPORT_INTERVAL, request_context};
 use crate::record::RequestLog;
 use crate::sink::open_append;
@@ -29,14 +32,16 @@ pub(crate) struct ScriptLog {
     path: LogFormat,
     rendered: Vec<u8>,
     last_report: Option<Instant>,
+    cache: Option<LogFileCache>,
 }
 
 impl ScriptLog {
-    pub(crate) fn new(path: LogFormat) -> ScriptLog {
+    pub(crate) fn new(path: LogFormat, cache: Option<OpenLogFileCacheConf>) -> ScriptLog {
         ScriptLog {
             path,
             rendered: Vec::new(),
             last_report: None,
+            cache: cache.map(LogFileCache::new),
         }
     }
 
@@ -64,16 +69,20 @@ impl ScriptLog {
             );
             return;
         }
-        let file = match open_append(path) {
-            Ok(f) => f,
+        let write = |mut f: &File| f.write_all(line);
+        let written = match &mut self.cache {
+            Some(cache) => cache.with_file(path, Instant::now(), write),
+            None => open_append(path).map(|f| write(&f)),
+        };
+        let written = match written {
+            Ok(w) => w,
             Err(e) => {
                 let msg = format_args!("open() \"{}\" failed ({})", path.display(), OsErr(&e));
                 report(&mut self.last_report, rec, error_log, LogLevel::Crit, msg);
                 return;
             }
         };
-        let mut f = &file;
-        if let Err(e) = f.write_all(line) {
+        if let Err(e) = written {
             let msg = format_args!("write() to \"{}\" failed ({})", path.display(), OsErr(&e));
             report(&mut self.last_report, rec, error_log, LogLevel::Alert, msg);
         }

@@ -36,6 +36,11 @@ impl Sink {
                 file: open_append(path)?,
                 path: path.clone(),
             }),
+            // The configuration allows these on error_log only.
+            LogTarget::Syslog(_) | LogTarget::Memory(_) => Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "not a file or stderr",
+            )),
         }
     }
 

@@ -58,6 +58,9 @@ pub(crate) enum Var {
     Arg(Box<[u8]>),
     /// `$cookie_NAME`.
     Cookie(Box<[u8]>),
+    /// `$uid_got`, `$uid_set` (the userid filter, see `uid`).
+    UidGot,
+    UidSet,
 }
 
 impl Var {
@@ -112,6 +115,8 @@ impl Var {
             | "upstream_cache_status"
             | "upstream_queue_time"
             | "gzip_ratio" => Var::NotFound,
+            "uid_got" => Var::UidGot,
+            "uid_set" => Var::UidSet,
             _ => return Self::parse_prefixed(&lower),
         };
         Some(fixed)
@@ -200,6 +205,8 @@ impl Var {
             Var::SentHttp(name) => push_header(out, mode, rec, name, true),
             Var::Arg(name) => s(out, find_arg(rec.args, name)),
             Var::Cookie(name) => push_cookie(out, mode, rec, name),
+            Var::UidGot => crate::uid::push(out, mode, rec, false),
+            Var::UidSet => crate::uid::push(out, mode, rec, true),
         }
     }
 }
@@ -268,7 +275,7 @@ fn find_arg<'a>(args: Option<&'a [u8]>, name: &[u8]) -> Option<&'a [u8]> {
 /// The value of cookie `name` in one `Cookie` field: pairs split on `;`,
 /// leading spaces skipped, the name matched case-insensitively, as
 /// `ngx_http_parse_multi_header_lines` in nginx 1.22.
-fn find_cookie<'a>(field: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
+pub(crate) fn find_cookie<'a>(field: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
     field.split(|&b| b == b';').find_map(|pair| {
         let pair = pair.trim_ascii_start();
         let rest = pair.get(name.len()..)?;

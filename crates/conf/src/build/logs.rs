@@ -9,7 +9,7 @@ use super::raw::full_name;
 use crate::error::{ConfError, Result};
 use crate::model::*;
 use crate::syntax::Directive;
-use crate::values::{parse_mem_size, parse_number, parse_time_sec};
+use crate::values::{parse_mem_size, parse_number, parse_time};
 
 /// nginx's predefined format.
 pub const COMBINED: &str = "$remote_addr - $remote_user [$time_local] \"$request\" $status $body_bytes_sent \"$http_referer\" \"$http_user_agent\"";
@@ -84,31 +84,33 @@ fn level(name: &str) -> Option<LogLevel> {
     })
 }
 
+/// `memory:` is an error-log target; nginx would take it as a file name
+/// for an access log, which is surely not what was meant.
 fn unsupported_target(d: &Directive, path: &str) -> Option<ConfError> {
-    ["syslog:", "memory:"]
-        .iter()
-        .find(|p| path.starts_with(**p))
-        .map(|p| {
-            ConfError::at(
-                &d.span,
-                format!(
-                    "\"{}\" logging in \"{}\" is not supported by Peregrine yet",
-                    p.trim_end_matches(':'),
-                    d.name
-                ),
-            )
-        })
+    ["memory:"].iter().find(|p| path.starts_with(**p)).map(|p| {
+        ConfError::at(
+            &d.span,
+            format!(
+                "\"{}\" logging in \"{}\" is not supported by Peregrine yet",
+                p.trim_end_matches(':'),
+                d.name
+            ),
+        )
+    })
 }
 
-/// `error_log file|stderr [level...]` (nginx's `ngx_log_set_levels`).
+/// `error_log file|stderr|syslog:...|memory:SIZE [level...]` (nginx's
+/// `ngx_log_set_log`, `ngx_log_set_levels`).
 pub fn error_log(d: &Directive, env: &Env<'_>) -> Result<ErrorLogConf> {
     let path = d.args.first().map(String::as_str).unwrap_or_default();
-    if let Some(e) = unsupported_target(d, path) {
-        return Err(e);
-    }
-    let target = match path {
-        "stderr" => LogTarget::Stderr,
-        _ => LogTarget::File(PathBuf::from(full_name(env.prefix, path))),
+    let target = if path == "stderr" {
+        LogTarget::Stderr
+    } else if let Some(params) = path.strip_prefix("syslog:") {
+        LogTarget::Syslog(super::syslog::parse(d, params)?)
+    } else if let Some(size) = path.strip_prefix("memory:") {
+        LogTarget::Memory(super::syslog::memory(d, size)?)
+    } else {
+        LogTarget::File(PathBuf::from(full_name(env.prefix, path)))
     };
     let mut lvl: Option<LogLevel> = None;
     let mut seen: Vec<&str> = Vec::new();
@@ -142,6 +144,10 @@ pub fn access_log(d: &Directive, env: &Env<'_>) -> Result<Option<AccessLogConf>>
             Some(p) => Err(err(format!("invalid parameter \"{p}\""))),
         };
     }
+    let syslog = match path.strip_prefix("syslog:") {
+        Some(params) => Some(super::syslog::parse(d, params)?),
+        None => None,
+    };
     if let Some(e) = unsupported_target(d, path) {
         return Err(e);
     }
@@ -149,13 +155,17 @@ pub fn access_log(d: &Directive, env: &Env<'_>) -> Result<Option<AccessLogConf>>
     if !env.log_formats.iter().any(|f| f.name == format) {
         return Err(err(format!("unknown log format \"{format}\"")));
     }
-    let target = if path.contains('$') {
+    let target = if let Some(peer) = syslog {
+        LogTarget::Syslog(peer)
+    } else if path.contains('$') {
         // A path with variables is resolved per request by the log crate.
         LogTarget::File(PathBuf::from(path))
     } else {
         LogTarget::File(PathBuf::from(full_name(env.prefix, path)))
     };
     let mut conf = AccessLogConf {
+        cache: None,
+        userid: None,
         target,
         format,
         buffer: None,
@@ -169,8 +179,12 @@ pub fn access_log(d: &Directive, env: &Env<'_>) -> Result<Option<AccessLogConf>>
             conf.buffer =
                 Some(parse_mem_size(v).ok_or_else(|| err(format!("invalid buffer size \"{v}\"")))?);
         } else if let Some(v) = p.strip_prefix("flush=") {
-            conf.flush =
-                Some(parse_time_sec(v).ok_or_else(|| err(format!("invalid flush time \"{v}\"")))?);
+            // ngx_parse_time(&s, 0): milliseconds (`100ms`); 0 is refused.
+            conf.flush = Some(
+                parse_time(v)
+                    .filter(|t| !t.is_zero())
+                    .ok_or_else(|| err(format!("invalid flush time \"{v}\"")))?,
+            );
         } else if p == "gzip" {
             conf.gzip = Some(DEFAULT_LOG_GZIP_LEVEL);
         } else if let Some(v) = p.strip_prefix("gzip=") {
@@ -192,6 +206,9 @@ pub fn access_log(d: &Directive, env: &Env<'_>) -> Result<Option<AccessLogConf>>
         return Err(err(format!(
             "no buffer is defined for access_log \"{path}\""
         )));
+    }
+    if matches!(conf.target, LogTarget::Syslog(_)) && conf.buffer.is_some() {
+        return Err(err("logs to syslog cannot be buffered".into()));
     }
     Ok(Some(conf))
 }

@@ -13,7 +13,9 @@ pub use listen::DEFAULT_BACKLOG;
 pub mod hints;
 mod location;
 mod logs;
+pub mod modules;
 pub mod raw;
+mod syslog;
 mod vars;
 
 use std::cell::RefCell;

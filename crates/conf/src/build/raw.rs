@@ -111,6 +111,14 @@ pub struct RawLoc {
     pub zstd: RawCompress,
     pub proxy_buffers: Option<(usize, usize)>,
     pub proxy_busy_buffers_size: Option<usize>,
+    // modules
+    pub empty_gif: Option<bool>,
+    pub random_index: Option<bool>,
+    pub referer: Option<RefererConf>,
+    pub secure_link: super::modules::RawSecureLink,
+    pub userid: super::modules::RawUserid,
+    /// `open_log_file_cache`: `Some(None)` is `off`.
+    pub open_log_file_cache: Option<Option<OpenLogFileCacheConf>>,
 }
 
 /// Resolves a path as `ngx_conf_full_name(cycle, name, 0)`: relative paths are
@@ -174,6 +182,8 @@ impl LocConf {
             open_file_cache_errors: false,
             memory_cache: Some(DEFAULT_MEMORY_CACHE),
             access_log: vec![AccessLogConf {
+                cache: None,
+                userid: None,
                 target: LogTarget::File(prefix.join("logs/access.log")),
                 format: "combined".into(),
                 buffer: None,
@@ -199,6 +209,12 @@ impl LocConf {
             zstd: compress(1),
             proxy_buffers: None,
             proxy_busy_buffers_size: None,
+            empty_gif: false,
+            random_index: false,
+            referer: None,
+            secure_link: Arc::default(),
+            userid: Arc::default(),
+            open_log_file_cache: None,
         }
     }
 }
@@ -231,11 +247,19 @@ impl RawLoc {
             Some(k) => k,
             None => (p.keepalive_timeout, p.keepalive_header),
         };
-        let access_log = if self.access_log_off {
+        let open_log_file_cache = self.open_log_file_cache.unwrap_or(p.open_log_file_cache);
+        let mut access_log = if self.access_log_off {
             Vec::new()
         } else {
             inherit!(self.access_log, p.access_log)
         };
+        let userid = self.userid.merge(&p.userid);
+        // nginx's log handler consults the current location's cache, and
+        // the log's variables the current location's userid settings.
+        for a in &mut access_log {
+            a.cache = open_log_file_cache;
+            a.userid = (userid.mode != UseridMode::Off).then(|| Arc::clone(&userid));
+        }
         LocConf {
             root: inherit!(self.root, p.root),
             index: inherit!(self.index, p.index),
@@ -296,6 +320,15 @@ impl RawLoc {
             zstd: self.zstd.merge(&p.zstd),
             proxy_buffers: self.proxy_buffers.or(p.proxy_buffers),
             proxy_busy_buffers_size: self.proxy_busy_buffers_size.or(p.proxy_busy_buffers_size),
+            empty_gif: self.empty_gif.unwrap_or(false),
+            random_index: self.random_index.unwrap_or(p.random_index),
+            referer: match &self.referer {
+                Some(r) => Some(Arc::new(r.clone())),
+                None => p.referer.clone(),
+            },
+            secure_link: self.secure_link.merge(&p.secure_link),
+            userid,
+            open_log_file_cache,
         }
     }
 }

@@ -540,8 +540,26 @@ fn main_value_errors() {
         format!("\"worker_shutdown_timeout\" directive invalid value in {at}")
     );
     assert_eq!(
-        err("error_log syslog:server=x;\nevents {}\n"),
-        format!("\"syslog\" logging in \"error_log\" is not supported by Peregrine yet in {at}")
+        err("error_log syslog:server=127.0.0.1,foo;\nevents {}\n"),
+        format!("unknown syslog parameter \"foo\" in {at}")
+    );
+    assert_eq!(
+        err("error_log memory:0;\nevents {}\n"),
+        format!("invalid buffer size \"0\" in {at}")
+    );
+    assert_eq!(
+        err(&http(
+            "access_log syslog:server=127.0.0.1 combined buffer=1k;"
+        )),
+        "logs to syslog cannot be buffered in /p/conf/nginx.conf:3"
+    );
+    assert_eq!(
+        err(&http("access_log syslog:server=127.0.0.1 combined gzip;")),
+        "logs to syslog cannot be buffered in /p/conf/nginx.conf:3"
+    );
+    assert_eq!(
+        err(&http("access_log syslog:tag=x;")),
+        "no syslog server specified in /p/conf/nginx.conf:3"
     );
 }
 

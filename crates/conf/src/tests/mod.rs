@@ -8,6 +8,7 @@ mod errors;
 mod files;
 mod fuzzish;
 mod inherit;
+mod modules;
 mod refused;
 mod soup;
 
