@@ -17,6 +17,7 @@ pub mod build;
 pub mod error;
 pub mod lexer;
 pub mod model;
+mod request_model;
 pub mod syntax;
 pub mod table;
 pub mod values;

@@ -126,6 +126,9 @@ pub struct HttpConf {
     pub servers: Vec<Arc<ServerConf>>,
     /// `log_format` definitions by name, `combined` always present.
     pub log_formats: Vec<LogFormatConf>,
+    // request
+    /// `charset_map` blocks, in configuration order.
+    pub charset_maps: Vec<CharsetMap>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -165,6 +168,10 @@ pub struct ServerConf {
     /// The server-level settings, used when no location matches.
     pub conf: Arc<LocConf>,
     pub span: Span,
+    // request
+    /// `merge_slashes` (default on), read from the default server of an
+    /// address as nginx does (the URI is parsed before `Host` is known).
+    pub merge_slashes: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -288,6 +295,9 @@ pub struct LocConf {
     /// `proxy_buffers N size` and `proxy_busy_buffers_size`: accepted, unused.
     pub proxy_buffers: Option<(usize, usize)>,
     pub proxy_busy_buffers_size: Option<usize>,
+
+    // request
+    pub request: RequestConf,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -400,3 +410,5 @@ pub struct CompressConf {
     pub min_length: u64,
     pub static_: StaticMode,
 }
+
+pub use crate::request_model::*;

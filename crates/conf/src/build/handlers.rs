@@ -17,11 +17,11 @@ use crate::model::*;
 use crate::syntax::Directive;
 use crate::values::*;
 
-fn arg(d: &Directive, i: usize) -> &str {
+pub(crate) fn arg(d: &Directive, i: usize) -> &str {
     d.args.get(i).map(String::as_str).unwrap_or_default()
 }
 
-fn msg(d: &Directive, m: impl Into<String>) -> ConfError {
+pub(crate) fn msg(d: &Directive, m: impl Into<String>) -> ConfError {
     ConfError::at(&d.span, m)
 }
 
@@ -38,7 +38,7 @@ fn invalid_number(d: &Directive) -> ConfError {
 }
 
 /// Sets a value once per level, as nginx's slot functions do.
-fn set<T>(slot: &mut Option<T>, v: T, d: &Directive) -> Result<()> {
+pub(crate) fn set<T>(slot: &mut Option<T>, v: T, d: &Directive) -> Result<()> {
     fresh(slot, d)?;
     *slot = Some(v);
     Ok(())
@@ -47,7 +47,7 @@ fn set<T>(slot: &mut Option<T>, v: T, d: &Directive) -> Result<()> {
 /// Refuses a second value at one level. nginx's slot functions (and most of
 /// its own handlers) do this first, before reading the value: of
 /// `x 1; x bad;` the error is "duplicate".
-fn fresh<T>(slot: &Option<T>, d: &Directive) -> Result<()> {
+pub(crate) fn fresh<T>(slot: &Option<T>, d: &Directive) -> Result<()> {
     match slot {
         Some(_) => Err(duplicate(d)),
         None => Ok(()),
@@ -55,7 +55,7 @@ fn fresh<T>(slot: &Option<T>, d: &Directive) -> Result<()> {
 }
 
 /// [`set`] with the value read only once the slot is known to be free.
-fn set_with<T>(
+pub(crate) fn set_with<T>(
     slot: &mut Option<T>,
     d: &Directive,
     read: impl FnOnce() -> Result<T>,
@@ -65,7 +65,7 @@ fn set_with<T>(
     Ok(())
 }
 
-fn flag(d: &Directive) -> Result<bool> {
+pub(crate) fn flag(d: &Directive) -> Result<bool> {
     parse_flag(arg(d, 0)).ok_or_else(|| {
         msg(
             d,
@@ -90,7 +90,7 @@ fn size(d: &Directive, s: &str) -> Result<usize> {
     parse_mem_size(s).ok_or_else(|| invalid(d))
 }
 
-fn number(d: &Directive) -> Result<u64> {
+pub(crate) fn number(d: &Directive) -> Result<u64> {
     parse_number(arg(d, 0)).ok_or_else(|| invalid_number(d))
 }
 

@@ -13,6 +13,7 @@ pub use listen::DEFAULT_BACKLOG;
 mod location;
 mod logs;
 pub mod raw;
+pub mod request;
 mod vars;
 
 use std::cell::RefCell;
@@ -82,6 +83,8 @@ pub enum BlockKind {
     Server,
     Location,
     Types,
+    // request
+    CharsetMap,
 }
 
 /// The context being filled.
@@ -360,6 +363,11 @@ impl Builder {
                 let types = raw.types.get_or_insert_with(MimeTypes::default);
                 self.types(&block.items, block.error.as_ref(), types)
             }
+            (BlockKind::CharsetMap, Frame::Http(h)) => {
+                let map = request::charset_map(d, block, &h.charset_maps)?;
+                h.charset_maps.push(map);
+                Ok(())
+            }
             _ => Err(ConfError::at(
                 &d.span,
                 format!("\"{}\" directive is not allowed here", d.name),
@@ -457,12 +465,15 @@ impl Builder {
                 locations,
                 conf: Arc::new(conf),
                 span: s.span.clone(),
+                merge_slashes: srv.merge_slashes.unwrap_or(true),
             }));
         }
         self.warn_conflicting_names(&servers);
+        check_locations(&servers, &|c| request::check_recoding(c, &http.charset_maps))?;
         Ok(HttpConf {
             servers,
             log_formats: self.log_formats.clone(),
+            charset_maps: http.charset_maps.clone(),
         })
     }
 
@@ -535,4 +546,18 @@ fn check(d: &Directive, ctx: u8) -> Result<&'static table::Spec> {
         ));
     }
     Ok(spec)
+}
+
+/// Runs `check` on the settings of every server and location (nested ones
+/// too), in configuration order.
+fn check_locations(servers: &[Arc<ServerConf>], check: &dyn Fn(&LocConf) -> Result<()>) -> Result<()> {
+    fn walk(l: &LocationConf, check: &dyn Fn(&LocConf) -> Result<()>) -> Result<()> {
+        check(&l.conf)?;
+        l.locations.iter().try_for_each(|n| walk(n, check))
+    }
+    for s in servers {
+        check(&s.conf)?;
+        s.locations.iter().try_for_each(|l| walk(l, check))?;
+    }
+    Ok(())
 }
