@@ -181,7 +181,9 @@ impl HttpCore {
             content_length: Some(info.size),
             last_modified: (status == 200).then_some(info.mtime),
             etag: Some((info.mtime, info.size)),
-            accept_ranges: status == 200,
+            // `max_ranges 0`: nginx's range filter steps aside, so no
+            // `Accept-Ranges` either.
+            accept_ranges: status == 200 && ctx.conf.request.max_ranges != Some(0),
             ..HeadSpec::default()
         }
         .write()
@@ -214,14 +216,15 @@ impl HttpCore {
                     return Step::Done(vary_if(self.not_modified(ctx, info), pre.vary));
                 }
             }
-            let ranges = range_handling(decision.coding) == RangeHandling::Normal;
+            let ranges = range_handling(decision.coding) == RangeHandling::Normal
+                && ctx.conf.request.max_ranges != Some(0);
             if let Some(value) = range.filter(|_| ranges) {
                 let applies = ctx
                     .req
                     .header("If-Range")
                     .is_none_or(|ir| range::if_range_matches(ir, &etag, info.mtime));
                 if applies {
-                    match range::parse(value, info.size) {
+                    match range::parse_max(value, info.size, ctx.conf.request.max_ranges) {
                         Ranges::Ignore => {}
                         Ranges::Unsatisfiable => {
                             return Step::Special(Special {
