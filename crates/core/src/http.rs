@@ -63,6 +63,9 @@ pub struct HttpCore {
     host_memo: crate::servers::HostMemo,
     /// Settings for responses to unparsable requests.
     fallback: Arc<LocConf>,
+    // request
+    /// The `charset_map` tables (`charset` with `source_charset` recodes).
+    pub(crate) charset_maps: Rc<Vec<peregrine_conf::model::CharsetMap>>,
 }
 
 /// The state of one request across internal redirects.
@@ -125,15 +128,23 @@ impl Ctx<'_> {
     }
 
     /// `http://host[:port]` as nginx prefixes a Location starting with `/`
-    /// (`absolute_redirect on`, `port_in_redirect on`,
-    /// `server_name_in_redirect off`): the Host, else the local address.
+    /// (`ngx_http_header_filter`): the server's name with
+    /// `server_name_in_redirect on`, else the Host, else the local address;
+    /// the port unless it is 80 or `port_in_redirect off`. Empty with
+    /// `absolute_redirect off`: the Location stays as it is.
     pub(crate) fn origin(&self) -> String {
+        let r = &self.conf.request;
+        if !r.absolute_redirect {
+            return String::new();
+        }
         let host: Cow<'_, str> = match self.req.host {
+            _ if r.server_name_in_redirect => Cow::Borrowed(self.server_name),
             Some(h) if !h.is_empty() => Cow::Borrowed(h),
             _ => Cow::Owned(self.conn.local.ip().to_string()),
         };
         match self.conn.local.port() {
             80 => format!("http://{host}"),
+            _ if !r.port_in_redirect => format!("http://{host}"),
             port => format!("http://{host}:{port}"),
         }
     }
@@ -186,6 +197,12 @@ impl HttpCore {
             last_server: None,
             host_memo: Default::default(),
             fallback,
+            charset_maps: Rc::new(
+                conf.http
+                    .as_ref()
+                    .map(|h| h.charset_maps.clone())
+                    .unwrap_or_default(),
+            ),
         }
     }
 
@@ -413,6 +430,11 @@ impl HttpCore {
             ctx.conf = conf.clone();
         }
         ctx.name_len = name_len;
+        // `internal` (ngx_http_core_find_config_phase): only a redirected
+        // request (index, try_files, error_page) may use the location.
+        if ctx.conf.request.internal && ctx.uri_changes == MAX_URI_CHANGES + 1 {
+            return Step::Special(Special::status(404));
+        }
         let limit = ctx.conf.client_max_body_size;
         if limit > 0 && !ctx.discarded && ctx.req.content_length.is_some_and(|n| n > limit) {
             return Step::Special(Special::status(413));
@@ -484,6 +506,7 @@ impl HttpCore {
             conf: &ctx.conf,
             header_only: ctx.header_only(),
             padding: ctx.req.version >= (1, 0)
+                && ctx.conf.request.msie_padding
                 && special::wants_padding(ctx.req.header("User-Agent")),
             origin: &origin,
         };

@@ -2,6 +2,7 @@
 //! range filters applied to its 200 responses, and the memory cache.
 
 use std::os::unix::fs::FileExt;
+use std::rc::Rc;
 use std::sync::Arc;
 
 use peregrine_conf::model::LocConf;
@@ -36,10 +37,18 @@ impl HttpCore {
             Precompressed::NotServed(pre) => pre,
         };
         let conds = conditions(ctx);
+        let maps = Rc::clone(&self.charset_maps);
+        let recoding = match maps.is_empty() {
+            true => None,
+            false => crate::charset::recoding(&ctx.conf, &ctx.uri, &maps),
+        };
         // A `Range` does not keep a request off the memory cache: with
         // compression applying it is ignored (see compress_variant), and
         // otherwise `memory_hit` declines and the range is answered below.
-        let plain = ctx.method != Method::Post && ctx.err_status.is_none() && conds.is_empty();
+        let plain = ctx.method != Method::Post
+            && ctx.err_status.is_none()
+            && conds.is_empty()
+            && recoding.is_none();
         if plain
             && ctx.conf.memory_cache.is_some()
             && let Some(r) = self.memory_hit(ctx, pre)
@@ -80,6 +89,11 @@ impl HttpCore {
                 Err(e) => return Step::Special(Special::status(open_error_status(e))),
             },
         };
+        if let Some(rc) = recoding
+            && let Some(step) = self.recoded_file(ctx, &info, rc)
+        {
+            return step;
+        }
         if plain && let Some(r) = self.memory_insert(ctx, &info, pre) {
             return Step::Done(r);
         }
