@@ -16,6 +16,7 @@
 //! where the engine turns a `Response` into bytes), logging (log).
 
 mod autoindex;
+mod autoindex_format;
 mod charset;
 mod compress_variant;
 mod conditional;

@@ -106,7 +106,7 @@ impl VarCtx<'_> {
 }
 
 /// `$arg_NAME`: the first `NAME=value` of the query (case-insensitive name).
-fn arg<'a>(args: &'a str, name: &str) -> Option<&'a str> {
+pub(crate) fn arg<'a>(args: &'a str, name: &str) -> Option<&'a str> {
     args.split('&').find_map(|kv| {
         let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
         k.eq_ignore_ascii_case(name).then_some(v)
