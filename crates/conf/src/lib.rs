@@ -21,6 +21,7 @@ mod request_model;
 pub mod syntax;
 pub mod table;
 pub mod values;
+pub mod variables;
 
 pub use error::ConfError;
 pub use model::*;

@@ -1,6 +1,7 @@
 //! The nginx variables usable in `return`, `try_files` and `error_page`
-//! arguments (`$name` and `${name}`). Unknown names expand to nothing
-//! (nginx refuses them when loading the configuration).
+//! arguments (`$name` and `${name}`). Names outside
+//! `peregrine_conf::variables` are refused at load; a known name this
+//! expansion has no value for expands to nothing.
 
 use std::net::SocketAddr;
 

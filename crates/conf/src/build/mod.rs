@@ -131,6 +131,12 @@ pub struct Builder {
     log_formats: Vec<LogFormatConf>,
     listens: Listens,
     hostname: String,
+    // request
+    /// Variable names used so far, in first-use order (checked against
+    /// [`crate::variables`] at the end of `http { }`, as nginx does).
+    used_vars: Vec<String>,
+    /// Names directives defined (see [`Builder::declare_variable`]).
+    declared_vars: HashSet<String>,
 }
 
 impl Builder {
@@ -153,6 +159,8 @@ impl Builder {
             log_formats: vec![logs::combined()],
             listens: Listens::default(),
             hostname,
+            used_vars: Vec::new(),
+            declared_vars: HashSet::new(),
         }
     }
 
@@ -184,7 +192,33 @@ impl Builder {
     fn directive(&mut self, d: &Directive, frame: &mut Frame<'_>) -> Result<()> {
         let spec = check(d, frame.ctx())?;
         self.dispatch(spec, d, frame)?;
-        vars::check_script(d)
+        vars::check_script(d)?;
+        for v in vars::variable_values(d) {
+            for name in vars::names(v) {
+                if !self.used_vars.iter().any(|u| u.eq_ignore_ascii_case(name)) {
+                    self.used_vars.push(name.to_string());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Makes `name` a known variable for this configuration: for directives
+    /// that define one (`set`, `map`, `geo`...).
+    pub fn declare_variable(&mut self, name: &str) {
+        self.declared_vars.insert(name.to_ascii_lowercase());
+    }
+
+    /// nginx's `ngx_http_variables_init_vars`: the first variable used that
+    /// nobody defines.
+    fn check_variables(&self) -> Result<()> {
+        let unknown = self.used_vars.iter().find(|n| {
+            !crate::variables::is_known(n) && !self.declared_vars.contains(&n.to_ascii_lowercase())
+        });
+        match unknown {
+            Some(n) => Err(ConfError::bare(format!("unknown \"{n}\" variable"))),
+            None => Ok(()),
+        }
     }
 
     /// Gives a checked directive its meaning. One arm per kind of handler:
@@ -470,6 +504,7 @@ impl Builder {
         }
         self.warn_conflicting_names(&servers);
         check_locations(&servers, &|c| request::check_recoding(c, &http.charset_maps))?;
+        self.check_variables()?;
         Ok(HttpConf {
             servers,
             log_formats: self.log_formats.clone(),
