@@ -34,9 +34,10 @@ fn unknown_names_are_refused_wherever_variables_go() {
     ] {
         let (code, err) = test_conf(&body);
         assert_eq!(code, Some(1), "{body}: {err}");
-        let want = format!("[emerg] unknown \"{name}\" variable");
+        // nginx prefixes a time and pid after `[emerg]` on stderr.
+        let want = format!("unknown \"{name}\" variable");
         assert!(
-            err.lines().any(|l| l.ends_with(&want)),
+            err.lines().any(|l| l.contains("[emerg] ") && l.ends_with(&want)),
             "{body}: {err}"
         );
     }
