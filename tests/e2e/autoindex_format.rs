@@ -27,9 +27,15 @@ fn xml_listing() {
     assert_eq!(r.status, 200);
     assert_eq!(r.header("Content-Type"), Some("text/xml; charset=utf-8"));
     let b = r.body_str();
-    assert!(b.starts_with("<?xml version=\"1.0\"?>\r\n<list>\r\n<directory mtime=\""), "{b}");
+    assert!(
+        b.starts_with("<?xml version=\"1.0\"?>\r\n<list>\r\n<directory mtime=\""),
+        "{b}"
+    );
     assert!(b.contains("Z\">sub</directory>\r\n<file mtime=\""), "{b}");
-    assert!(b.ends_with("Z\" size=\"42\">f&quot;&lt;.txt</file>\r\n</list>\r\n"), "{b}");
+    assert!(
+        b.ends_with("Z\" size=\"42\">f&quot;&lt;.txt</file>\r\n</list>\r\n"),
+        "{b}"
+    );
 }
 
 #[test]
@@ -38,8 +44,14 @@ fn json_and_jsonp_listings() {
     let r = s.get("/j/");
     assert_eq!(r.header("Content-Type"), Some("application/json"));
     let b = r.body_str();
-    assert!(b.starts_with("[\r\n{ \"name\":\"sub\", \"type\":\"directory\", \"mtime\":\""), "{b}");
-    assert!(b.contains(" },\r\n{ \"name\":\"f\\\"<.txt\", \"type\":\"file\", \"mtime\":\""), "{b}");
+    assert!(
+        b.starts_with("[\r\n{ \"name\":\"sub\", \"type\":\"directory\", \"mtime\":\""),
+        "{b}"
+    );
+    assert!(
+        b.contains(" },\r\n{ \"name\":\"f\\\"<.txt\", \"type\":\"file\", \"mtime\":\""),
+        "{b}"
+    );
     assert!(b.ends_with(" GMT\", \"size\":42 }\r\n]"), "{b}");
     let r = s.get("/p/sub/?callback=cb_1.x");
     assert_eq!(r.header("Content-Type"), Some("application/javascript"));

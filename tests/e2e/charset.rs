@@ -4,7 +4,11 @@
 
 use crate::support::{Prefix, Response, Server, conf_with};
 
-const DEBIAN_MAPS: [&str; 3] = ["/etc/nginx/koi-utf", "/etc/nginx/koi-win", "/etc/nginx/win-utf"];
+const DEBIAN_MAPS: [&str; 3] = [
+    "/etc/nginx/koi-utf",
+    "/etc/nginx/koi-win",
+    "/etc/nginx/win-utf",
+];
 
 /// The site; `debian_maps` adds the includes of Debian's maps and the
 /// locations that need them (nginx refuses a recoding without a map).

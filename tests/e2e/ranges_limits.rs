@@ -3,7 +3,8 @@
 use crate::support::{Prefix, Response, Server, conf_with};
 
 fn range(s: &Server, path: &str, value: &str) -> Response {
-    let req = format!("GET {path} HTTP/1.1\r\nHost: x\r\nRange: {value}\r\nConnection: close\r\n\r\n");
+    let req =
+        format!("GET {path} HTTP/1.1\r\nHost: x\r\nRange: {value}\r\nConnection: close\r\n\r\n");
     Response::parse(&s.raw(req.as_bytes())).unwrap()
 }
 

@@ -17,7 +17,10 @@ fn test_conf(http_body: &str) -> (Option<i32>, String) {
         .stdin(Stdio::null())
         .output()
         .unwrap();
-    (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 #[test]
@@ -37,7 +40,8 @@ fn unknown_names_are_refused_wherever_variables_go() {
         // nginx prefixes a time and pid after `[emerg]` on stderr.
         let want = format!("unknown \"{name}\" variable");
         assert!(
-            err.lines().any(|l| l.contains("[emerg] ") && l.ends_with(&want)),
+            err.lines()
+                .any(|l| l.contains("[emerg] ") && l.ends_with(&want)),
             "{body}: {err}"
         );
     }

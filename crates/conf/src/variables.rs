@@ -88,10 +88,7 @@ pub fn is_known(name: &str) -> bool {
         return true;
     }
     let lower = name.to_ascii_lowercase();
-    KNOWN.contains(&lower.as_str())
-        || PREFIXES
-            .iter()
-            .any(|p| lower.starts_with(p))
+    KNOWN.contains(&lower.as_str()) || PREFIXES.iter().any(|p| lower.starts_with(p))
 }
 
 #[cfg(test)]
@@ -100,7 +97,16 @@ mod tests {
 
     #[test]
     fn names_families_and_captures() {
-        for ok in ["uri", "URI", "http_user_agent", "arg_x", "cookie_a", "1", "sent_http_etag", "http_"] {
+        for ok in [
+            "uri",
+            "URI",
+            "http_user_agent",
+            "arg_x",
+            "cookie_a",
+            "1",
+            "sent_http_etag",
+            "http_",
+        ] {
             assert!(is_known(ok), "{ok}");
         }
         for bad in ["foo", "http", "urix", "", "upstream", "1x"] {

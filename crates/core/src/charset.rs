@@ -36,7 +36,11 @@ pub(crate) struct Recoding<'m> {
 /// The recoding of the location for a file at `uri`, if any: `charset` and
 /// a different `source_charset`, the type in `charset_types`, and a map
 /// between the two (the configuration check makes sure there is one).
-pub(crate) fn recoding<'m>(conf: &LocConf, uri: &str, maps: &'m [CharsetMap]) -> Option<Recoding<'m>> {
+pub(crate) fn recoding<'m>(
+    conf: &LocConf,
+    uri: &str,
+    maps: &'m [CharsetMap],
+) -> Option<Recoding<'m>> {
     let from = conf.request.source_charset.as_deref()?;
     let to = conf.charset.as_deref()?;
     if from.eq_ignore_ascii_case(to) {
@@ -46,9 +50,15 @@ pub(crate) fn recoding<'m>(conf: &LocConf, uri: &str, maps: &'m [CharsetMap]) ->
     charset_for(conf, ty)?;
     maps.iter().find_map(|m| {
         if m.from.eq_ignore_ascii_case(from) && m.to.eq_ignore_ascii_case(to) {
-            Some(Recoding { map: m, reverse: false })
+            Some(Recoding {
+                map: m,
+                reverse: false,
+            })
         } else if m.from.eq_ignore_ascii_case(to) && m.to.eq_ignore_ascii_case(from) {
-            Some(Recoding { map: m, reverse: true })
+            Some(Recoding {
+                map: m,
+                reverse: true,
+            })
         } else {
             None
         }
@@ -122,7 +132,12 @@ impl Recoding<'_> {
 impl HttpCore {
     /// A static file answered recoded: the whole file, or one range of it
     /// when the length is kept.
-    pub(crate) fn recoded_file(&mut self, ctx: &Ctx<'_>, info: &FileInfo, rc: Recoding<'_>) -> Option<Step> {
+    pub(crate) fn recoded_file(
+        &mut self,
+        ctx: &Ctx<'_>,
+        info: &FileInfo,
+        rc: Recoding<'_>,
+    ) -> Option<Step> {
         if info.size > MAX_RECODE_SIZE {
             return None;
         }
@@ -140,16 +155,13 @@ impl HttpCore {
         std::io::Read::read_to_end(&mut &**file, &mut raw).ok()?;
         let body = rc.recode(&raw);
         let size = body.len() as u64;
-        let ranges = status == 200 && !rc.changes_length() && ctx.conf.request.max_ranges != Some(0);
-        let range = ctx
-            .req
-            .header("Range")
-            .filter(|_| ranges)
-            .filter(|_| {
-                ctx.req
-                    .header("If-Range")
-                    .is_none_or(|ir| range::if_range_matches(ir, &etag, info.mtime))
-            });
+        let ranges =
+            status == 200 && !rc.changes_length() && ctx.conf.request.max_ranges != Some(0);
+        let range = ctx.req.header("Range").filter(|_| ranges).filter(|_| {
+            ctx.req
+                .header("If-Range")
+                .is_none_or(|ir| range::if_range_matches(ir, &etag, info.mtime))
+        });
         let (ty, cs) = content_type(&ctx.conf, &ctx.uri);
         let mut spec = HeadSpec {
             content_type: (!ty.is_empty()).then_some(ty),
@@ -160,21 +172,22 @@ impl HttpCore {
             accept_ranges: ranges,
             ..HeadSpec::default()
         };
-        let (status, cr, slice) = match range.map(|v| range::parse_max(v, size, ctx.conf.request.max_ranges)) {
-            Some(Ranges::Unsatisfiable) => {
-                return Some(Step::Special(Special {
-                    status: 416,
-                    content_range: Some(format!("bytes */{size}")),
-                    ..Special::default()
-                }));
-            }
-            Some(Ranges::Satisfiable(r)) if r.len() == 1 => {
-                let (start, end) = r[0];
-                let cr = format!("bytes {}-{}/{}", start, end - 1, size);
-                (206, Some(cr), start as usize..end as usize)
-            }
-            _ => (status, None, 0..body.len()),
-        };
+        let (status, cr, slice) =
+            match range.map(|v| range::parse_max(v, size, ctx.conf.request.max_ranges)) {
+                Some(Ranges::Unsatisfiable) => {
+                    return Some(Step::Special(Special {
+                        status: 416,
+                        content_range: Some(format!("bytes */{size}")),
+                        ..Special::default()
+                    }));
+                }
+                Some(Ranges::Satisfiable(r)) if r.len() == 1 => {
+                    let (start, end) = r[0];
+                    let cr = format!("bytes {}-{}/{}", start, end - 1, size);
+                    (206, Some(cr), start as usize..end as usize)
+                }
+                _ => (status, None, 0..body.len()),
+            };
         if let Some(cr) = &cr {
             spec.content_range = Some(cr);
             spec.accept_ranges = false;
@@ -187,7 +200,9 @@ impl HttpCore {
             Body::Shared(Arc::from(&body[slice]))
         };
         let head = spec.write().lines();
-        Some(Step::Done(self.file_response(ctx, status, head, body, len, false)))
+        Some(Step::Done(
+            self.file_response(ctx, status, head, body, len, false),
+        ))
     }
 }
 
@@ -207,9 +222,15 @@ mod tests {
     #[test]
     fn single_byte_both_ways() {
         let m = map("b", &[(0x58, b"Y"), (0xc1, &[0xe1])]);
-        let fwd = Recoding { map: &m, reverse: false };
+        let fwd = Recoding {
+            map: &m,
+            reverse: false,
+        };
         assert_eq!(fwd.recode(b"X1\xc1\xc2"), b"Y1\xe1?");
-        let back = Recoding { map: &m, reverse: true };
+        let back = Recoding {
+            map: &m,
+            reverse: true,
+        };
         assert_eq!(back.recode(b"Y1\xe1\xe2X"), b"X1\xc1?X");
         assert!(!fwd.changes_length());
     }
@@ -218,9 +239,15 @@ mod tests {
     #[test]
     fn to_and_from_utf8() {
         let m = map("utf-8", &[(0xc1, &[0xd0, 0xb0])]);
-        let fwd = Recoding { map: &m, reverse: false };
+        let fwd = Recoding {
+            map: &m,
+            reverse: false,
+        };
         assert_eq!(fwd.recode(b"x\xc1\xc2"), "xа?".as_bytes());
-        let back = Recoding { map: &m, reverse: true };
+        let back = Recoding {
+            map: &m,
+            reverse: true,
+        };
         assert_eq!(back.recode("xаб\u{ff}".as_bytes()), b"x\xc1&#1073;&#255;");
         assert_eq!(back.recode(b"x\xd0"), b"x?");
         assert!(fwd.changes_length());

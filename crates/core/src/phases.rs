@@ -348,7 +348,11 @@ impl HttpCore {
         }
         let entries = crate::autoindex::entries(dir).map_err(failed)?;
         Ok(match format {
-            F::Xml => (crate::autoindex_format::xml(&entries), "text/xml", Some("utf-8")),
+            F::Xml => (
+                crate::autoindex_format::xml(&entries),
+                "text/xml",
+                Some("utf-8"),
+            ),
             F::Jsonp => {
                 let ty = "application/javascript";
                 let body = crate::autoindex_format::json(&entries, callback.as_deref());
@@ -356,7 +360,11 @@ impl HttpCore {
             }
             _ => {
                 let ty = "application/json";
-                (crate::autoindex_format::json(&entries, None), ty, charset_for(conf, ty))
+                (
+                    crate::autoindex_format::json(&entries, None),
+                    ty,
+                    charset_for(conf, ty),
+                )
             }
         })
     }

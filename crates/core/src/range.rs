@@ -146,7 +146,8 @@ pub fn parse_max(value: &str, size: u64, max_ranges: Option<u32>) -> Ranges {
         return Ranges::Ignore;
     }
     let overhead = PART_OVERHEAD.saturating_mul(ranges.len() as u64);
-    if max_ranges.is_none() && total.saturating_add(overhead) > size.saturating_add(MULTIPART_SLACK) {
+    if max_ranges.is_none() && total.saturating_add(overhead) > size.saturating_add(MULTIPART_SLACK)
+    {
         return Ranges::Ignore;
     }
     Ranges::Satisfiable(ranges)
@@ -349,7 +350,10 @@ mod tests {
             s(&[(0, 10), (990, 1000)])
         );
         assert_eq!(parse_max("bytes=0-9", 1000, Some(1)), s(&[(0, 10)]));
-        assert_eq!(parse_max(v, 1000, None), s(&[(0, 10), (990, 1000), (10, 20)]));
+        assert_eq!(
+            parse_max(v, 1000, None),
+            s(&[(0, 10), (990, 1000), (10, 20)])
+        );
     }
 
     /// Without `max_ranges`, a multipart answer far larger than the file

@@ -503,7 +503,9 @@ impl Builder {
             }));
         }
         self.warn_conflicting_names(&servers);
-        check_locations(&servers, &|c| request::check_recoding(c, &http.charset_maps))?;
+        check_locations(&servers, &|c| {
+            request::check_recoding(c, &http.charset_maps)
+        })?;
         self.check_variables()?;
         Ok(HttpConf {
             servers,
@@ -585,7 +587,10 @@ fn check(d: &Directive, ctx: u8) -> Result<&'static table::Spec> {
 
 /// Runs `check` on the settings of every server and location (nested ones
 /// too), in configuration order.
-fn check_locations(servers: &[Arc<ServerConf>], check: &dyn Fn(&LocConf) -> Result<()>) -> Result<()> {
+fn check_locations(
+    servers: &[Arc<ServerConf>],
+    check: &dyn Fn(&LocConf) -> Result<()>,
+) -> Result<()> {
     fn walk(l: &LocationConf, check: &dyn Fn(&LocConf) -> Result<()>) -> Result<()> {
         check(&l.conf)?;
         l.locations.iter().try_for_each(|n| walk(n, check))
