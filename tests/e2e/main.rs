@@ -9,6 +9,7 @@ mod support;
 
 mod accept;
 mod autoindex_format;
+mod bad_request_pages;
 mod bench;
 mod charset;
 mod cli;

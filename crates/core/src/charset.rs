@@ -83,7 +83,7 @@ impl Recoding<'_> {
                 let table = self.reverse_bytes();
                 out.extend(src.iter().map(|&b| table[usize::from(b)]));
             }
-            (true, true) => self.from_utf8(src, &mut out),
+            (true, true) => self.recode_from_utf8(src, &mut out),
         }
         out
     }
@@ -106,7 +106,7 @@ impl Recoding<'_> {
     /// utf-8 to the single-byte charset: a character the map lacks becomes
     /// an HTML entity `&#N;`, bytes that are not utf-8 a `?`
     /// (`ngx_http_charset_recode_from_utf8`).
-    fn from_utf8(&self, src: &[u8], out: &mut Vec<u8>) {
+    fn recode_from_utf8(&self, src: &[u8], out: &mut Vec<u8>) {
         let mut back = std::collections::HashMap::new();
         for &m in &self.map.mapped {
             let seq = &self.map.forward[usize::from(m)];

@@ -323,17 +323,15 @@ impl HttpCore {
         self.last_server
     }
 
-    /// The phases, in `server`, for a request no route answered.
-    fn handle_server(
-        &mut self,
-        conn: &ConnInfo,
-        req: &RequestView<'_>,
+    /// The request's state at its start, in `server`.
+    pub(crate) fn start_ctx<'a>(
+        srv: &'a ServerRt,
         server: usize,
+        req: &'a RequestView<'a>,
+        conn: &'a ConnInfo,
         now: SystemTime,
-    ) -> Response {
-        let servers = self.servers.clone();
-        let srv = &servers[server];
-        let mut ctx = Ctx {
+    ) -> Ctx<'a> {
+        Ctx {
             req,
             conn,
             now,
@@ -350,7 +348,20 @@ impl HttpCore {
             name_len: Some(0),
             server_name: &srv.name,
             captures: Vec::new(),
-        };
+        }
+    }
+
+    /// The phases, in `server`, for a request no route answered.
+    fn handle_server(
+        &mut self,
+        conn: &ConnInfo,
+        req: &RequestView<'_>,
+        server: usize,
+        now: SystemTime,
+    ) -> Response {
+        let servers = self.servers.clone();
+        let srv = &servers[server];
+        let mut ctx = Self::start_ctx(srv, server, req, conn, now);
         let mut resp = self.run(&mut ctx, &servers);
         if resp.server.is_none() {
             resp.server = Some(srv.conf.clone());
@@ -359,7 +370,17 @@ impl HttpCore {
     }
 
     fn run(&mut self, ctx: &mut Ctx<'_>, servers: &[ServerRt]) -> Response {
-        let mut step = self.server_rewrite_phase(ctx, servers);
+        let step = self.server_rewrite_phase(ctx, servers);
+        self.drive(ctx, servers, step)
+    }
+
+    /// Follows `step` through internal redirects to the response.
+    pub(crate) fn drive(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        servers: &[ServerRt],
+        mut step: Step,
+    ) -> Response {
         loop {
             step = match step {
                 Step::Done(mut r) => {
@@ -461,7 +482,7 @@ impl HttpCore {
     }
 
     /// `ngx_http_special_response_handler`: error_page, else the built-in page.
-    fn special(&mut self, ctx: &mut Ctx<'_>, sp: Special) -> Step {
+    pub(crate) fn special(&mut self, ctx: &mut Ctx<'_>, sp: Special) -> Step {
         ctx.close |= special::closes_connection(sp.status);
         ctx.discarded = true;
         if !ctx.error_page_done

@@ -17,6 +17,7 @@
 
 mod autoindex;
 mod autoindex_format;
+mod bad_request;
 mod charset;
 mod compress_variant;
 mod conditional;
