@@ -28,6 +28,7 @@ mod seeds;
 mod servers_locations;
 mod signals;
 mod static_files;
+mod symlinks;
 mod timeouts;
 mod tune;
 mod variables;

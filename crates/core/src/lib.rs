@@ -41,6 +41,7 @@ mod slots;
 mod special;
 mod static_file;
 mod static_variants;
+mod symlinks;
 #[cfg(test)]
 mod testdir;
 #[cfg(test)]

@@ -85,7 +85,9 @@ pub(crate) fn map_uri(out: &mut String, ctx: &Ctx<'_>, uri: &str) {
 pub(crate) fn open_error_status(err: Errno) -> u16 {
     match err {
         libc::ENOENT | libc::ENOTDIR | libc::ENAMETOOLONG => 404,
-        libc::EACCES => 403,
+        // nginx opens with openat on Linux: a symlink refused by
+        // `disable_symlinks` (or a loop) is 403 too.
+        libc::EACCES | libc::ELOOP | libc::EMLINK => 403,
         _ => 500,
     }
 }
@@ -95,6 +97,13 @@ impl HttpCore {
     pub(crate) fn open_path(&mut self, ctx: &Ctx<'_>, test_only: bool) -> Result<FileInfo, Errno> {
         if escapes_root(&self.path_buf) {
             return Err(libc::ENOENT);
+        }
+        let ds = &ctx.conf.request.disable_symlinks;
+        if ds.mode != peregrine_conf::model::SymlinkMode::Off {
+            let skip = ds.from.as_deref().map_or(0, |f| {
+                crate::symlinks::from_len(&self.path_buf, &ctx.vars().expand(f))
+            });
+            crate::symlinks::check(&self.path_buf, ds.mode, skip)?;
         }
         match ctx.conf.open_file_cache {
             Some(conf) => {

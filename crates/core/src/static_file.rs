@@ -48,7 +48,8 @@ impl HttpCore {
         let plain = ctx.method != Method::Post
             && ctx.err_status.is_none()
             && conds.is_empty()
-            && recoding.is_none();
+            && recoding.is_none()
+            && ctx.conf.request.disable_symlinks.mode == peregrine_conf::model::SymlinkMode::Off;
         if plain
             && ctx.conf.memory_cache.is_some()
             && let Some(r) = self.memory_hit(ctx, pre)
