@@ -6,7 +6,7 @@ use crate::support::{Prefix, Response, Server, conf_with};
 
 fn site() -> Server {
     let p = Prefix::new("redirects");
-    for d in ["a", "b", "c", "d"] {
+    for d in ["a", "b", "c", "d", "e"] {
         p.write(&format!("html/{d}/dir/index.html"), "x");
     }
     let conf = conf_with(
@@ -18,6 +18,7 @@ fn site() -> Server {
         location /b/ { absolute_redirect off; }
         location /c/ { port_in_redirect off; }
         location /d/ { server_name_in_redirect on; }
+        location /e/ { msie_refresh on; }
         location = /ret { absolute_redirect off; return 301 /there?x=1; }
         location = /ret-abs { return 302 /there; }
     }"#,
@@ -64,4 +65,23 @@ fn return_with_a_relative_location() {
     assert_eq!(r.status, 302);
     let want = format!("http://client.test:{}/there", s.addr.port());
     assert_eq!(r.header("Location"), Some(want.as_str()));
+}
+
+/// `msie_refresh on`: MSIE gets the redirect as a refresh page (200, no
+/// Location); other clients the redirect.
+#[test]
+fn msie_refresh_page() {
+    let s = site();
+    let req = "GET /e/dir HTTP/1.1\r\nHost: client.test\r\n\
+               User-Agent: Mozilla/4.0 (compatible; MSIE 6.0; Windows NT 5.1)\r\n\
+               Connection: close\r\n\r\n";
+    let r = Response::parse(&s.raw(req.as_bytes())).unwrap();
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("Location"), None);
+    assert_eq!(r.header("Content-Type"), Some("text/html"));
+    assert_eq!(
+        r.body_str(),
+        "<html><head><meta http-equiv=\"Refresh\" content=\"0; URL=/e/dir/\"></head><body></body></html>\r\n"
+    );
+    assert_eq!(get(&s, "/e/dir").status, 301);
 }

@@ -517,6 +517,9 @@ impl HttpCore {
             };
             return Step::Done(self.builtin(ctx, &redirect));
         }
+        if let Some(r) = crate::msie_refresh::refresh(ctx, sp.status, sp.location.as_deref()) {
+            return Step::Done(r);
+        }
         let r = self.builtin(ctx, &sp);
         Step::Done(crate::static_file::vary_if(r, sp.vary))
     }

@@ -32,6 +32,7 @@ mod http;
 mod locations;
 mod mcache;
 pub mod metrics;
+mod msie_refresh;
 mod phases;
 pub mod range;
 pub mod request;
