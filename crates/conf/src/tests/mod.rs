@@ -7,6 +7,7 @@ mod errors;
 mod files;
 mod fuzzish;
 mod inherit;
+mod request;
 mod soup;
 
 use std::path::{Path, PathBuf};
