@@ -3,7 +3,6 @@
 //! comment says current nginx).
 
 use super::*;
-use crate::model::*;
 
 fn loc(body: &str) -> String {
     server(&format!("location / {{\n{body}\n}}"))
