@@ -106,7 +106,7 @@ pub fn names(s: &str) -> Vec<&str> {
 
 /// The values of `d` whose variables nginx resolves at load: the script
 /// arguments, `error_page`'s URI, `log_format`'s strings and
-/// `access_log`'s `if=` condition.
+/// `access_log`'s `if=` condition, `disable_symlinks`'s `from=`.
 pub fn variable_values(d: &Directive) -> Vec<&str> {
     let args = d.args.as_slice();
     let mut out: Vec<&str> = script_args(d).iter().map(String::as_str).collect();
@@ -120,6 +120,7 @@ pub fn variable_values(d: &Directive) -> Vec<&str> {
             out.extend(args.iter().skip(from).map(String::as_str));
         }
         "access_log" => out.extend(args.iter().filter_map(|a| a.strip_prefix("if="))),
+        "disable_symlinks" => out.extend(args.iter().filter_map(|a| a.strip_prefix("from="))),
         _ => {}
     }
     out
@@ -186,6 +187,8 @@ mod tests {
         assert_eq!(variable_values(&lf), vec!["$a", "${b}"]);
         let al = d("access_log", &["/l$x", "m", "if=$c"]);
         assert_eq!(variable_values(&al), vec!["/l$x", "$c"]);
+        let ds = d("disable_symlinks", &["on", "from=$document_root"]);
+        assert_eq!(variable_values(&ds), vec!["$document_root"]);
         let ep = d("error_page", &["404", "=200", "/$e"]);
         assert_eq!(variable_values(&ep), vec!["/$e"]);
     }
