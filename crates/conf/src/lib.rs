@@ -23,9 +23,11 @@ pub mod model;
 #[rustfmt::skip]
 pub mod nginx_directives;
 pub mod regex;
+mod request_model;
 pub mod syntax;
 pub mod table;
 pub mod values;
+pub mod variables;
 
 pub use error::ConfError;
 pub use model::*;

@@ -148,6 +148,9 @@ pub struct HttpConf {
     pub servers: Vec<Arc<ServerConf>>,
     /// `log_format` definitions by name, `combined` always present.
     pub log_formats: Vec<LogFormatConf>,
+    // request
+    /// `charset_map` blocks, in configuration order.
+    pub charset_maps: Vec<CharsetMap>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -187,6 +190,10 @@ pub struct ServerConf {
     /// The server-level settings, used when no location matches.
     pub conf: Arc<LocConf>,
     pub span: Span,
+    // request
+    /// `merge_slashes` (default on), read from the default server of an
+    /// address as nginx does (the URI is parsed before `Host` is known).
+    pub merge_slashes: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -324,6 +331,8 @@ pub struct LocConf {
     pub userid: Arc<UseridConf>,
     /// `open_log_file_cache` for `access_log` paths with variables.
     pub open_log_file_cache: Option<OpenLogFileCacheConf>,
+    // request
+    pub request: RequestConf,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -559,3 +568,4 @@ pub struct OpenLogFileCacheConf {
     /// Default 60s.
     pub valid: Duration,
 }
+pub use crate::request_model::*;

@@ -8,6 +8,7 @@ use crate::build::Handler;
 use crate::build::handlers as h;
 use crate::build::hints as t;
 use crate::build::modules as m;
+use crate::build::request as r;
 
 /// Context bits (nginx's `NGX_MAIN_CONF`, `NGX_EVENT_CONF`, `NGX_HTTP_*_CONF`).
 pub mod ctx {
@@ -348,6 +349,52 @@ pub static TABLE: &[Spec] = &[
         Args::Range(1, 4),
         Handler::Loc(m::open_log_file_cache),
     ),
+    // request: nginx's request-processing directives (build/request.rs)
+    row("merge_slashes", HS, ONE, Handler::Srv(r::merge_slashes)),
+    row("log_not_found", HSL, ONE, Handler::Loc(r::log_not_found)),
+    row("log_subrequest", HSL, ONE, Handler::Loc(r::log_subrequest)),
+    row("internal", LOCATION, NONE, Handler::Loc(r::internal)),
+    row(
+        "absolute_redirect",
+        HSL,
+        ONE,
+        Handler::Loc(r::absolute_redirect),
+    ),
+    row(
+        "port_in_redirect",
+        HSL,
+        ONE,
+        Handler::Loc(r::port_in_redirect),
+    ),
+    row(
+        "server_name_in_redirect",
+        HSL,
+        ONE,
+        Handler::Loc(r::server_name_in_redirect),
+    ),
+    row("max_ranges", HSL, ONE, Handler::Loc(r::max_ranges)),
+    row("msie_padding", HSL, ONE, Handler::Loc(r::msie_padding)),
+    row("msie_refresh", HSL, ONE, Handler::Loc(r::msie_refresh)),
+    row(
+        "disable_symlinks",
+        HSL,
+        ONE_TWO,
+        Handler::Loc(r::disable_symlinks),
+    ),
+    row("charset_map", HTTP, TWO, Handler::Block(B::CharsetMap)),
+    row("source_charset", HSL, ONE, Handler::Loc(r::source_charset)),
+    row(
+        "override_charset",
+        HSL,
+        ONE,
+        Handler::Loc(r::override_charset),
+    ),
+    row(
+        "autoindex_format",
+        HSL,
+        ONE,
+        Handler::Loc(r::autoindex_format),
+    ),
     // Tuning hints: nginx settings with no effect in Peregrine's design,
     // accepted (their values checked) with a notice.
     row("accept_mutex", EVENTS, ONE, Handler::Hint(h::hint_flag)),
@@ -574,7 +621,6 @@ pub static NOTICE_TOO: &[&str] = &["use"];
 /// "not supported by Peregrine yet" rather than "unknown", so that the user
 /// knows the configuration is valid nginx.
 pub static UNSUPPORTED: &[&str] = &[
-    "absolute_redirect",
     "add_header",
     "add_trailer",
     "aio",
@@ -601,7 +647,6 @@ pub static UNSUPPORTED: &[&str] = &[
     "if",
     "if_modified_since",
     "ignore_invalid_headers",
-    "internal",
     "limit_conn",
     "limit_conn_zone",
     "limit_except",
@@ -614,16 +659,12 @@ pub static UNSUPPORTED: &[&str] = &[
     "lingering_timeout",
     "load_module",
     "lock_file",
-    "log_not_found",
-    "log_subrequest",
     "map",
     "master_process",
     "memcached_pass",
-    "merge_slashes",
     "mp4",
     "output_buffers",
     "pcre_jit",
-    "port_in_redirect",
     "postpone_output",
     "proxy_buffer_size",
     "proxy_buffering",
@@ -647,7 +688,6 @@ pub static UNSUPPORTED: &[&str] = &[
     "scgi_pass",
     "send_lowat",
     "sendfile_max_chunk",
-    "server_name_in_redirect",
     "server_tokens",
     "set",
     "set_real_ip_from",

@@ -15,11 +15,13 @@ use crate::date::push_autoindex_date;
 /// nginx's `NGX_HTTP_AUTOINDEX_NAME_LEN`.
 const NAME_LEN: usize = 50;
 
-struct Entry {
-    name: Vec<u8>,
-    dir: bool,
-    mtime: i64,
-    size: u64,
+pub(crate) struct Entry {
+    pub name: Vec<u8>,
+    pub dir: bool,
+    /// A regular file (nginx's `ngx_de_is_file`): neither is `other`.
+    pub file: bool,
+    pub mtime: i64,
+    pub size: u64,
 }
 
 /// Why a listing could not be produced (maps to 404/403/500 as nginx).
@@ -31,6 +33,11 @@ fn errno(e: &std::io::Error) -> Errno {
 
 /// Reads `dir` and renders the listing page for `uri`.
 pub(crate) fn render(dir: &str, uri: &str, utf8: bool) -> Result<Vec<u8>, Errno> {
+    Ok(html(uri, &entries(dir)?, utf8))
+}
+
+/// The entries of `dir` nginx lists, directories first, then by name.
+pub(crate) fn entries(dir: &str) -> Result<Vec<Entry>, Errno> {
     use std::os::unix::ffi::OsStrExt;
     let rd = fs::read_dir(dir).map_err(|e| errno(&e))?;
     let mut entries = Vec::new();
@@ -56,12 +63,13 @@ pub(crate) fn render(dir: &str, uri: &str, utf8: bool) -> Result<Vec<u8>, Errno>
         entries.push(Entry {
             name,
             dir: meta.is_dir(),
+            file: meta.is_file(),
             mtime: meta.mtime(),
             size: meta.len(),
         });
     }
     entries.sort_by(|a, b| b.dir.cmp(&a.dir).then_with(|| a.name.cmp(&b.name)));
-    Ok(html(uri, &entries, utf8))
+    Ok(entries)
 }
 
 fn html(uri: &str, entries: &[Entry], utf8: bool) -> Vec<u8> {

@@ -249,6 +249,18 @@ fn location_qualifies(conf: &LocConf) -> bool {
         && !crate::phases::root_text(&conf.root).contains('$')
         // The userid filter adds a cookie to every response.
         && conf.userid.mode < peregrine_conf::model::UseridMode::V1
+        && request_directives_allow(conf)
+}
+
+/// The request-processing directives that change a static answer keep
+/// their location off the routes: recoding (`source_charset`), `internal`,
+/// `disable_symlinks`, a non-html `autoindex_format` does not matter (a
+/// route serves files only).
+fn request_directives_allow(conf: &LocConf) -> bool {
+    let r = &conf.request;
+    r.source_charset.is_none()
+        && !r.internal
+        && r.disable_symlinks.mode == peregrine_conf::model::SymlinkMode::Off
 }
 
 impl HttpCore {

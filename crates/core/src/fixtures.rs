@@ -222,6 +222,7 @@ pub fn server_with(
         locations,
         conf: Arc::new(conf),
         span: Span::default(),
+        merge_slashes: true,
     }
 }
 
@@ -247,6 +248,7 @@ pub fn config(servers: Vec<ServerConf>) -> Config {
         http: Some(HttpConf {
             servers: servers.into_iter().map(Arc::new).collect(),
             log_formats: Vec::new(),
+            charset_maps: Vec::new(),
         }),
         files: Vec::new(),
         notices: Vec::new(),

@@ -65,6 +65,9 @@ pub struct HttpCore {
     host_memo: crate::servers::HostMemo,
     /// Settings for responses to unparsable requests.
     fallback: Arc<LocConf>,
+    // request
+    /// The `charset_map` tables (`charset` with `source_charset` recodes).
+    pub(crate) charset_maps: Rc<Vec<peregrine_conf::model::CharsetMap>>,
 }
 
 /// The state of one request across internal redirects.
@@ -135,15 +138,23 @@ impl Ctx<'_> {
     }
 
     /// `http://host[:port]` as nginx prefixes a Location starting with `/`
-    /// (`absolute_redirect on`, `port_in_redirect on`,
-    /// `server_name_in_redirect off`): the Host, else the local address.
+    /// (`ngx_http_header_filter`): the server's name with
+    /// `server_name_in_redirect on`, else the Host, else the local address;
+    /// the port unless it is 80 or `port_in_redirect off`. Empty with
+    /// `absolute_redirect off`: the Location stays as it is.
     pub(crate) fn origin(&self) -> String {
+        let r = &self.conf.request;
+        if !r.absolute_redirect {
+            return String::new();
+        }
         let host: Cow<'_, str> = match self.req.host {
+            _ if r.server_name_in_redirect => Cow::Borrowed(self.server_name),
             Some(h) if !h.is_empty() => Cow::Borrowed(h),
             _ => Cow::Owned(self.conn.local.ip().to_string()),
         };
         match self.conn.local.port() {
             80 => format!("http://{host}"),
+            _ if !r.port_in_redirect => format!("http://{host}"),
             port => format!("http://{host}:{port}"),
         }
     }
@@ -196,6 +207,12 @@ impl HttpCore {
             last_server: None,
             host_memo: Default::default(),
             fallback,
+            charset_maps: Rc::new(
+                conf.http
+                    .as_ref()
+                    .map(|h| h.charset_maps.clone())
+                    .unwrap_or_default(),
+            ),
         }
     }
 
@@ -316,17 +333,15 @@ impl HttpCore {
         self.last_server
     }
 
-    /// The phases, in `server`, for a request no route answered.
-    fn handle_server(
-        &mut self,
-        conn: &ConnInfo,
-        req: &RequestView<'_>,
+    /// The request's state at its start, in `server`.
+    pub(crate) fn start_ctx<'a>(
+        srv: &'a ServerRt,
         server: usize,
+        req: &'a RequestView<'a>,
+        conn: &'a ConnInfo,
         now: SystemTime,
-    ) -> Response {
-        let servers = self.servers.clone();
-        let srv = &servers[server];
-        let mut ctx = Ctx {
+    ) -> Ctx<'a> {
+        Ctx {
             req,
             conn,
             now,
@@ -345,7 +360,20 @@ impl HttpCore {
             captures: Vec::new(),
             server_names: &srv.conf.server_names,
             uid: Default::default(),
-        };
+        }
+    }
+
+    /// The phases, in `server`, for a request no route answered.
+    fn handle_server(
+        &mut self,
+        conn: &ConnInfo,
+        req: &RequestView<'_>,
+        server: usize,
+        now: SystemTime,
+    ) -> Response {
+        let servers = self.servers.clone();
+        let srv = &servers[server];
+        let mut ctx = Self::start_ctx(srv, server, req, conn, now);
         let mut resp = self.run(&mut ctx, &servers);
         if resp.server.is_none() {
             resp.server = Some(srv.conf.clone());
@@ -354,7 +382,17 @@ impl HttpCore {
     }
 
     fn run(&mut self, ctx: &mut Ctx<'_>, servers: &[ServerRt]) -> Response {
-        let mut step = self.server_rewrite_phase(ctx, servers);
+        let step = self.server_rewrite_phase(ctx, servers);
+        self.drive(ctx, servers, step)
+    }
+
+    /// Follows `step` through internal redirects to the response.
+    pub(crate) fn drive(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        servers: &[ServerRt],
+        mut step: Step,
+    ) -> Response {
         loop {
             step = match step {
                 Step::Done(mut r) => {
@@ -425,6 +463,11 @@ impl HttpCore {
             ctx.conf = conf.clone();
         }
         ctx.name_len = name_len;
+        // `internal` (ngx_http_core_find_config_phase): only a redirected
+        // request (index, try_files, error_page) may use the location.
+        if ctx.conf.request.internal && ctx.uri_changes == MAX_URI_CHANGES + 1 {
+            return Step::Special(Special::status(404));
+        }
         let limit = ctx.conf.client_max_body_size;
         if limit > 0 && !ctx.discarded && ctx.req.content_length.is_some_and(|n| n > limit) {
             return Step::Special(Special::status(413));
@@ -454,7 +497,7 @@ impl HttpCore {
     }
 
     /// `ngx_http_special_response_handler`: error_page, else the built-in page.
-    fn special(&mut self, ctx: &mut Ctx<'_>, sp: Special) -> Step {
+    pub(crate) fn special(&mut self, ctx: &mut Ctx<'_>, sp: Special) -> Step {
         ctx.close |= special::closes_connection(sp.status);
         ctx.discarded = true;
         if !ctx.error_page_done
@@ -489,6 +532,9 @@ impl HttpCore {
             };
             return Step::Done(self.builtin(ctx, &redirect));
         }
+        if let Some(r) = crate::msie_refresh::refresh(ctx, sp.status, sp.location.as_deref()) {
+            return Step::Done(r);
+        }
         let r = self.builtin(ctx, &sp);
         Step::Done(crate::static_file::vary_if(r, sp.vary))
     }
@@ -499,6 +545,7 @@ impl HttpCore {
             conf: &ctx.conf,
             header_only: ctx.header_only(),
             padding: ctx.req.version >= (1, 0)
+                && ctx.conf.request.msie_padding
                 && special::wants_padding(ctx.req.header("User-Agent")),
             origin: &origin,
         };

@@ -16,6 +16,9 @@
 //! where the engine turns a `Response` into bytes), logging (log).
 
 mod autoindex;
+mod autoindex_format;
+mod bad_request;
+mod charset;
 mod compress_variant;
 mod conditional;
 mod date;
@@ -30,6 +33,7 @@ mod http;
 mod locations;
 mod mcache;
 pub mod metrics;
+mod msie_refresh;
 mod phases;
 mod random_index;
 pub mod range;
@@ -42,6 +46,7 @@ mod slots;
 mod special;
 mod static_file;
 mod static_variants;
+mod symlinks;
 #[cfg(test)]
 mod testdir;
 #[cfg(test)]

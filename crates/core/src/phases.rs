@@ -85,7 +85,9 @@ pub(crate) fn map_uri(out: &mut String, ctx: &Ctx<'_>, uri: &str) {
 pub(crate) fn open_error_status(err: Errno) -> u16 {
     match err {
         libc::ENOENT | libc::ENOTDIR | libc::ENAMETOOLONG => 404,
-        libc::EACCES => 403,
+        // nginx opens with openat on Linux: a symlink refused by
+        // `disable_symlinks` (or a loop) is 403 too.
+        libc::EACCES | libc::ELOOP | libc::EMLINK => 403,
         _ => 500,
     }
 }
@@ -95,6 +97,13 @@ impl HttpCore {
     pub(crate) fn open_path(&mut self, ctx: &Ctx<'_>, test_only: bool) -> Result<FileInfo, Errno> {
         if escapes_root(&self.path_buf) {
             return Err(libc::ENOENT);
+        }
+        let ds = &ctx.conf.request.disable_symlinks;
+        if ds.mode != peregrine_conf::model::SymlinkMode::Off {
+            let skip = ds.from.as_deref().map_or(0, |f| {
+                crate::symlinks::from_len(&self.path_buf, &ctx.vars().expand(f))
+            });
+            crate::symlinks::check(&self.path_buf, ds.mode, skip)?;
         }
         match ctx.conf.open_file_cache {
             Some(conf) => {
@@ -294,16 +303,14 @@ impl HttpCore {
         if escapes_root(&dir) {
             return Step::Special(Special::status(404));
         }
-        let cs = charset_for(&conf, "text/html");
-        let utf8 = cs.is_some_and(|c| c.eq_ignore_ascii_case("utf-8"));
-        let html = match crate::autoindex::render(&dir, &ctx.uri, utf8) {
-            Ok(h) => h,
-            Err(e) => return Step::Special(Special::status(open_error_status(e))),
+        let (html, ty, cs) = match self.listing(ctx, &conf, &dir) {
+            Ok(l) => l,
+            Err(step) => return step,
         };
         let http11 = ctx.req.version >= (1, 1);
         let chunked = http11 && !ctx.header_only();
         let head = HeadSpec {
-            content_type: Some("text/html"),
+            content_type: Some(ty),
             charset: cs,
             chunked,
             ..HeadSpec::default()
@@ -324,6 +331,56 @@ impl HttpCore {
         // The body is already chunk-framed: not for the compression filter.
         r.compressible = false;
         Step::Done(r)
+    }
+}
+
+impl HttpCore {
+    /// The listing of `dir` in the location's `autoindex_format`, its
+    /// Content-Type and charset (xml is always utf-8, as nginx sets it).
+    fn listing<'c>(
+        &self,
+        ctx: &Ctx<'_>,
+        conf: &'c peregrine_conf::model::LocConf,
+        dir: &str,
+    ) -> Result<(Vec<u8>, &'static str, Option<&'c str>), Step> {
+        use peregrine_conf::model::AutoindexFormat as F;
+        let mut format = conf.request.autoindex_format;
+        let mut callback = None;
+        if format == F::Jsonp {
+            match crate::autoindex_format::jsonp_callback(ctx.args.as_deref()) {
+                Ok(Some(cb)) => callback = Some(cb.to_string()),
+                Ok(None) => format = F::Json,
+                Err(()) => return Err(Step::Special(Special::status(400))),
+            }
+        }
+        let failed = |e| Step::Special(Special::status(open_error_status(e)));
+        if format == F::Html {
+            let cs = charset_for(conf, "text/html");
+            let utf8 = cs.is_some_and(|c| c.eq_ignore_ascii_case("utf-8"));
+            let html = crate::autoindex::render(dir, &ctx.uri, utf8).map_err(failed)?;
+            return Ok((html, "text/html", cs));
+        }
+        let entries = crate::autoindex::entries(dir).map_err(failed)?;
+        Ok(match format {
+            F::Xml => (
+                crate::autoindex_format::xml(&entries),
+                "text/xml",
+                Some("utf-8"),
+            ),
+            F::Jsonp => {
+                let ty = "application/javascript";
+                let body = crate::autoindex_format::json(&entries, callback.as_deref());
+                (body, ty, charset_for(conf, ty))
+            }
+            _ => {
+                let ty = "application/json";
+                (
+                    crate::autoindex_format::json(&entries, None),
+                    ty,
+                    charset_for(conf, ty),
+                )
+            }
+        })
     }
 }
 

@@ -23,6 +23,20 @@ const MAX_OFF: u64 = i64::MAX as u64;
 
 /// Parses a `Range` value (`max_ranges` is unlimited, nginx's default).
 pub fn parse(value: &str, size: u64) -> Ranges {
+    parse_max(value, size, None)
+}
+
+/// nginx's per-range overhead estimate of a multipart answer (its boundary
+/// and part headers) and the slack allowed on top of the file, when
+/// `max_ranges` is not set: a multipart answer much larger than the file
+/// is refused (`ngx_http_range_parse`, nginx 1.27.2 on).
+const PART_OVERHEAD: u64 = 256;
+const MULTIPART_SLACK: u64 = 4096;
+
+/// [`parse`] with `max_ranges` (`None`: unlimited; callers handle 0, which
+/// turns ranges off before parsing): more ranges than that are ignored.
+pub fn parse_max(value: &str, size: u64, max_ranges: Option<u32>) -> Ranges {
+    let mut budget = max_ranges.map_or(u64::MAX, u64::from);
     let v = value.as_bytes();
     // nginx: at least `bytes=N`, `bytes=` compared case-insensitively.
     if v.len() < 7 || !v[..6].eq_ignore_ascii_case(b"bytes=") {
@@ -109,6 +123,10 @@ pub fn parse(value: &str, size: u64) -> Ranges {
             }
             total += end - start;
             ranges.push((start, end));
+            if budget == 0 {
+                return Ranges::Ignore;
+            }
+            budget -= 1;
         } else if start == 0 {
             return Ranges::Ignore;
         }
@@ -121,7 +139,15 @@ pub fn parse(value: &str, size: u64) -> Ranges {
     if ranges.is_empty() {
         return Ranges::Unsatisfiable;
     }
+    if ranges.len() == 1 {
+        return Ranges::Satisfiable(ranges);
+    }
     if total > size {
+        return Ranges::Ignore;
+    }
+    let overhead = PART_OVERHEAD.saturating_mul(ranges.len() as u64);
+    if max_ranges.is_none() && total.saturating_add(overhead) > size.saturating_add(MULTIPART_SLACK)
+    {
         return Ranges::Ignore;
     }
     Ranges::Satisfiable(ranges)
@@ -305,6 +331,44 @@ mod tests {
             "Sun, 06 Nov 1994 08:49:38 GMT",
             "\"x\"",
             784_111_777
+        ));
+    }
+
+    /// `max_ranges N`: up to N ranges are answered, one more makes the
+    /// header ignored; bad ranges past the limit are not counted (nginx
+    /// counts only satisfiable ones).
+    #[test]
+    fn max_ranges() {
+        let v = "bytes=0-9, -10, 10-19";
+        assert_eq!(parse_max(v, 1000, Some(2)), Ranges::Ignore);
+        assert_eq!(
+            parse_max("bytes=0-9, -10", 1000, Some(2)),
+            s(&[(0, 10), (990, 1000)])
+        );
+        assert_eq!(
+            parse_max("bytes=0-9, -10, 10000-", 1000, Some(2)),
+            s(&[(0, 10), (990, 1000)])
+        );
+        assert_eq!(parse_max("bytes=0-9", 1000, Some(1)), s(&[(0, 10)]));
+        assert_eq!(
+            parse_max(v, 1000, None),
+            s(&[(0, 10), (990, 1000), (10, 20)])
+        );
+    }
+
+    /// Without `max_ranges`, a multipart answer far larger than the file
+    /// is refused: 256 bytes counted per part, 4096 bytes of slack.
+    #[test]
+    fn multipart_overhead_without_max_ranges() {
+        let many = format!("bytes={}", vec!["0-0"; 20].join(","));
+        assert_eq!(parse_max(&many, 100, None), Ranges::Ignore);
+        assert!(matches!(
+            parse_max(&many, 100, Some(100)),
+            Ranges::Satisfiable(r) if r.len() == 20
+        ));
+        assert!(matches!(
+            parse_max(&many, 10_000, None),
+            Ranges::Satisfiable(r) if r.len() == 20
         ));
     }
 }

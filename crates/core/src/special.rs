@@ -71,7 +71,8 @@ pub(crate) struct PageCtx<'a> {
     pub conf: &'a Arc<LocConf>,
     pub header_only: bool,
     pub padding: bool,
-    /// `http://host[:port]` for a Location starting with `/`.
+    /// `http://host[:port]` for a Location starting with `/`; empty: such
+    /// a Location is sent as it is (`absolute_redirect off`).
     pub origin: &'a str,
 }
 
@@ -85,7 +86,7 @@ pub(crate) fn builtin(sp: &Special, ctx: &PageCtx<'_>) -> Response {
     let location_abs = sp
         .location
         .as_deref()
-        .filter(|l| l.starts_with('/'))
+        .filter(|l| l.starts_with('/') && !ctx.origin.is_empty())
         .map(|l| format!("{}{l}", ctx.origin));
     let no_length = status == 204 || status == 304;
     let head = HeadSpec {
@@ -97,7 +98,10 @@ pub(crate) fn builtin(sp: &Special, ctx: &PageCtx<'_>) -> Response {
         },
         content_length: (!no_length).then_some(len as u64),
         location_abs: location_abs.as_deref(),
-        location_rel: sp.location.as_deref().filter(|l| !l.starts_with('/')),
+        location_rel: sp
+            .location
+            .as_deref()
+            .filter(|l| !l.starts_with('/') || ctx.origin.is_empty()),
         content_range: sp.content_range.as_deref(),
         ..HeadSpec::default()
     }
@@ -177,6 +181,11 @@ fn too_large(req: &peregrine_codec::Request, resp: &Response) -> Option<ErrorNot
 fn explain_failure(path: &str, resp: &Response) -> Option<ErrorNote> {
     let conf = resp.conf.as_ref()?;
     if path.is_empty() || !conf.try_files.is_empty() {
+        return None;
+    }
+    // `log_not_found off`: nginx's static and index handlers skip the line
+    // of a missing file (the 404s); a 403 is still logged.
+    if resp.status == 404 && !conf.request.log_not_found {
         return None;
     }
     let errno = |e: std::io::Error| e.raw_os_error().unwrap_or(libc::EIO);

@@ -2,6 +2,7 @@
 //! range filters applied to its 200 responses, and the memory cache.
 
 use std::os::unix::fs::FileExt;
+use std::rc::Rc;
 use std::sync::Arc;
 
 use peregrine_conf::model::LocConf;
@@ -36,10 +37,19 @@ impl HttpCore {
             Precompressed::NotServed(pre) => pre,
         };
         let conds = conditions(ctx);
+        let maps = Rc::clone(&self.charset_maps);
+        let recoding = match maps.is_empty() {
+            true => None,
+            false => crate::charset::recoding(&ctx.conf, &ctx.uri, &maps),
+        };
         // A `Range` does not keep a request off the memory cache: with
         // compression applying it is ignored (see compress_variant), and
         // otherwise `memory_hit` declines and the range is answered below.
-        let plain = ctx.method != Method::Post && ctx.err_status.is_none() && conds.is_empty();
+        let plain = ctx.method != Method::Post
+            && ctx.err_status.is_none()
+            && conds.is_empty()
+            && recoding.is_none()
+            && ctx.conf.request.disable_symlinks.mode == peregrine_conf::model::SymlinkMode::Off;
         if plain
             && ctx.conf.memory_cache.is_some()
             && let Some(r) = self.memory_hit(ctx, pre)
@@ -80,6 +90,11 @@ impl HttpCore {
                 Err(e) => return Step::Special(Special::status(open_error_status(e))),
             },
         };
+        if let Some(rc) = recoding
+            && let Some(step) = self.recoded_file(ctx, &info, rc)
+        {
+            return step;
+        }
         if plain && let Some(r) = self.memory_insert(ctx, &info, pre) {
             return Step::Done(r);
         }
@@ -181,7 +196,9 @@ impl HttpCore {
             content_length: Some(info.size),
             last_modified: (status == 200).then_some(info.mtime),
             etag: Some((info.mtime, info.size)),
-            accept_ranges: status == 200,
+            // `max_ranges 0`: nginx's range filter steps aside, so no
+            // `Accept-Ranges` either.
+            accept_ranges: status == 200 && ctx.conf.request.max_ranges != Some(0),
             ..HeadSpec::default()
         }
         .write()
@@ -214,14 +231,15 @@ impl HttpCore {
                     return Step::Done(vary_if(self.not_modified(ctx, info), pre.vary));
                 }
             }
-            let ranges = range_handling(decision.coding) == RangeHandling::Normal;
+            let ranges = range_handling(decision.coding) == RangeHandling::Normal
+                && ctx.conf.request.max_ranges != Some(0);
             if let Some(value) = range.filter(|_| ranges) {
                 let applies = ctx
                     .req
                     .header("If-Range")
                     .is_none_or(|ir| range::if_range_matches(ir, &etag, info.mtime));
                 if applies {
-                    match range::parse(value, info.size) {
+                    match range::parse_max(value, info.size, ctx.conf.request.max_ranges) {
                         Ranges::Ignore => {}
                         Ranges::Unsatisfiable => {
                             return Step::Special(Special {

@@ -1,6 +1,7 @@
 //! The nginx variables usable in `return`, `try_files` and `error_page`
-//! arguments (`$name` and `${name}`). Unknown names expand to nothing
-//! (nginx refuses them when loading the configuration).
+//! arguments (`$name` and `${name}`). Names outside
+//! `peregrine_conf::variables` are refused at load; a known name this
+//! expansion has no value for expands to nothing.
 
 use std::net::SocketAddr;
 
@@ -115,7 +116,7 @@ impl VarCtx<'_> {
 }
 
 /// `$arg_NAME`: the first `NAME=value` of the query (case-insensitive name).
-fn arg<'a>(args: &'a str, name: &str) -> Option<&'a str> {
+pub(crate) fn arg<'a>(args: &'a str, name: &str) -> Option<&'a str> {
     args.split('&').find_map(|kv| {
         let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
         k.eq_ignore_ascii_case(name).then_some(v)

@@ -253,7 +253,15 @@ impl Conn {
         if let Some(b) = self.rbuf.as_mut() {
             b.start = b.end;
         }
-        let mut resp = cx.core.error_response(e.status);
+        // The default server's `error_page` applies (nginx's special
+        // response handler); a panic there costs the page, not the worker.
+        let default = cx.lctx(self.lst).default_server.clone();
+        let (info, wall, status) = (&self.info, cx.wall, e.status);
+        let core = &mut cx.core;
+        let mut resp = catch_unwind(AssertUnwindSafe(|| {
+            core.bad_request_response(info, default.as_ref(), status, wall)
+        }))
+        .unwrap_or_else(|_| cx.core.error_response(status));
         resp.keepalive = false;
         if let Some(srv) = &cx.lctx(self.lst).default_server {
             resp.conf = resp.conf.or_else(|| Some(srv.conf.clone()));

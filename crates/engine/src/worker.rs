@@ -152,6 +152,7 @@ fn listen_ctx(conf: &Config, spec_addr: SocketAddr) -> ListenCtx {
     let limits = Limits {
         header_buffer_size: srv.map_or(1024, |s| s.client_header_buffer_size),
         large_header_buffers: srv.map_or((4, 8192), |s| s.large_client_header_buffers),
+        merge_slashes: srv.is_none_or(|s| s.merge_slashes),
         ..Limits::default()
     };
     let max_head = limits

@@ -127,7 +127,11 @@ fn compile_one(
         if name.is_empty() {
             return Err(invalid());
         }
-        let var = Var::parse(name).ok_or_else(|| FormatError::UnknownVariable(name.to_owned()))?;
+        // A name of the configuration's list the log cannot render (a
+        // module's variable) is logged as not found, `-`.
+        let var = Var::parse(name)
+            .or_else(|| peregrine_conf::variables::is_known(name).then_some(Var::NotFound))
+            .ok_or_else(|| FormatError::UnknownVariable(name.to_owned()))?;
         if !literal.is_empty() {
             segments.push(Segment::Literal(std::mem::take(literal).into()));
         }

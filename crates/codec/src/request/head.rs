@@ -209,11 +209,18 @@ fn apply_request_line(
         req.has_host = true;
     }
     // Path ends at the first `?` or `#`; the query runs from a `?` that
-    // comes before any `#` to the end of the target, as nginx's `$args`.
+    // comes before any `#` to the next `#`, as nginx's `$args` (a `#` makes
+    // the URI complex and `ngx_http_parse_complex_uri` ends the args there;
+    // nginx 1.22 kept the fragment in them).
     let p0 = line.path_start.unwrap_or(line.target.end);
     let p1 = line.scan.path_end;
     if buf.get(p1) == Some(&b'?') {
-        req.query = Some(p1 + 1..line.target.end);
+        let query = buf.get(p1 + 1..line.target.end).unwrap_or(&[]);
+        let end = query
+            .iter()
+            .position(|&b| b == b'#')
+            .map_or(line.target.end, |n| p1 + 1 + n);
+        req.query = Some(p1 + 1..end);
     }
     let s = &line.scan;
     if p1 <= p0 {

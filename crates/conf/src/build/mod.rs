@@ -15,6 +15,7 @@ mod location;
 mod logs;
 pub mod modules;
 pub mod raw;
+pub mod request;
 mod syslog;
 mod vars;
 
@@ -86,6 +87,8 @@ pub enum BlockKind {
     Server,
     Location,
     Types,
+    // request
+    CharsetMap,
 }
 
 /// The context being filled.
@@ -132,6 +135,12 @@ pub struct Builder {
     log_formats: Vec<LogFormatConf>,
     listens: Listens,
     hostname: String,
+    // request
+    /// Variable names used so far, in first-use order (checked against
+    /// [`crate::variables`] at the end of `http { }`, as nginx does).
+    used_vars: Vec<String>,
+    /// Names directives defined (see [`Builder::declare_variable`]).
+    declared_vars: HashSet<String>,
 }
 
 impl Builder {
@@ -154,6 +163,8 @@ impl Builder {
             log_formats: vec![logs::combined()],
             listens: Listens::default(),
             hostname,
+            used_vars: Vec::new(),
+            declared_vars: HashSet::new(),
         }
     }
 
@@ -185,7 +196,59 @@ impl Builder {
     fn directive(&mut self, d: &Directive, frame: &mut Frame<'_>) -> Result<()> {
         let spec = check(d, frame.ctx())?;
         self.dispatch(spec, d, frame)?;
-        vars::check_script(d)
+        vars::check_script(d)?;
+        for v in vars::variable_values(d) {
+            for name in vars::names(v) {
+                if !self.used_vars.iter().any(|u| u.eq_ignore_ascii_case(name)) {
+                    self.used_vars.push(name.to_string());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Makes `name` a known variable for this configuration: for directives
+    /// that define one (`set`, `map`, `geo`...).
+    pub fn declare_variable(&mut self, name: &str) {
+        self.declared_vars.insert(name.to_ascii_lowercase());
+    }
+
+    /// Named groups of server-name and location regexes are variables, as
+    /// nginx's `ngx_http_regex_compile` makes them (`server_name
+    /// ~^(?<sub>.+)\.example\.com$; root /srv/$sub;`).
+    fn declare_named_captures(&mut self, servers: &[Arc<ServerConf>]) {
+        fn walk(locs: &[Arc<LocationConf>], out: &mut Vec<String>) {
+            for l in locs {
+                if let LocationMatch::Regex { regex, .. } = &l.matcher {
+                    out.extend(regex.capture_names().into_iter().map(|(n, _)| n));
+                }
+                walk(&l.locations, out);
+            }
+        }
+        let mut names = Vec::new();
+        for s in servers {
+            for n in &s.server_names {
+                if let ServerName::Regex(re) = n {
+                    names.extend(re.capture_names().into_iter().map(|(n, _)| n));
+                }
+            }
+            walk(&s.locations, &mut names);
+        }
+        for n in names {
+            self.declare_variable(&n);
+        }
+    }
+
+    /// nginx's `ngx_http_variables_init_vars`: the first variable used that
+    /// nobody defines.
+    fn check_variables(&self) -> Result<()> {
+        let unknown = self.used_vars.iter().find(|n| {
+            !crate::variables::is_known(n) && !self.declared_vars.contains(&n.to_ascii_lowercase())
+        });
+        match unknown {
+            Some(n) => Err(ConfError::bare(format!("unknown \"{n}\" variable"))),
+            None => Ok(()),
+        }
     }
 
     /// Gives a checked directive its meaning. One arm per kind of handler:
@@ -364,6 +427,11 @@ impl Builder {
                 let types = raw.types.get_or_insert_with(MimeTypes::default);
                 self.types(&block.items, block.error.as_ref(), types)
             }
+            (BlockKind::CharsetMap, Frame::Http(h)) => {
+                let map = request::charset_map(d, block, &h.charset_maps)?;
+                h.charset_maps.push(map);
+                Ok(())
+            }
             _ => Err(ConfError::at(
                 &d.span,
                 format!("\"{}\" directive is not allowed here", d.name),
@@ -461,12 +529,19 @@ impl Builder {
                 locations,
                 conf: Arc::new(conf),
                 span: s.span.clone(),
+                merge_slashes: srv.merge_slashes.unwrap_or(true),
             }));
         }
         self.warn_conflicting_names(&servers);
+        check_locations(&servers, &|c| {
+            request::check_recoding(c, &http.charset_maps)
+        })?;
+        self.declare_named_captures(&servers);
+        self.check_variables()?;
         Ok(HttpConf {
             servers,
             log_formats: self.log_formats.clone(),
+            charset_maps: http.charset_maps.clone(),
         })
     }
 
@@ -558,6 +633,23 @@ fn check_shape(d: &Directive, allowed: bool, block: bool, args_ok: bool) -> Resu
             &d.span,
             format!("invalid number of arguments in \"{}\" directive", d.name),
         ));
+    }
+    Ok(())
+}
+
+/// Runs `check` on the settings of every server and location (nested ones
+/// too), in configuration order.
+fn check_locations(
+    servers: &[Arc<ServerConf>],
+    check: &dyn Fn(&LocConf) -> Result<()>,
+) -> Result<()> {
+    fn walk(l: &LocationConf, check: &dyn Fn(&LocConf) -> Result<()>) -> Result<()> {
+        check(&l.conf)?;
+        l.locations.iter().try_for_each(|n| walk(n, check))
+    }
+    for s in servers {
+        check(&s.conf)?;
+        s.locations.iter().try_for_each(|l| walk(l, check))?;
     }
     Ok(())
 }

@@ -119,6 +119,8 @@ pub struct RawLoc {
     pub userid: super::modules::RawUserid,
     /// `open_log_file_cache`: `Some(None)` is `off`.
     pub open_log_file_cache: Option<Option<OpenLogFileCacheConf>>,
+    // request
+    pub request: super::request::RawRequest,
 }
 
 /// Resolves a path as `ngx_conf_full_name(cycle, name, 0)`: relative paths are
@@ -215,6 +217,7 @@ impl LocConf {
             secure_link: Arc::default(),
             userid: Arc::default(),
             open_log_file_cache: None,
+            request: RequestConf::default(),
         }
     }
 }
@@ -329,6 +332,7 @@ impl RawLoc {
             secure_link: self.secure_link.merge(&p.secure_link),
             userid,
             open_log_file_cache,
+            request: self.request.merge(&p.request),
         }
     }
 }
@@ -339,6 +343,8 @@ pub struct RawSrv {
     pub client_header_timeout: Option<Duration>,
     pub client_header_buffer_size: Option<usize>,
     pub large_client_header_buffers: Option<(usize, usize)>,
+    // request
+    pub merge_slashes: Option<bool>,
 }
 
 /// nginx's defaults for the server-level settings.
@@ -364,6 +370,7 @@ impl RawSrv {
                 .large_client_header_buffers
                 .or(http.large_client_header_buffers)
                 .or(Some(DEFAULT_LARGE_CLIENT_HEADER_BUFFERS)),
+            merge_slashes: self.merge_slashes.or(http.merge_slashes).or(Some(true)),
         }
     }
 }
@@ -399,6 +406,8 @@ pub struct RawHttp {
     pub srv: RawSrv,
     pub loc: RawLoc,
     pub servers: Vec<RawServer>,
+    // request
+    pub charset_maps: Vec<CharsetMap>,
 }
 
 /// One `server { }` as written.

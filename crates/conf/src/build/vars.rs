@@ -81,6 +81,51 @@ fn script_args(d: &Directive) -> &[String] {
     }
 }
 
+/// The variable names `s` refers to, in order (malformed references, which
+/// [`check_value`] refuses, are skipped).
+pub fn names(s: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = s;
+    while let Some(at) = rest.find('$') {
+        let after = &rest[at + 1..];
+        let (inner, bracket) = match after.strip_prefix('{') {
+            Some(a) => (a, true),
+            None => (after, false),
+        };
+        let len = inner
+            .bytes()
+            .take_while(|b| b.is_ascii_alphanumeric() || *b == b'_')
+            .count();
+        if len > 0 {
+            out.push(&inner[..len]);
+        }
+        rest = &inner[len + usize::from(bracket && inner[len..].starts_with('}'))..];
+    }
+    out
+}
+
+/// The values of `d` whose variables nginx resolves at load: the script
+/// arguments, `error_page`'s URI, `log_format`'s strings and
+/// `access_log`'s `if=` condition, `disable_symlinks`'s `from=`.
+pub fn variable_values(d: &Directive) -> Vec<&str> {
+    let args = d.args.as_slice();
+    let mut out: Vec<&str> = script_args(d).iter().map(String::as_str).collect();
+    match d.name.as_str() {
+        "error_page" => out.extend(args.last().map(String::as_str)),
+        "log_format" => {
+            let from = match args.get(1) {
+                Some(a) if a.starts_with("escape=") => 2,
+                _ => 1,
+            };
+            out.extend(args.iter().skip(from).map(String::as_str));
+        }
+        "access_log" => out.extend(args.iter().filter_map(|a| a.strip_prefix("if="))),
+        "disable_symlinks" => out.extend(args.iter().filter_map(|a| a.strip_prefix("from="))),
+        _ => {}
+    }
+    out
+}
+
 /// Checks the values of a directive that nginx compiles as scripts; run
 /// after the directive's own checks, which nginx makes first.
 pub fn check_script(d: &Directive) -> Result<()> {
@@ -132,6 +177,20 @@ mod tests {
             span: Span::new(&Arc::new(PathBuf::from("f")), 1),
             block: None,
         }
+    }
+
+    #[test]
+    fn names_in_order() {
+        assert_eq!(names("a$uri/${host}x$1$"), vec!["uri", "host", "1"]);
+        assert_eq!(names("${a"), vec!["a"]);
+        let lf = d("log_format", &["m", "escape=json", "$a", "${b}"]);
+        assert_eq!(variable_values(&lf), vec!["$a", "${b}"]);
+        let al = d("access_log", &["/l$x", "m", "if=$c"]);
+        assert_eq!(variable_values(&al), vec!["/l$x", "$c"]);
+        let ds = d("disable_symlinks", &["on", "from=$document_root"]);
+        assert_eq!(variable_values(&ds), vec!["$document_root"]);
+        let ep = d("error_page", &["404", "=200", "/$e"]);
+        assert_eq!(variable_values(&ep), vec!["/$e"]);
     }
 
     #[test]

@@ -357,14 +357,14 @@ fn location_forms() {
 #[test]
 fn root_alias_index() {
     let c = parse(&server(
-        "root html/;\nindex a.html b.htm;\nindex c.html;\nlocation /a/ { alias /srv/a/; }\nlocation /b { root /srv/b/; }\nlocation /c { root $x/y; }\nlocation /d { root /; }",
+        "root html/;\nindex a.html b.htm;\nindex c.html;\nlocation /a/ { alias /srv/a/; }\nlocation /b { root /srv/b/; }\nlocation /c { root $uri/y; }\nlocation /d { root /; }",
     ));
     let s = only_server(&c);
     assert_eq!(s.conf.root, DocRoot::Root("/p/conf/html".into()));
     assert_eq!(s.conf.index, vec!["a.html", "b.htm", "c.html"]);
     assert_eq!(s.locations[0].conf.root, DocRoot::Alias("/srv/a/".into()));
     assert_eq!(s.locations[1].conf.root, DocRoot::Root("/srv/b".into()));
-    assert_eq!(s.locations[2].conf.root, DocRoot::Root("$x/y".into()));
+    assert_eq!(s.locations[2].conf.root, DocRoot::Root("$uri/y".into()));
     assert_eq!(s.locations[3].conf.root, DocRoot::Root(String::new()));
 }
 
@@ -562,8 +562,8 @@ server {}",
 #[test]
 fn access_log_forms_and_log_format() {
     let c = parse(&http(
-        "log_format main '$remote_addr \"$request\" '\n    '$status';\nlog_format j escape=json '{\"a\":\"$a\"}';\n\
-         access_log logs/a.log main buffer=16k flush=5s;\naccess_log /var/log/b.log combined gzip=5 if=$loggable;\naccess_log logs/c.log;\n\
+        "log_format main '$remote_addr \"$request\" '\n    '$status';\nlog_format j escape=json '{\"a\":\"$arg_a\"}';\n\
+         access_log logs/a.log main buffer=16k flush=5s;\naccess_log /var/log/b.log combined gzip=5 if=$cookie_loggable;\naccess_log logs/c.log;\n\
          access_log logs/d.log main gzip;\nserver { location /off { access_log off; } }",
     ));
     let http_conf = c.http.as_ref().unwrap();
@@ -583,7 +583,7 @@ fn access_log_forms_and_log_format() {
     );
     assert_eq!(
         (a[1].gzip, a[1].buffer, a[1].condition.as_deref()),
-        (Some(5), Some(65536), Some("$loggable"))
+        (Some(5), Some(65536), Some("$cookie_loggable"))
     );
     assert_eq!(a[2].format, "combined");
     assert_eq!(a[3].gzip, Some(1));

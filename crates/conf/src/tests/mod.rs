@@ -10,6 +10,7 @@ mod fuzzish;
 mod inherit;
 mod modules;
 mod refused;
+mod request;
 mod soup;
 
 use std::path::{Path, PathBuf};

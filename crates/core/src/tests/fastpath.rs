@@ -230,3 +230,32 @@ fn accept_encoding_takes_the_route_where_nothing_compresses() {
     assert_eq!(parsed(&mut f, ae), first);
     assert_eq!(f.core.routes.hits, 1);
 }
+
+/// The request directives that change a static answer hold on the second
+/// and third identical GET (the memory cache and the route): `max_ranges 0`
+/// sends no Accept-Ranges; an `internal` location stays 404 and no route
+/// is taken.
+#[test]
+fn request_directives_hold_on_repeated_gets() {
+    let d = TestDir::new("core-fast-request");
+    d.file("r.txt", b"0123456789");
+    let mut c = cached(d.root());
+    c.request.max_ranges = Some(0);
+    let mut f = Fixture::one(c, vec![]);
+    for _ in 0..3 {
+        let r = f.run(&get("/r.txt"));
+        assert_eq!(r.status, 200);
+        assert!(!r.head.contains("Accept-Ranges"), "{}", r.head);
+    }
+    assert_eq!(
+        f.core.routes.hits, 2,
+        "the second and third GET took the route"
+    );
+    let mut c = cached(d.root());
+    c.request.internal = true;
+    let mut f = Fixture::one(c, vec![]);
+    for _ in 0..3 {
+        assert_eq!(f.run(&get("/r.txt")).status, 404);
+    }
+    assert_eq!(f.core.routes.hits, 0);
+}
