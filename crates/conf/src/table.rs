@@ -5,6 +5,7 @@
 
 use crate::build::Handler;
 use crate::build::handlers as h;
+use crate::build::headers as hd;
 
 /// Context bits (nginx's `NGX_MAIN_CONF`, `NGX_EVENT_CONF`, `NGX_HTTP_*_CONF`).
 pub mod ctx {
@@ -287,6 +288,40 @@ pub static TABLE: &[Spec] = &[
         ONE,
         Handler::Loc(h::proxy_busy_buffers_size),
     ),
+    // headers: the response-header directives (build/headers.rs)
+    row(
+        "add_header",
+        HSL,
+        Args::Range(2, 3),
+        Handler::Loc(hd::add_header),
+    ),
+    row(
+        "add_trailer",
+        HSL,
+        Args::Range(2, 3),
+        Handler::Loc(hd::add_trailer),
+    ),
+    row(
+        "add_header_inherit",
+        HSL,
+        ONE,
+        Handler::Loc(hd::add_header_inherit),
+    ),
+    row(
+        "add_trailer_inherit",
+        HSL,
+        ONE,
+        Handler::Loc(hd::add_trailer_inherit),
+    ),
+    row("expires", HSL, ONE_TWO, Handler::Loc(hd::expires)),
+    row("server_tokens", HSL, ONE, Handler::Loc(hd::server_tokens)),
+    row("etag", HSL, ONE, Handler::Loc(hd::etag)),
+    row(
+        "if_modified_since",
+        HSL,
+        ONE,
+        Handler::Loc(hd::if_modified_since),
+    ),
     // Tuning hints: nginx settings with no effect in Peregrine's design,
     // accepted (their values checked) with a notice.
     row("accept_mutex", EVENTS, ONE, Handler::Hint(h::hint_flag)),
@@ -382,8 +417,6 @@ pub static NOTICE_TOO: &[&str] = &["use"];
 /// knows the configuration is valid nginx.
 pub static UNSUPPORTED: &[&str] = &[
     "absolute_redirect",
-    "add_header",
-    "add_trailer",
     "aio",
     "allow",
     "auth_basic",
@@ -396,8 +429,6 @@ pub static UNSUPPORTED: &[&str] = &[
     "directio",
     "empty_gif",
     "env",
-    "etag",
-    "expires",
     "fastcgi_buffers",
     "fastcgi_cache",
     "fastcgi_index",
@@ -407,7 +438,6 @@ pub static UNSUPPORTED: &[&str] = &[
     "grpc_pass",
     "http2",
     "if",
-    "if_modified_since",
     "ignore_invalid_headers",
     "internal",
     "limit_conn",
@@ -458,7 +488,6 @@ pub static UNSUPPORTED: &[&str] = &[
     "send_lowat",
     "sendfile_max_chunk",
     "server_name_in_redirect",
-    "server_tokens",
     "set",
     "set_real_ip_from",
     "split_clients",

@@ -347,6 +347,9 @@ impl HttpCore {
             step = match step {
                 Step::Done(mut r) => {
                     r.keepalive &= !ctx.close;
+                    if crate::headers::active(&ctx.conf) {
+                        crate::headers::filter(&mut r, ctx);
+                    }
                     return r;
                 }
                 Step::Special(sp) => self.special(ctx, sp),

@@ -17,15 +17,15 @@ use crate::model::*;
 use crate::syntax::Directive;
 use crate::values::*;
 
-fn arg(d: &Directive, i: usize) -> &str {
+pub(crate) fn arg(d: &Directive, i: usize) -> &str {
     d.args.get(i).map(String::as_str).unwrap_or_default()
 }
 
-fn msg(d: &Directive, m: impl Into<String>) -> ConfError {
+pub(crate) fn msg(d: &Directive, m: impl Into<String>) -> ConfError {
     ConfError::at(&d.span, m)
 }
 
-fn duplicate(d: &Directive) -> ConfError {
+pub(crate) fn duplicate(d: &Directive) -> ConfError {
     msg(d, format!("\"{}\" directive is duplicate", d.name))
 }
 
@@ -55,7 +55,7 @@ fn fresh<T>(slot: &Option<T>, d: &Directive) -> Result<()> {
 }
 
 /// [`set`] with the value read only once the slot is known to be free.
-fn set_with<T>(
+pub(crate) fn set_with<T>(
     slot: &mut Option<T>,
     d: &Directive,
     read: impl FnOnce() -> Result<T>,
@@ -65,7 +65,7 @@ fn set_with<T>(
     Ok(())
 }
 
-fn flag(d: &Directive) -> Result<bool> {
+pub(crate) fn flag(d: &Directive) -> Result<bool> {
     parse_flag(arg(d, 0)).ok_or_else(|| {
         msg(
             d,
