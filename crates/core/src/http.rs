@@ -34,6 +34,8 @@ pub(crate) struct ServerRt {
     pub locs: Locations,
     /// The first name (`$server_name`).
     pub name: String,
+    /// A `server_name` regex has named captures (variables).
+    pub named_captures: bool,
 }
 
 /// One per worker thread (owns the worker's open-file cache and memory
@@ -91,6 +93,8 @@ pub(crate) struct Ctx<'a> {
     pub server_name: &'a str,
     /// Captures of the regex location, when its settings use them.
     pub captures: Vec<String>,
+    /// Named captures of the server name regex.
+    pub named: Vec<(String, String)>,
 }
 
 impl Ctx<'_> {
@@ -121,6 +125,7 @@ impl Ctx<'_> {
             server_name: self.server_name,
             document_root: root_of(&self.conf),
             captures: &self.captures,
+            named: &self.named,
         }
     }
 
@@ -160,6 +165,7 @@ impl HttpCore {
                         conf: s.clone(),
                         locs: Locations::new(&s.locations),
                         name: primary_name(s),
+                        named_captures: crate::servers::has_named_captures(s),
                     })
                     .collect()
             })
@@ -333,6 +339,11 @@ impl HttpCore {
             name_len: Some(0),
             server_name: &srv.name,
             captures: Vec::new(),
+            named: if srv.named_captures {
+                crate::servers::named_captures(&srv.conf, req.host)
+            } else {
+                Vec::new()
+            },
         };
         let mut resp = self.run(&mut ctx, &servers);
         if resp.server.is_none() {
@@ -535,7 +546,8 @@ fn primary_name(s: &ServerConf) -> String {
         Some(ServerName::Exact(n)) => n.clone(),
         Some(ServerName::WildcardStart { suffix, also_bare }) => {
             if *also_bare {
-                suffix.clone()
+                // nginx: `.example.com` names the server `example.com`.
+                suffix.trim_start_matches('.').to_string()
             } else {
                 format!("*{suffix}")
             }

@@ -17,6 +17,9 @@ pub(crate) struct VarCtx<'a> {
     pub document_root: &'a str,
     /// `$0`..`$9` of the regex location that matched.
     pub captures: &'a [String],
+    /// The named captures of the server name regex that chose the server
+    /// (`server_name ~^(?P<name>.+)$` gives `$name`).
+    pub named: &'a [(String, String)],
 }
 
 impl VarCtx<'_> {
@@ -61,6 +64,8 @@ impl VarCtx<'_> {
                     out.push_str(self.req.header(&header).unwrap_or(""));
                 } else if let Some(a) = name.strip_prefix("arg_") {
                     out.push_str(arg(self.args.unwrap_or(""), a).unwrap_or(""));
+                } else if let Some((_, v)) = self.named.iter().find(|(n, _)| n == name) {
+                    out.push_str(v);
                 }
             }
         }
@@ -141,6 +146,7 @@ mod tests {
             server_name: "srv",
             document_root: "/www",
             captures: &["/a b".to_string(), "a".to_string()],
+            named: &[("sub".to_string(), "www".to_string())],
         };
         assert_eq!(
             v.expand("https://$host$request_uri"),
@@ -156,5 +162,6 @@ mod tests {
         assert_eq!(v.expand("${unterminated"), "");
         assert_eq!(v.expand("$remote_addr $scheme"), "10.0.0.1 http");
         assert_eq!(v.expand("/x/$1/$2/$0"), "/x/a///a b");
+        assert_eq!(v.expand("$sub.$subx"), "www.");
     }
 }

@@ -193,7 +193,8 @@ fn fragments_and_query() {
     let r = ok(b"GET /echo/a#frag?x HTTP/1.1\r\nHost: a\r\n\r\n");
     assert_eq!((r.path(), r.query()), ("/echo/a", None));
     let r = ok(b"GET /echo/a?x#frag HTTP/1.1\r\nHost: a\r\n\r\n");
-    assert_eq!((r.path(), r.query()), ("/echo/a", Some("x#frag")));
+    // nginx 1.22: `$args` is `x` (and `$request_uri` keeps the fragment).
+    assert_eq!((r.path(), r.query()), ("/echo/a", Some("x")));
     let r = ok(b"GET /a/%2e%2e/echo? HTTP/1.1\r\nHost: a\r\n\r\n");
     assert_eq!((r.path(), r.query()), ("/echo", Some("")));
 }

@@ -20,7 +20,7 @@ pub const REGEX_SIZE_LIMIT: usize = 10 * 1024 * 1024;
 /// crate's, whose syntax is close to PCRE's but lacks look-around and
 /// backreferences).
 pub fn compile(re: &str, case_insensitive: bool, span: &Span) -> Result<regex::Regex> {
-    RegexBuilder::new(re)
+    RegexBuilder::new(&unquote(re))
         .case_insensitive(case_insensitive)
         .size_limit(REGEX_SIZE_LIMIT)
         .build()
@@ -36,6 +36,36 @@ pub fn compile(re: &str, case_insensitive: bool, span: &Span) -> Result<regex::R
                 .to_string();
             ConfError::at(span, format!("regex compile failed: {reason} in \"{re}\""))
         })
+}
+
+/// PCRE's `\\Q...\\E` (the text between taken literally, up to `\\E` or
+/// the end), which the regex crate lacks: the text escaped instead.
+fn unquote(re: &str) -> std::borrow::Cow<'_, str> {
+    if !re.contains("\\Q") {
+        return std::borrow::Cow::Borrowed(re);
+    }
+    let mut out = String::with_capacity(re.len() + 8);
+    let mut rest = re;
+    while let Some(i) = rest.find('\\') {
+        out.push_str(&rest[..i]);
+        let esc = &rest[i..];
+        let Some(c) = esc[1..].chars().next() else {
+            out.push('\\');
+            rest = "";
+            break;
+        };
+        if c == 'Q' {
+            let quoted = &esc[2..];
+            let end = quoted.find("\\E").unwrap_or(quoted.len());
+            out.push_str(&regex::escape(&quoted[..end]));
+            rest = quoted.get(end + 2..).unwrap_or("");
+        } else {
+            out.push_str(&esc[..1 + c.len_utf8()]);
+            rest = &esc[1 + c.len_utf8()..];
+        }
+    }
+    out.push_str(rest);
+    std::borrow::Cow::Owned(out)
 }
 
 fn matcher(d: &Directive) -> Result<(LocationMatch, String)> {
@@ -153,4 +183,22 @@ pub fn check_duplicates(locations: &[RawLocation]) -> Result<()> {
         check_duplicates(&l.locations)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unquote;
+
+    #[test]
+    fn pcre_quoting_becomes_escapes() {
+        assert_eq!(unquote(r"^a\.b$"), r"^a\.b$");
+        assert_eq!(
+            unquote(r"^(?P<n>[a-z]+)\Q.ex.com\E$"),
+            r"^(?P<n>[a-z]+)\.ex\.com$"
+        );
+        assert_eq!(unquote(r"\Qa+b"), r"a\+b");
+        assert_eq!(unquote(r"\\Q.x"), r"\\Q.x", "an escaped backslash");
+        let re = regex::Regex::new(&unquote(r"^\Q*.com\E$")).unwrap();
+        assert!(re.is_match("*.com") && !re.is_match("a.com"));
+    }
 }
