@@ -26,4 +26,5 @@ mod servers_locations;
 mod signals;
 mod static_files;
 mod timeouts;
+mod trailers;
 mod tune;

@@ -26,7 +26,9 @@ use peregrine_conf::model::{Expires, LocConf};
 
 use crate::date::push_http_date;
 use crate::http::Ctx;
-use crate::response::{HeadLines, Response};
+use std::sync::Arc;
+
+use crate::response::{Body, HeadLines, Response};
 use crate::vars::VarCtx;
 
 /// `expires epoch`'s date (`ngx_http_set_expires`).
@@ -47,7 +49,7 @@ pub(crate) fn safe_status(status: u16) -> bool {
 /// The location has something for the filter to do.
 #[inline]
 pub(crate) fn active(conf: &LocConf) -> bool {
-    !conf.add_headers.is_empty() || conf.expires != Expires::Off
+    !conf.add_headers.is_empty() || conf.expires != Expires::Off || !conf.add_trailers.is_empty()
 }
 
 /// The ETag and Last-Modified time a 200 of a file leaves the filter with,
@@ -84,6 +86,9 @@ pub(crate) fn filter(resp: &mut Response, ctx: &Ctx<'_>) {
     }
     let conf = &ctx.conf;
     let safe = safe_status(resp.status);
+    if !conf.add_trailers.is_empty() {
+        add_trailers(resp, ctx, safe);
+    }
     let mut lines = resp.head.as_bytes().to_vec();
     let mut split = resp.head_split.min(lines.len());
     let mut added = Vec::new();
@@ -133,6 +138,84 @@ pub(crate) fn filter(resp: &mut Response, ctx: &Ctx<'_>) {
     resp.head = HeadLines::Owned(lines);
     resp.head_split = split;
 }
+
+/// `add_trailer` (`ngx_http_trailers_filter`, written by nginx's chunked
+/// filter). When a trailer applies to the status, nginx sends an HTTP/1.1
+/// body chunked (dropping its Content-Length; not for HEAD, 204 or 304)
+/// and writes the trailer fields with non-empty values after the last
+/// chunk. A body core already chunk-framed (an autoindex listing, a
+/// compressed memory-cache variant) gets them after its last chunk; any
+/// other body is framed here, and then the engine's compression filter
+/// leaves it alone (nginx would compress it, then chunk it).
+fn add_trailers(resp: &mut Response, ctx: &Ctx<'_>, safe: bool) {
+    let applies = ctx.conf.add_trailers.iter().any(|t| safe || t.always);
+    if !applies || resp.header_only || ctx.req.version < (1, 1) || resp.status < 200 {
+        return;
+    }
+    let vars = ctx.vars();
+    let mut end = b"0\r\n".to_vec();
+    for t in ctx.conf.add_trailers.iter().filter(|t| safe || t.always) {
+        end.extend_from_slice(&header_line(t.name.as_bytes(), &vars.expand(&t.value)));
+    }
+    end.extend_from_slice(b"\r\n");
+    if find_line(resp.head.as_bytes(), b"Transfer-Encoding").is_some() {
+        return replace_last_chunk(&mut resp.body, &end);
+    }
+    let mut head = resp.head.as_bytes().to_vec();
+    let mut split = resp.head_split.min(head.len());
+    if let Some(r) = find_line(&head, b"Content-Length") {
+        remove_or_replace(&mut head, &mut split, r, b"");
+    }
+    const CHUNKED: &[u8] = b"Transfer-Encoding: chunked\r\n";
+    head.splice(split..split, CHUNKED.iter().copied());
+    split += CHUNKED.len();
+    let len = resp.body.len();
+    let body = std::mem::replace(&mut resp.body, Body::Empty);
+    let mut parts = Vec::with_capacity(4);
+    if len > 0 {
+        parts.push(Body::Shared(Arc::from(format!("{len:x}\r\n").into_bytes())));
+        match body {
+            Body::Parts(p) => parts.extend(p),
+            b => parts.push(b),
+        }
+        end.splice(0..0, b"\r\n".iter().copied());
+    }
+    parts.push(Body::Shared(Arc::from(end)));
+    resp.body = Body::Parts(parts);
+    resp.head = HeadLines::Owned(head);
+    resp.head_split = split;
+    resp.content_length = None;
+    resp.compressible = false;
+}
+
+/// Puts `end` (`0\r\n`, trailers, blank line) in place of the last chunk
+/// of a body core chunk-framed.
+fn replace_last_chunk(body: &mut Body, end: &[u8]) {
+    let with = |chunks: &[u8]| -> Option<Arc<[u8]>> {
+        let mut b = chunks.strip_suffix(LAST_CHUNK)?.to_vec();
+        b.extend_from_slice(end);
+        Some(Arc::from(b))
+    };
+    match body {
+        Body::Shared(b) => {
+            if let Some(nb) = with(b) {
+                *b = nb;
+            }
+        }
+        Body::Parts(parts) => {
+            if let Some(last) = parts.last_mut()
+                && let Body::Static(b) = last
+                && let Some(nb) = with(b)
+            {
+                *last = Body::Shared(nb);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The end of a body chunked by core.
+const LAST_CHUNK: &[u8] = b"0\r\n\r\n";
 
 /// `Name: value\r\n`.
 fn header_line(name: &[u8], value: &str) -> Vec<u8> {
