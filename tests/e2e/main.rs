@@ -16,6 +16,7 @@ mod expires;
 mod gzip;
 mod headers;
 mod http_parsing;
+mod index_vars;
 mod keepalive;
 mod log_formats;
 mod logs;
