@@ -197,6 +197,30 @@ mod tests {
     }
 
     #[test]
+    fn if_modified_since_modes_and_no_etag() {
+        let m = mtime();
+        let later = "Tue, 01 Dec 2026 00:00:00 GMT";
+        let c = |ims, mode| Conditions {
+            if_modified_since: Some(ims),
+            ims: mode,
+            ..Conditions::default()
+        };
+        use IfModifiedSince::*;
+        assert_eq!(c(later, Exact).evaluate(Some(ET), m), Verdict::Send);
+        assert_eq!(c(later, Before).evaluate(Some(ET), m), Verdict::NotModified);
+        assert_eq!(c("bad", Before).evaluate(Some(ET), m), Verdict::Send);
+        assert_eq!(c(LM, Off).evaluate(Some(ET), m), Verdict::Send);
+        assert_eq!(c(LM, Before).evaluate(Some(ET), m), Verdict::NotModified);
+        // `etag off`: only `*` matches.
+        let inm = |v| Conditions {
+            if_none_match: Some(v),
+            ..Conditions::default()
+        };
+        assert_eq!(inm(ET).evaluate(None, m), Verdict::Send);
+        assert_eq!(inm("*").evaluate(None, m), Verdict::NotModified);
+    }
+
+    #[test]
     fn dates_read_with_nginx_leniency() {
         // nginx 1.22 answers 304 to each of these for a file modified at LM:
         // months by their first letters, day 0, no zone.
