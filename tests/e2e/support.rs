@@ -91,12 +91,13 @@ pub fn is_nginx() -> bool {
     std::env::var("E2E_SERVER").is_ok_and(|v| v == "nginx")
 }
 
-/// The name a server puts in its `Server` header and error pages.
+/// The name a server puts in its `Server` header and error pages
+/// (`server_tokens on`, the default).
 pub fn server_name() -> &'static str {
     if is_nginx() {
         "nginx/1.22.1"
     } else {
-        "peregrine"
+        concat!("peregrine/", env!("CARGO_PKG_VERSION"))
     }
 }
 

@@ -81,8 +81,24 @@ pub fn status_line(version: Version, status: u16) -> &'static [u8] {
         .unwrap_or(b"HTTP/1.1 500 Internal Server Error\r\n")
 }
 
-/// The footer nginx puts under every built-in page (`<center>nginx/1.22.1</center>` there).
+/// The footer nginx puts under every built-in page with `server_tokens off`
+/// (`<center>nginx</center>` there; `nginx/1.22.1` with `on`).
 pub const ERROR_PAGE_TAIL: &[u8] = b"<hr><center>peregrine</center>\r\n</body>\r\n</html>\r\n";
+
+/// The footer with `server_tokens on` (nginx's default): the product and
+/// its version, as nginx's `ngx_http_error_full_tail`.
+pub const ERROR_PAGE_TAIL_VERSION: &[u8] = concat!(
+    "<hr><center>peregrine/",
+    env!("CARGO_PKG_VERSION"),
+    "</center>\r\n</body>\r\n</html>\r\n"
+)
+.as_bytes();
+
+/// The `Server` value with `server_tokens on` (and `build`: Peregrine has no
+/// build name): `peregrine/VERSION`, as nginx sends `nginx/VERSION`.
+pub const SERVER_VERSION: &str = concat!("peregrine/", env!("CARGO_PKG_VERSION"));
+/// The `Server` value with `server_tokens off`.
+pub const SERVER_NAME: &str = "peregrine";
 
 macro_rules! page {
     ($title:literal) => {

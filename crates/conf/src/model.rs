@@ -333,6 +333,23 @@ pub struct LocConf {
     pub open_log_file_cache: Option<OpenLogFileCacheConf>,
     // request
     pub request: RequestConf,
+    // headers
+    /// `add_header`s in effect, in order: a level's own, else the enclosing
+    /// level's (`add_header_inherit merge`: its own, then the enclosing ones).
+    pub add_headers: Arc<[AddHeader]>,
+    /// `add_trailer`s in effect, inherited as `add_headers`.
+    pub add_trailers: Arc<[AddHeader]>,
+    /// `add_header_inherit` / `add_trailer_inherit` (inherited themselves).
+    pub add_header_inherit: HeadersInherit,
+    pub add_trailer_inherit: HeadersInherit,
+    /// `expires`; default `off`.
+    pub expires: Expires,
+    /// `server_tokens`; default `on`.
+    pub server_tokens: ServerTokens,
+    /// `etag`; default on.
+    pub etag: bool,
+    /// `if_modified_since`; default `exact`.
+    pub if_modified_since: IfModifiedSince,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -569,3 +586,60 @@ pub struct OpenLogFileCacheConf {
     pub valid: Duration,
 }
 pub use crate::request_model::*;
+/// One `add_header` / `add_trailer`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AddHeader {
+    pub name: String,
+    /// The value as written (variables unexpanded); empty adds nothing.
+    pub value: String,
+    /// `always`: also for statuses other than 2xx/3xx ones nginx lists.
+    pub always: bool,
+}
+
+/// `expires` (ngx_http_headers_filter_module). Times are seconds and may
+/// be negative.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Expires {
+    #[default]
+    Off,
+    Epoch,
+    Max,
+    /// `expires TIME`: from the time of the request.
+    Access(i64),
+    /// `expires modified TIME`: from the file's modification time.
+    Modified(i64),
+    /// `expires @TIME`: the next such time of day.
+    Daily(i64),
+    /// A value with variables, read per request (`modified` was given).
+    Variable {
+        modified: bool,
+        value: String,
+    },
+}
+
+/// `server_tokens`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ServerTokens {
+    #[default]
+    On,
+    Off,
+    Build,
+}
+
+/// `if_modified_since`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum IfModifiedSince {
+    Off,
+    #[default]
+    Exact,
+    Before,
+}
+
+/// `add_header_inherit` / `add_trailer_inherit` (nginx 1.29.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum HeadersInherit {
+    #[default]
+    On,
+    Off,
+    Merge,
+}

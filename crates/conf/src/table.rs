@@ -6,6 +6,7 @@
 
 use crate::build::Handler;
 use crate::build::handlers as h;
+use crate::build::headers as hd;
 use crate::build::hints as t;
 use crate::build::modules as m;
 use crate::build::request as r;
@@ -395,6 +396,40 @@ pub static TABLE: &[Spec] = &[
         ONE,
         Handler::Loc(r::autoindex_format),
     ),
+    // headers: the response-header directives (build/headers.rs)
+    row(
+        "add_header",
+        HSL,
+        Args::Range(2, 3),
+        Handler::Loc(hd::add_header),
+    ),
+    row(
+        "add_trailer",
+        HSL,
+        Args::Range(2, 3),
+        Handler::Loc(hd::add_trailer),
+    ),
+    row(
+        "add_header_inherit",
+        HSL,
+        ONE,
+        Handler::Loc(hd::add_header_inherit),
+    ),
+    row(
+        "add_trailer_inherit",
+        HSL,
+        ONE,
+        Handler::Loc(hd::add_trailer_inherit),
+    ),
+    row("expires", HSL, ONE_TWO, Handler::Loc(hd::expires)),
+    row("server_tokens", HSL, ONE, Handler::Loc(hd::server_tokens)),
+    row("etag", HSL, ONE, Handler::Loc(hd::etag)),
+    row(
+        "if_modified_since",
+        HSL,
+        ONE,
+        Handler::Loc(hd::if_modified_since),
+    ),
     // Tuning hints: nginx settings with no effect in Peregrine's design,
     // accepted (their values checked) with a notice.
     row("accept_mutex", EVENTS, ONE, Handler::Hint(h::hint_flag)),
@@ -623,6 +658,7 @@ pub static NOTICE_TOO: &[&str] = &["use"];
 pub static UNSUPPORTED: &[&str] = &[
     "add_header",
     "add_trailer",
+    "absolute_redirect",
     "aio",
     "allow",
     "auth_basic",
@@ -634,8 +670,6 @@ pub static UNSUPPORTED: &[&str] = &[
     "deny",
     "directio",
     "env",
-    "etag",
-    "expires",
     "fastcgi_buffers",
     "fastcgi_cache",
     "fastcgi_index",
@@ -645,7 +679,6 @@ pub static UNSUPPORTED: &[&str] = &[
     "grpc_pass",
     "http2",
     "if",
-    "if_modified_since",
     "ignore_invalid_headers",
     "limit_conn",
     "limit_conn_zone",
@@ -689,6 +722,7 @@ pub static UNSUPPORTED: &[&str] = &[
     "send_lowat",
     "sendfile_max_chunk",
     "server_tokens",
+    "server_name_in_redirect",
     "set",
     "set_real_ip_from",
     "split_clients",

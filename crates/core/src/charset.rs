@@ -142,9 +142,11 @@ impl HttpCore {
             return None;
         }
         let status = ctx.status(200);
-        let etag = etag_value(info.mtime, info.size);
+        let etag_text = etag_value(info.mtime, info.size);
+        // `etag off`: no ETag to send or to compare with.
+        let etag = ctx.conf.etag.then_some(etag_text.as_str());
         if status == 200 {
-            match crate::static_file::conditions(ctx).evaluate(&etag, info.mtime) {
+            match crate::static_file::conditions(ctx).evaluate(etag, info.mtime) {
                 Verdict::Send => {}
                 Verdict::PreconditionFailed => return Some(Step::Special(Special::status(412))),
                 Verdict::NotModified => return Some(Step::Done(self.not_modified(ctx, info))),
@@ -160,7 +162,7 @@ impl HttpCore {
         let range = ctx.req.header("Range").filter(|_| ranges).filter(|_| {
             ctx.req
                 .header("If-Range")
-                .is_none_or(|ir| range::if_range_matches(ir, &etag, info.mtime))
+                .is_none_or(|ir| range::if_range_matches(ir, etag, Some(info.mtime)))
         });
         let (ty, cs) = content_type(&ctx.conf, &ctx.uri);
         let mut spec = HeadSpec {
@@ -168,7 +170,7 @@ impl HttpCore {
             charset: cs,
             content_length: Some(size),
             last_modified: (status == 200).then_some(info.mtime),
-            etag: Some((info.mtime, info.size)),
+            etag: ctx.conf.etag.then_some((info.mtime, info.size)),
             accept_ranges: ranges,
             ..HeadSpec::default()
         };

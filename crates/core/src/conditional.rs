@@ -5,6 +5,7 @@
 //! strong ETags.
 
 use peregrine_codec::date::parse_http_date;
+use peregrine_conf::model::IfModifiedSince;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Verdict {
@@ -20,6 +21,8 @@ pub(crate) struct Conditions<'a> {
     pub if_match: Option<&'a str>,
     pub if_modified_since: Option<&'a str>,
     pub if_none_match: Option<&'a str>,
+    /// `if_modified_since` of the location.
+    pub ims: IfModifiedSince,
 }
 
 impl Conditions<'_> {
@@ -30,7 +33,8 @@ impl Conditions<'_> {
             && self.if_none_match.is_none()
     }
 
-    pub(crate) fn evaluate(&self, etag: &str, mtime: i64) -> Verdict {
+    /// `etag`: the response's ETag (`None` with `etag off`).
+    pub(crate) fn evaluate(&self, etag: Option<&str>, mtime: i64) -> Verdict {
         if let Some(v) = self.if_unmodified_since {
             // ngx_http_test_if_unmodified: an unparsable date fails.
             match parse_http_date(v) {
@@ -39,25 +43,48 @@ impl Conditions<'_> {
             }
         }
         if let Some(v) = self.if_match
-            && !etag_list_matches(v, etag, false)
+            && !etag_matches(v, etag, false)
         {
             return Verdict::PreconditionFailed;
         }
         if self.if_modified_since.is_none() && self.if_none_match.is_none() {
             return Verdict::Send;
         }
-        if let Some(v) = self.if_modified_since {
-            // ngx_http_test_if_modified with `if_modified_since exact`.
-            if parse_http_date(v) != Some(mtime) {
-                return Verdict::Send;
-            }
+        if let Some(v) = self.if_modified_since
+            && self.modified(v, mtime)
+        {
+            return Verdict::Send;
         }
         if let Some(v) = self.if_none_match
-            && !etag_list_matches(v, etag, true)
+            && !etag_matches(v, etag, true)
         {
             return Verdict::Send;
         }
         Verdict::NotModified
+    }
+}
+
+impl Conditions<'_> {
+    /// `ngx_http_test_if_modified`: `off` always sends; `exact` sends
+    /// unless the date is the mtime; `before` also holds back for a date
+    /// after it (an unparsable date never equals it: sent).
+    fn modified(&self, ims: &str, mtime: i64) -> bool {
+        let t = parse_http_date(ims);
+        match self.ims {
+            IfModifiedSince::Off => true,
+            _ if t == Some(mtime) => false,
+            IfModifiedSince::Exact => true,
+            IfModifiedSince::Before => t.is_none_or(|t| t < mtime),
+        }
+    }
+}
+
+/// [`etag_list_matches`] when the response has an ETag; without one only
+/// `*` matches (`ngx_http_test_if_match`).
+fn etag_matches(list: &str, etag: Option<&str>, weak: bool) -> bool {
+    match etag {
+        Some(e) => etag_list_matches(list, e, weak),
+        None => list == "*",
     }
 }
 
@@ -126,40 +153,71 @@ mod tests {
             if_match: im,
             if_modified_since: ims,
             if_none_match: inm,
+            ims: IfModifiedSince::Exact,
         };
         let m = mtime();
         assert_eq!(
-            c(None, None, Some(LM), None).evaluate(ET, m),
+            c(None, None, Some(LM), None).evaluate(Some(ET), m),
             Verdict::NotModified
         );
         assert_eq!(
-            c(None, None, Some("Mon, 30 Nov 2026 11:12:03 GMT"), None).evaluate(ET, m),
+            c(None, None, Some("Mon, 30 Nov 2026 11:12:03 GMT"), None).evaluate(Some(ET), m),
             Verdict::Send,
             "exact: a later date is not a match"
         );
         assert_eq!(
-            c(None, None, None, Some(ET)).evaluate(ET, m),
+            c(None, None, None, Some(ET)).evaluate(Some(ET), m),
             Verdict::NotModified
         );
         assert_eq!(
-            c(None, None, Some(LM), Some("\"x\"")).evaluate(ET, m),
+            c(None, None, Some(LM), Some("\"x\"")).evaluate(Some(ET), m),
             Verdict::Send
         );
         assert_eq!(
-            c(None, Some("\"zz\""), None, None).evaluate(ET, m),
+            c(None, Some("\"zz\""), None, None).evaluate(Some(ET), m),
             Verdict::PreconditionFailed
         );
-        assert_eq!(c(None, Some(ET), None, None).evaluate(ET, m), Verdict::Send);
         assert_eq!(
-            c(Some("Mon, 30 Nov 2026 11:12:01 GMT"), None, None, None).evaluate(ET, m),
+            c(None, Some(ET), None, None).evaluate(Some(ET), m),
+            Verdict::Send
+        );
+        assert_eq!(
+            c(Some("Mon, 30 Nov 2026 11:12:01 GMT"), None, None, None).evaluate(Some(ET), m),
             Verdict::PreconditionFailed
         );
-        assert_eq!(c(Some(LM), None, None, None).evaluate(ET, m), Verdict::Send);
         assert_eq!(
-            c(Some("bad"), None, None, None).evaluate(ET, m),
+            c(Some(LM), None, None, None).evaluate(Some(ET), m),
+            Verdict::Send
+        );
+        assert_eq!(
+            c(Some("bad"), None, None, None).evaluate(Some(ET), m),
             Verdict::PreconditionFailed
         );
         assert!(c(None, None, None, None).is_empty());
+    }
+
+    #[test]
+    fn if_modified_since_modes_and_no_etag() {
+        let m = mtime();
+        let later = "Tue, 01 Dec 2026 00:00:00 GMT";
+        let c = |ims, mode| Conditions {
+            if_modified_since: Some(ims),
+            ims: mode,
+            ..Conditions::default()
+        };
+        use IfModifiedSince::*;
+        assert_eq!(c(later, Exact).evaluate(Some(ET), m), Verdict::Send);
+        assert_eq!(c(later, Before).evaluate(Some(ET), m), Verdict::NotModified);
+        assert_eq!(c("bad", Before).evaluate(Some(ET), m), Verdict::Send);
+        assert_eq!(c(LM, Off).evaluate(Some(ET), m), Verdict::Send);
+        assert_eq!(c(LM, Before).evaluate(Some(ET), m), Verdict::NotModified);
+        // `etag off`: only `*` matches.
+        let inm = |v| Conditions {
+            if_none_match: Some(v),
+            ..Conditions::default()
+        };
+        assert_eq!(inm(ET).evaluate(None, m), Verdict::Send);
+        assert_eq!(inm("*").evaluate(None, m), Verdict::NotModified);
     }
 
     #[test]
@@ -177,10 +235,10 @@ mod tests {
             "Mon, 30 Nov 2026 11:12:02",
             "Mon Nov 30 11:12:02 2026",
         ] {
-            assert_eq!(ims(v).evaluate(ET, m), Verdict::NotModified, "{v}");
+            assert_eq!(ims(v).evaluate(Some(ET), m), Verdict::NotModified, "{v}");
         }
         assert_eq!(
-            ims("Mon, 30 nov 2026 11:12:02 GMT").evaluate(ET, m),
+            ims("Mon, 30 nov 2026 11:12:02 GMT").evaluate(Some(ET), m),
             Verdict::Send
         );
     }

@@ -242,13 +242,16 @@ fn request_qualifies<H: HeaderLookup + ?Sized>(req: &FastReq<'_, H>, look: bool)
                 .all(|h| req.headers.get(h).is_none()))
 }
 
-/// The location answers a URI from one file, found without probing.
+/// The location answers a URI from one file, found without probing, and
+/// adds nothing of the request's to the head.
 fn location_qualifies(conf: &LocConf) -> bool {
     conf.try_files.is_empty()
         && crate::static_variants::statics_off(conf)
         && !crate::phases::root_text(&conf.root).contains('$')
         // The userid filter adds a cookie to every response.
         && conf.userid.mode < peregrine_conf::model::UseridMode::V1
+        // `add_header` and `expires` run the headers filter per answer.
+        && !crate::headers::active(conf)
         && request_directives_allow(conf)
 }
 

@@ -36,6 +36,8 @@ pub(crate) struct ServerRt {
     pub locs: Locations,
     /// The first name (`$server_name`).
     pub name: String,
+    /// A `server_name` regex has named captures (variables).
+    pub named_captures: bool,
 }
 
 /// One per worker thread (owns the worker's open-file cache and memory
@@ -100,6 +102,8 @@ pub(crate) struct Ctx<'a> {
     pub server_names: &'a [ServerName],
     /// The userid filter's state for this request.
     pub uid: crate::userid::UidCell,
+    /// Named captures of the server name regex.
+    pub named: Vec<(String, String)>,
 }
 
 impl Ctx<'_> {
@@ -134,6 +138,7 @@ impl Ctx<'_> {
             server_names: self.server_names,
             uid: &self.uid,
             now: self.now,
+            named: &self.named,
         }
     }
 
@@ -181,6 +186,7 @@ impl HttpCore {
                         conf: s.clone(),
                         locs: Locations::new(&s.locations),
                         name: primary_name(s),
+                        named_captures: crate::servers::has_named_captures(s),
                     })
                     .collect()
             })
@@ -360,6 +366,11 @@ impl HttpCore {
             captures: Vec::new(),
             server_names: &srv.conf.server_names,
             uid: Default::default(),
+            named: if srv.named_captures {
+                crate::servers::named_captures(&srv.conf, req.host)
+            } else {
+                Vec::new()
+            },
         }
     }
 
@@ -397,6 +408,11 @@ impl HttpCore {
             step = match step {
                 Step::Done(mut r) => {
                     r.keepalive &= !ctx.close;
+                    // nginx's header filter chain runs the headers
+                    // filter before the userid filter.
+                    if crate::headers::active(&ctx.conf) {
+                        crate::headers::filter(&mut r, ctx);
+                    }
                     if ctx.conf.userid.mode >= UseridMode::V1 && r.status != 444 {
                         crate::userid::filter(ctx, &mut r);
                     }
@@ -594,7 +610,8 @@ fn primary_name(s: &ServerConf) -> String {
         Some(ServerName::Exact(n)) => n.clone(),
         Some(ServerName::WildcardStart { suffix, also_bare }) => {
             if *also_bare {
-                suffix.clone()
+                // nginx: `.example.com` names the server `example.com`.
+                suffix.trim_start_matches('.').to_string()
             } else {
                 format!("*{suffix}")
             }

@@ -28,6 +28,7 @@ mod fcache;
 pub mod fixtures;
 mod fxhash;
 mod head;
+mod headers;
 mod headmemo;
 mod http;
 mod locations;

@@ -252,9 +252,16 @@ impl HttpCore {
         let conf = ctx.conf.clone();
         let mut dir_tested = false;
         for name in &conf.index {
+            // `index $server_name.html`: variables expanded per request.
+            let name: std::borrow::Cow<'_, str> = if name.contains('$') {
+                std::borrow::Cow::Owned(ctx.vars().expand(name))
+            } else {
+                std::borrow::Cow::Borrowed(name)
+            };
+            let name = name.as_ref();
             if name.starts_with('/') {
                 let args = ctx.args.as_deref().map(str::to_string);
-                return Some(Step::Redirect(name.clone(), args));
+                return Some(Step::Redirect(name.to_string(), args));
             }
             let mut buf = std::mem::take(&mut self.path_buf);
             map_uri(&mut buf, ctx, &ctx.uri);

@@ -156,11 +156,13 @@ pub fn parse_max(value: &str, size: u64, max_ranges: Option<u32>) -> Ranges {
 /// Whether `If-Range` lets the ranges apply (`ngx_http_range_header_filter`):
 /// a quoted value must equal the ETag byte for byte, anything else must be
 /// the Last-Modified date exactly.
-pub(crate) fn if_range_matches(if_range: &str, etag: &str, mtime: i64) -> bool {
+/// Without an ETag (`etag off`, `add_header ETag ""`) or a Last-Modified
+/// time, that comparison fails.
+pub(crate) fn if_range_matches(if_range: &str, etag: Option<&str>, mtime: Option<i64>) -> bool {
     if if_range.len() >= 2 && if_range.ends_with('"') {
-        return if_range == etag;
+        return etag == Some(if_range);
     }
-    peregrine_codec::date::parse_http_date(if_range) == Some(mtime)
+    mtime.is_some() && peregrine_codec::date::parse_http_date(if_range) == mtime
 }
 
 #[cfg(test)]
@@ -320,18 +322,20 @@ mod tests {
 
     #[test]
     fn if_range() {
-        assert!(if_range_matches("\"a-1\"", "\"a-1\"", 0));
-        assert!(!if_range_matches("\"a-2\"", "\"a-1\"", 0));
+        assert!(if_range_matches("\"a-1\"", Some("\"a-1\""), Some(0)));
+        assert!(!if_range_matches("\"a-2\"", Some("\"a-1\""), Some(0)));
+        assert!(!if_range_matches("\"a-1\"", None, Some(0)), "no ETag");
         assert!(if_range_matches(
             "Sun, 06 Nov 1994 08:49:37 GMT",
-            "\"x\"",
-            784_111_777
+            Some("\"x\""),
+            Some(784_111_777)
         ));
         assert!(!if_range_matches(
             "Sun, 06 Nov 1994 08:49:38 GMT",
-            "\"x\"",
-            784_111_777
+            Some("\"x\""),
+            Some(784_111_777)
         ));
+        assert!(!if_range_matches("bad", None, None), "no Last-Modified");
     }
 
     /// `max_ranges N`: up to N ranges are answered, one more makes the

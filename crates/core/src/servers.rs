@@ -211,6 +211,34 @@ fn add_names(t: &mut AddrTable, server: &ServerConf, si: usize) {
     }
 }
 
+/// A regex among the server's names has named groups.
+pub(crate) fn has_named_captures(server: &ServerConf) -> bool {
+    server.server_names.iter().any(|n| match n {
+        ServerName::Regex(re) => !re.capture_names().is_empty(),
+        _ => false,
+    })
+}
+
+/// The named captures of the first of the server's regex names that
+/// matches the Host (lowercase, without port), as nginx's
+/// `ngx_http_regex_exec` sets them as variables on choosing the server.
+pub(crate) fn named_captures(server: &ServerConf, host: Option<&str>) -> Vec<(String, String)> {
+    let host = host.unwrap_or("").to_ascii_lowercase();
+    let host = normalize_host(&host);
+    for name in &server.server_names {
+        if let ServerName::Regex(re) = name
+            && let Some(c) = re.captures(host)
+        {
+            return re
+                .capture_names()
+                .into_iter()
+                .map(|(n, i)| (n, c.get(i).cloned().unwrap_or_default()))
+                .collect();
+        }
+    }
+    Vec::new()
+}
+
 /// Strips the port and one trailing dot, as `ngx_http_validate_host`.
 fn normalize_host(host: &str) -> &str {
     let host = if host.starts_with('[') {

@@ -6,7 +6,8 @@
 use std::os::unix::fs::OpenOptionsExt;
 use std::sync::Arc;
 
-use peregrine_conf::model::{ErrorPageConf, LocConf};
+use peregrine_codec::response::{ERROR_PAGE_TAIL, ERROR_PAGE_TAIL_VERSION};
+use peregrine_conf::model::{ErrorPageConf, LocConf, ServerTokens};
 
 use crate::fastpath::FastReq;
 use crate::head::{HeadSpec, charset_for};
@@ -82,7 +83,19 @@ pub(crate) fn builtin(sp: &Special, ctx: &PageCtx<'_>) -> Response {
     let page = peregrine_codec::response::error_page_body(status);
     let has_page = !page.is_empty();
     let pad = ctx.padding && status >= 400 && has_page;
-    let len = page.len() + if pad { MSIE_PADDING.len() } else { 0 };
+    // The pages end with the footer of `server_tokens off`.
+    let (page, tail) = match ctx.conf.server_tokens {
+        ServerTokens::Off => (page, &b""[..]),
+        _ => (
+            &page[..page.len().saturating_sub(ERROR_PAGE_TAIL.len())],
+            if has_page {
+                ERROR_PAGE_TAIL_VERSION
+            } else {
+                &b""[..]
+            },
+        ),
+    };
+    let len = page.len() + tail.len() + if pad { MSIE_PADDING.len() } else { 0 };
     let location_abs = sp
         .location
         .as_deref()
@@ -108,10 +121,17 @@ pub(crate) fn builtin(sp: &Special, ctx: &PageCtx<'_>) -> Response {
     .write();
     let body = if ctx.header_only || !has_page {
         Body::Empty
-    } else if pad {
-        Body::Parts(vec![Body::Static(page), Body::Static(MSIE_PADDING)])
     } else {
-        Body::Static(page)
+        let pieces = [page, tail, if pad { MSIE_PADDING } else { b"" }];
+        let mut parts: Vec<Body> = pieces
+            .into_iter()
+            .filter(|p| !p.is_empty())
+            .map(Body::Static)
+            .collect();
+        match parts.len() {
+            1 => parts.swap_remove(0),
+            _ => Body::Parts(parts),
+        }
     };
     Response {
         status,

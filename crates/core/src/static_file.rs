@@ -195,7 +195,7 @@ impl HttpCore {
             charset: cs,
             content_length: Some(info.size),
             last_modified: (status == 200).then_some(info.mtime),
-            etag: Some((info.mtime, info.size)),
+            etag: ctx.conf.etag.then_some((info.mtime, info.size)),
             // `max_ranges 0`: nginx's range filter steps aside, so no
             // `Accept-Ranges` either.
             accept_ranges: status == 200 && ctx.conf.request.max_ranges != Some(0),
@@ -223,8 +223,8 @@ impl HttpCore {
         if status == 200 && (!conds.is_empty() || range.is_some()) {
             // Only the preconditions and If-Range read the ETag: a plain
             // request does not format it (the head has its own copy).
-            let etag = etag_value(info.mtime, info.size);
-            match conds.evaluate(&etag, info.mtime) {
+            let etag = ctx.conf.etag.then(|| etag_value(info.mtime, info.size));
+            match conds.evaluate(etag.as_deref(), info.mtime) {
                 Verdict::Send => {}
                 Verdict::PreconditionFailed => return Step::Special(Special::status(412)),
                 Verdict::NotModified => {
@@ -234,10 +234,13 @@ impl HttpCore {
             let ranges = range_handling(decision.coding) == RangeHandling::Normal
                 && ctx.conf.request.max_ranges != Some(0);
             if let Some(value) = range.filter(|_| ranges) {
-                let applies = ctx
-                    .req
-                    .header("If-Range")
-                    .is_none_or(|ir| range::if_range_matches(ir, &etag, info.mtime));
+                // The range filter runs after the headers filter: it sees
+                // the ETag and Last-Modified that `add_header` set.
+                let applies = ctx.req.header("If-Range").is_none_or(|ir| {
+                    let (etag, mtime) =
+                        crate::headers::validators(ctx, etag.as_deref(), info.mtime);
+                    range::if_range_matches(ir, etag.as_deref(), mtime)
+                });
                 if applies {
                     match range::parse_max(value, info.size, ctx.conf.request.max_ranges) {
                         Ranges::Ignore => {}
@@ -320,7 +323,7 @@ impl HttpCore {
     pub(crate) fn not_modified(&self, ctx: &Ctx<'_>, info: &FileInfo) -> Response {
         let head = HeadSpec {
             last_modified: Some(info.mtime),
-            etag: Some((info.mtime, info.size)),
+            etag: ctx.conf.etag.then_some((info.mtime, info.size)),
             ..HeadSpec::default()
         }
         .write();
@@ -346,7 +349,7 @@ impl HttpCore {
             charset: cs,
             content_length: Some(end - start),
             last_modified: Some(info.mtime),
-            etag: Some((info.mtime, info.size)),
+            etag: ctx.conf.etag.then_some((info.mtime, info.size)),
             content_range: Some(&cr),
             ..HeadSpec::default()
         }
@@ -395,7 +398,7 @@ impl HttpCore {
             content_type: Some(&ct),
             content_length: Some(len),
             last_modified: Some(info.mtime),
-            etag: Some((info.mtime, info.size)),
+            etag: ctx.conf.etag.then_some((info.mtime, info.size)),
             ..HeadSpec::default()
         }
         .write();
@@ -494,6 +497,7 @@ pub(crate) fn conditions<'a>(ctx: &Ctx<'a>) -> Conditions<'a> {
         if_match: h("If-Match"),
         if_modified_since: h("If-Modified-Since"),
         if_none_match: h("If-None-Match"),
+        ims: ctx.conf.if_modified_since,
     }
 }
 

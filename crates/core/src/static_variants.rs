@@ -92,7 +92,8 @@ impl HttpCore {
         let encoded = Encoded::Precompressed(coding);
         if status == 200 {
             let conds = crate::static_file::conditions(ctx);
-            match conds.evaluate(&etag_value(info.mtime, info.size), info.mtime) {
+            let etag = ctx.conf.etag.then(|| etag_value(info.mtime, info.size));
+            match conds.evaluate(etag.as_deref(), info.mtime) {
                 Verdict::Send => {}
                 Verdict::PreconditionFailed => return Step::Special(Special::status(412)),
                 Verdict::NotModified => {

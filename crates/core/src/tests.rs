@@ -173,7 +173,7 @@ fn missing_forbidden_and_methods() {
     let mut f = Fixture::one(loc_conf(d.root()), vec![]);
     let o = f.run(&get("/nope"));
     assert_eq!(o.status, 404);
-    assert_eq!(o.body, peregrine_codec::response::error_page_body(404));
+    assert_eq!(o.body, page_on(404));
     assert!(
         o.head
             .starts_with("Content-Type: text/html\r\nContent-Length: ")
@@ -202,7 +202,7 @@ fn directory_redirect_is_absolute() {
         o.pre,
         format!(
             "Content-Type: text/html\r\nContent-Length: {}\r\nLocation: http://a.test:8080/dir/\r\n",
-            peregrine_codec::response::error_page_body(301).len()
+            page_on(301).len()
         )
     );
     let mut r = get("/dir?a=b");
@@ -403,7 +403,7 @@ fn return_directive_variants() {
     );
     let o = f.run(&get("/ret404"));
     assert_eq!(o.status, 404);
-    assert_eq!(o.body, peregrine_codec::response::error_page_body(404));
+    assert_eq!(o.body, page_on(404));
     let o = f.run(&get("/ret418"));
     if peregrine_codec::response::error_page_body(418).is_empty() {
         assert_eq!(o.head, "Content-Length: 0\r\n");
@@ -484,7 +484,7 @@ fn error_pages() {
         o.status, 404,
         "a failing error page gives the built-in page"
     );
-    assert_eq!(o.body, peregrine_codec::response::error_page_body(404));
+    assert_eq!(o.body, page_on(404));
     // error_page turns POST into GET for the target.
     let o = f.run(&get("/ep2/x").method("POST"));
     assert_eq!(o.status, 200);
@@ -716,10 +716,7 @@ fn error_response_for_parse_errors_closes() {
     let r = f.core.error_response(400);
     assert_eq!(r.status, 400);
     assert!(!r.keepalive);
-    assert_eq!(
-        body_bytes(&r.body),
-        peregrine_codec::response::error_page_body(400)
-    );
+    assert_eq!(body_bytes(&r.body), page_on(400));
 }
 
 /// A file above `max_file` is answered from its descriptor with head lines
@@ -765,4 +762,14 @@ fn large_file_head_is_remembered_per_file_and_extension() {
     );
     assert_ne!(changed.head, first.head);
     assert_eq!(changed.body, [b'y'; 400]);
+}
+
+/// The built-in page of `status` as `server_tokens on` (the default) sends
+/// it: the codec's page with the versioned footer.
+fn page_on(status: u16) -> Vec<u8> {
+    use peregrine_codec::response::{ERROR_PAGE_TAIL, ERROR_PAGE_TAIL_VERSION, error_page_body};
+    let page = error_page_body(status);
+    let mut v = page[..page.len() - ERROR_PAGE_TAIL.len()].to_vec();
+    v.extend_from_slice(ERROR_PAGE_TAIL_VERSION);
+    v
 }

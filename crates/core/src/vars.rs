@@ -24,6 +24,9 @@ pub(crate) struct VarCtx<'a> {
     /// The request's userid state (`$uid_got`, `$uid_set`).
     pub uid: &'a crate::userid::UidCell,
     pub now: std::time::SystemTime,
+    /// The named captures of the server name regex that chose the server
+    /// (`server_name ~^(?P<name>.+)$` gives `$name`).
+    pub named: &'a [(String, String)],
 }
 
 impl VarCtx<'_> {
@@ -71,6 +74,8 @@ impl VarCtx<'_> {
                     out.push_str(self.req.header(&header).unwrap_or(""));
                 } else if let Some(a) = name.strip_prefix("arg_") {
                     out.push_str(arg(self.args.unwrap_or(""), a).unwrap_or(""));
+                } else if let Some((_, v)) = self.named.iter().find(|(n, _)| n == name) {
+                    out.push_str(v);
                 }
             }
         }
@@ -155,6 +160,7 @@ mod tests {
             server_names: &[],
             uid: &Default::default(),
             now: std::time::SystemTime::now(),
+            named: &[("sub".to_string(), "www".to_string())],
         };
         assert_eq!(
             v.expand("https://$host$request_uri"),
@@ -170,5 +176,6 @@ mod tests {
         assert_eq!(v.expand("${unterminated"), "");
         assert_eq!(v.expand("$remote_addr $scheme"), "10.0.0.1 http");
         assert_eq!(v.expand("/x/$1/$2/$0"), "/x/a///a b");
+        assert_eq!(v.expand("$sub.$subx"), "www.");
     }
 }

@@ -8,6 +8,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use mio::net::TcpStream;
+use peregrine_conf::model::ServerTokens;
 use peregrine_core::{Body, Response};
 
 use peregrine_codec::response::CONTINUE;
@@ -39,13 +40,21 @@ pub struct ConnHeader {
 }
 
 /// What follows every head's status line, up to the `Date` value (one
-/// text for [`SERVER_DATE`] and [`OK_START`]).
+/// text for [`SERVER_DATE`] and [`OK_START`]): `server_tokens on`, the
+/// default (nginx's `Server: nginx/VERSION`; the codec's `SERVER_VERSION`,
+/// which a test holds equal).
 macro_rules! server_date {
     () => {
-        "Server: peregrine\r\nDate: "
+        concat!(
+            "Server: peregrine/",
+            env!("CARGO_PKG_VERSION"),
+            "\r\nDate: "
+        )
     };
 }
 const SERVER_DATE: &[u8] = server_date!().as_bytes();
+/// The same with `server_tokens off` (nginx's `Server: nginx`).
+const SERVER_DATE_OFF: &[u8] = b"Server: peregrine\r\nDate: ";
 /// The start of a `200 OK` head up to the `Date` value: the codec's
 /// status line for 200 (a test holds them equal), then [`SERVER_DATE`].
 const OK_START: &[u8] = concat!("HTTP/1.1 200 OK\r\n", server_date!()).as_bytes();
@@ -100,14 +109,18 @@ pub fn serialize_head(
     if expect_continue {
         out.extend_from_slice(CONTINUE);
     }
-    if resp.status == 200 {
+    let tokens = resp
+        .conf
+        .as_ref()
+        .is_none_or(|c| c.server_tokens != ServerTokens::Off);
+    if resp.status == 200 && tokens {
         out.extend_from_slice(&start.ok);
     } else {
         out.extend_from_slice(peregrine_codec::response::status_line(
             peregrine_codec::Version::Http11,
             resp.status,
         ));
-        out.extend_from_slice(SERVER_DATE);
+        out.extend_from_slice(if tokens { SERVER_DATE } else { SERVER_DATE_OFF });
         out.extend_from_slice(start.date());
         out.extend_from_slice(b"\r\n");
     }

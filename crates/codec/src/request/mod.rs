@@ -315,7 +315,12 @@ impl Request {
 
     /// Raw query string without the `?` (`$args`), if the target had a `?`.
     pub fn query(&self) -> Option<&str> {
-        self.query.as_ref().map(|q| self.text(q))
+        // nginx ends the arguments at a fragment (`ngx_http_parse_complex_uri`,
+        // `#` in the args state), which a client should not have sent.
+        self.query.as_ref().map(|q| {
+            let q = self.text(q);
+            q.find('#').map_or(q, |n| &q[..n])
+        })
     }
 
     /// The request line without its line ending (`$request`).

@@ -143,3 +143,17 @@ pub fn check_duplicates(locations: &[RawLocation]) -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::regex::Regex;
+
+    /// PCRE's `\Q...\E` quoting, which server names use (`~^\Q*.com\E$`).
+    #[test]
+    fn pcre_quoting() {
+        let re = Regex::new(r"^(?P<n>[a-z]+)\Q.ex.com\E$").unwrap();
+        assert!(re.is_match("a.ex.com") && !re.is_match("a.exxcom"));
+        let re = Regex::new(r"^\Q*.com\E$").unwrap();
+        assert!(re.is_match("*.com") && !re.is_match("a.com"));
+    }
+}

@@ -121,6 +121,15 @@ pub struct RawLoc {
     pub open_log_file_cache: Option<Option<OpenLogFileCacheConf>>,
     // request
     pub request: super::request::RawRequest,
+    // headers
+    pub add_headers: Option<Vec<AddHeader>>,
+    pub add_trailers: Option<Vec<AddHeader>>,
+    pub add_header_inherit: Option<HeadersInherit>,
+    pub add_trailer_inherit: Option<HeadersInherit>,
+    pub expires: Option<Expires>,
+    pub server_tokens: Option<ServerTokens>,
+    pub etag: Option<bool>,
+    pub if_modified_since: Option<IfModifiedSince>,
 }
 
 /// Resolves a path as `ngx_conf_full_name(cycle, name, 0)`: relative paths are
@@ -218,6 +227,14 @@ impl LocConf {
             userid: Arc::default(),
             open_log_file_cache: None,
             request: RequestConf::default(),
+            add_headers: Arc::from([]),
+            add_trailers: Arc::from([]),
+            add_header_inherit: HeadersInherit::On,
+            add_trailer_inherit: HeadersInherit::On,
+            expires: Expires::Off,
+            server_tokens: ServerTokens::On,
+            etag: true,
+            if_modified_since: IfModifiedSince::Exact,
         }
     }
 }
@@ -263,6 +280,8 @@ impl RawLoc {
             a.cache = open_log_file_cache;
             a.userid = (userid.mode != UseridMode::Off).then(|| Arc::clone(&userid));
         }
+        let add_header_inherit = self.add_header_inherit.unwrap_or(p.add_header_inherit);
+        let add_trailer_inherit = self.add_trailer_inherit.unwrap_or(p.add_trailer_inherit);
         LocConf {
             root: inherit!(self.root, p.root),
             index: inherit!(self.index, p.index),
@@ -333,7 +352,31 @@ impl RawLoc {
             userid,
             open_log_file_cache,
             request: self.request.merge(&p.request),
+            add_headers: merge_headers(&self.add_headers, add_header_inherit, &p.add_headers),
+            add_trailers: merge_headers(&self.add_trailers, add_trailer_inherit, &p.add_trailers),
+            add_header_inherit,
+            add_trailer_inherit,
+            expires: inherit!(self.expires, p.expires),
+            server_tokens: self.server_tokens.unwrap_or(p.server_tokens),
+            etag: self.etag.unwrap_or(p.etag),
+            if_modified_since: self.if_modified_since.unwrap_or(p.if_modified_since),
         }
+    }
+}
+
+/// `ngx_http_headers_merge_conf`: a level's own list, else the enclosing
+/// one; with `add_header_inherit merge` (itself inherited) its own list and
+/// then the enclosing one; with `off`, only its own.
+fn merge_headers(
+    own: &Option<Vec<AddHeader>>,
+    inherit: HeadersInherit,
+    parent: &Arc<[AddHeader]>,
+) -> Arc<[AddHeader]> {
+    match (own, inherit) {
+        (None, HeadersInherit::Off) => Arc::from([]),
+        (None, _) => parent.clone(),
+        (Some(v), HeadersInherit::Merge) => v.iter().chain(parent.iter()).cloned().collect(),
+        (Some(v), _) => v.iter().cloned().collect(),
     }
 }
 

@@ -259,3 +259,35 @@ fn request_directives_hold_on_repeated_gets() {
     }
     assert_eq!(f.core.routes.hits, 0);
 }
+
+/// `add_header`, `expires` and `add_trailer` run the headers filter on
+/// each answer: their locations take no route, and every memory-cache hit
+/// carries the headers.
+#[test]
+fn header_directives_keep_a_location_off_the_routes() {
+    let d = TestDir::new("core-fast-headers");
+    d.file("r.txt", b"0123456789");
+    let mut with_header = cached(d.root());
+    with_header.add_headers = Arc::from([peregrine_conf::model::AddHeader {
+        name: "X-A".into(),
+        value: "$uri".into(),
+        always: false,
+    }]);
+    let mut with_expires = cached(d.root());
+    with_expires.expires = peregrine_conf::model::Expires::Max;
+    for (conf, want) in [
+        (with_header, "X-A: /r.txt\r\n"),
+        (with_expires, "Cache-Control: max-age=315360000\r\n"),
+    ] {
+        let mut f = Fixture::one(conf, vec![]);
+        for _ in 0..3 {
+            let o = f.run(&get("/r.txt"));
+            assert_eq!(o.status, 200);
+            assert!(o.head.contains(want), "{}", o.head);
+            assert_eq!(o.body, b"0123456789");
+        }
+        assert_eq!(f.core.routes.hits, 0);
+        assert_eq!(f.core.routes.len(), 0);
+        assert!(f.core.mcache.hits >= 2, "answered from the memory cache");
+    }
+}

@@ -1,5 +1,6 @@
 use super::*;
 use crate::pool::Pool;
+use peregrine_codec::response::{SERVER_NAME, SERVER_VERSION};
 use peregrine_core::HeadLines;
 use std::io::Read;
 use std::sync::Arc;
@@ -39,10 +40,12 @@ fn head_layout_matches_nginx() {
     let start = HeadStart::new(b"Mon, 30 Nov 2026 11:11:03 GMT");
     serialize_head(&mut out, &r, &start, &ch, false);
     let text = String::from_utf8(out).unwrap();
-    let expected_tail = "Server: peregrine\r\nDate: Mon, 30 Nov 2026 11:11:03 GMT\r\n\
+    let expected_tail = format!(
+        "Server: {SERVER_VERSION}\r\nDate: Mon, 30 Nov 2026 11:11:03 GMT\r\n\
         Content-Type: text/html\r\nContent-Length: 6\r\nConnection: keep-alive\r\n\
-        Keep-Alive: timeout=7\r\nETag: \"e\"\r\n\r\n";
-    assert!(text.ends_with(expected_tail), "{text}");
+        Keep-Alive: timeout=7\r\nETag: \"e\"\r\n\r\n"
+    );
+    assert!(text.ends_with(&expected_tail), "{text}");
     let mut out = Vec::new();
     let ch = ConnHeader {
         keepalive: false,
@@ -242,11 +245,38 @@ fn head_start_follows_the_date() {
         let mut out = Vec::new();
         serialize_head(&mut out, &r, &start, &ch, false);
         let want = format!(
-            "HTTP/1.1 {line}\r\nServer: peregrine\r\nDate: Mon, 30 Nov 2026 11:11:04 GMT\r\n\
+            "HTTP/1.1 {line}\r\nServer: {SERVER_VERSION}\r\nDate: Mon, 30 Nov 2026 11:11:04 GMT\r\n\
              Content-Length: 0\r\nConnection: keep-alive\r\n\r\n"
         );
         assert_eq!(String::from_utf8(out).unwrap(), want, "{status}");
     }
+    // `server_tokens off`: the name alone, on a 200 too.
+    let mut conf = peregrine_core::fixtures::loc_conf("/");
+    conf.server_tokens = peregrine_conf::model::ServerTokens::Off;
+    r.conf = Some(Arc::new(conf));
+    for (status, line) in [(200, "200 OK"), (404, "404 Not Found")] {
+        r.status = status;
+        let mut out = Vec::new();
+        serialize_head(&mut out, &r, &start, &ch, false);
+        let want = format!(
+            "HTTP/1.1 {line}\r\nServer: {SERVER_NAME}\r\nDate: Mon, 30 Nov 2026 11:11:04 GMT\r\n\
+             Content-Length: 0\r\nConnection: keep-alive\r\n\r\n"
+        );
+        assert_eq!(String::from_utf8(out).unwrap(), want, "{status}");
+    }
+}
+
+/// The engine's `Server` texts are the codec's.
+#[test]
+fn server_texts_are_the_codec_ones() {
+    assert_eq!(
+        SERVER_DATE,
+        format!("Server: {SERVER_VERSION}\r\nDate: ").as_bytes()
+    );
+    assert_eq!(
+        SERVER_DATE_OFF,
+        format!("Server: {SERVER_NAME}\r\nDate: ").as_bytes()
+    );
 }
 
 /// A reset output keeps its buffers for the next response and holds
