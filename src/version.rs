@@ -16,7 +16,7 @@ use peregrine_conf::known;
 
 /// The nginx release whose behaviour Peregrine follows (the one nginx's
 /// test suite tests; see docs/nginx-tests.md).
-pub const NGINX_VERSION: &str = "1.29.8";
+pub const NGINX_VERSION: &str = peregrine_codec::response::NGINX_VERSION;
 
 /// The `configure arguments:` line: `--with-X_module` for each optional
 /// module Peregrine has, `--without-X_module` for each default one it lacks,
@@ -25,7 +25,12 @@ pub const NGINX_VERSION: &str = "1.29.8";
 /// submodules are named as absent too, for tools that test those alone.
 pub fn configure_arguments() -> String {
     let (with, without) = known::configure_switches();
-    let mut line = String::from("configure arguments: --prefix=.");
+    // nginx's `--build=NAME` names the build in `-v`, `server_tokens build`
+    // and the pages' footer: Peregrine is that name.
+    let mut line = format!(
+        "configure arguments: --prefix=. --build={}",
+        peregrine_codec::response::BUILD_NAME
+    );
     for m in with {
         line.push_str(&format!(" --with-{m}_module"));
     }

@@ -81,24 +81,60 @@ pub fn status_line(version: Version, status: u16) -> &'static [u8] {
         .unwrap_or(b"HTTP/1.1 500 Internal Server Error\r\n")
 }
 
-/// The footer nginx puts under every built-in page with `server_tokens off`
-/// (`<center>nginx</center>` there; `nginx/1.22.1` with `on`).
-pub const ERROR_PAGE_TAIL: &[u8] = b"<hr><center>peregrine</center>\r\n</body>\r\n</html>\r\n";
+/// The nginx release whose behaviour Peregrine follows, as `-V`, the
+/// `Server` header and the built-in pages' footer name it (nginx's test
+/// suite reads them; docs/nginx-tests.md).
+#[macro_export]
+macro_rules! nginx_version {
+    () => {
+        "1.29.8"
+    };
+}
+
+/// [`nginx_version!`] as a constant.
+pub const NGINX_VERSION: &str = nginx_version!();
+
+/// `server_tokens build`'s build name: Peregrine and its version, where
+/// nginx puts its `--build=` name (`nginx/1.29.8 (peregrine/0.1.0)`).
+pub const BUILD_NAME: &str = concat!("peregrine/", env!("CARGO_PKG_VERSION"));
+
+/// The footer nginx puts under every built-in page with `server_tokens off`.
+pub const ERROR_PAGE_TAIL: &[u8] = b"<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n";
 
 /// The footer with `server_tokens on` (nginx's default): the product and
 /// its version, as nginx's `ngx_http_error_full_tail`.
 pub const ERROR_PAGE_TAIL_VERSION: &[u8] = concat!(
-    "<hr><center>peregrine/",
-    env!("CARGO_PKG_VERSION"),
+    "<hr><center>nginx/",
+    nginx_version!(),
     "</center>\r\n</body>\r\n</html>\r\n"
 )
 .as_bytes();
 
-/// The `Server` value with `server_tokens on` (and `build`: Peregrine has no
-/// build name): `peregrine/VERSION`, as nginx sends `nginx/VERSION`.
-pub const SERVER_VERSION: &str = concat!("peregrine/", env!("CARGO_PKG_VERSION"));
+/// The footer with `server_tokens build` (`ngx_http_error_build_tail`).
+pub const ERROR_PAGE_TAIL_BUILD: &[u8] = concat!(
+    "<hr><center>nginx/",
+    nginx_version!(),
+    " (peregrine/",
+    env!("CARGO_PKG_VERSION"),
+    ")</center>\r\n</body>\r\n</html>\r\n"
+)
+.as_bytes();
+
+/// The `Server` value with `server_tokens on`: nginx's, for the release
+/// Peregrine follows. Peregrine answers as that nginx does, to clients,
+/// monitors and nginx's own test suite; `server_tokens build` and `-V` name
+/// Peregrine (a deliberate choice: docs/nginx-tests.md).
+pub const SERVER_VERSION: &str = concat!("nginx/", nginx_version!());
+/// The `Server` value with `server_tokens build`.
+pub const SERVER_BUILD: &str = concat!(
+    "nginx/",
+    nginx_version!(),
+    " (peregrine/",
+    env!("CARGO_PKG_VERSION"),
+    ")"
+);
 /// The `Server` value with `server_tokens off`.
-pub const SERVER_NAME: &str = "peregrine";
+pub const SERVER_NAME: &str = "nginx";
 
 macro_rules! page {
     ($title:literal) => {
@@ -107,7 +143,7 @@ macro_rules! page {
             $title,
             "</title></head>\r\n<body>\r\n<center><h1>",
             $title,
-            "</h1></center>\r\n<hr><center>peregrine</center>\r\n</body>\r\n</html>\r\n"
+            "</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n"
         )
         .as_bytes()
     };
@@ -119,7 +155,7 @@ macro_rules! page {
             $h1,
             "</h1></center>\r\n<center>",
             $extra,
-            "</center>\r\n<hr><center>peregrine</center>\r\n</body>\r\n</html>\r\n"
+            "</center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n"
         )
         .as_bytes()
     };
@@ -281,19 +317,20 @@ mod tests {
 
     #[test]
     fn error_pages_match_nginx() {
-        // Captured from nginx 1.22.1 with its version replaced by "peregrine".
+        // Captured from nginx 1.22.1 with `server_tokens off`.
         assert_eq!(
             error_page_body(404),
-            &b"<html>\r\n<head><title>404 Not Found</title></head>\r\n<body>\r\n<center><h1>404 Not Found</h1></center>\r\n<hr><center>peregrine</center>\r\n</body>\r\n</html>\r\n"[..]
+            &b"<html>\r\n<head><title>404 Not Found</title></head>\r\n<body>\r\n<center><h1>404 Not Found</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n"[..]
         );
         assert_eq!(
             error_page_body(494),
-            &b"<html>\r\n<head><title>400 Request Header Or Cookie Too Large</title></head>\r\n<body>\r\n<center><h1>400 Bad Request</h1></center>\r\n<center>Request Header Or Cookie Too Large</center>\r\n<hr><center>peregrine</center>\r\n</body>\r\n</html>\r\n"[..]
+            &b"<html>\r\n<head><title>400 Request Header Or Cookie Too Large</title></head>\r\n<body>\r\n<center><h1>400 Bad Request</h1></center>\r\n<center>Request Header Or Cookie Too Large</center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n"[..]
         );
-        // nginx's 404 page is 153 bytes with "nginx/1.22.1" (12 bytes) in the footer.
-        assert_eq!(error_page_body(404).len(), 153 - 12 + 9);
-        assert_eq!(error_page_body(494).len(), 233 - 12 + 9);
-        assert_eq!(error_page_body(414).len(), 177 - 12 + 9);
+        // nginx's 404 page is 153 bytes with "nginx/1.22.1" (12 bytes) in
+        // the footer, "nginx" (5) with `server_tokens off`.
+        assert_eq!(error_page_body(404).len(), 153 - 12 + 5);
+        assert_eq!(error_page_body(494).len(), 233 - 12 + 5);
+        assert_eq!(error_page_body(414).len(), 177 - 12 + 5);
         assert!(error_page_body(200).is_empty());
         assert!(error_page_body(404).ends_with(ERROR_PAGE_TAIL));
     }

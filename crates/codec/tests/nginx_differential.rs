@@ -277,7 +277,7 @@ fn status_lines_and_error_pages_match_nginx() {
             String::from_utf8_lossy(status_line(Version::Http10, code)),
             "status line for {code}"
         );
-        let body = String::from_utf8_lossy(&out[split + 4..]).replace("nginx/1.22.1", "peregrine");
+        let body = String::from_utf8_lossy(&out[split + 4..]).replace("nginx/1.22.1", "nginx");
         assert_eq!(
             body,
             String::from_utf8_lossy(error_page_body(code)),

@@ -88,7 +88,11 @@ pub(crate) fn builtin(sp: &Special, ctx: &PageCtx<'_>) -> Response {
         ServerTokens::Off => (page, &b""[..]),
         _ => (
             &page[..page.len().saturating_sub(ERROR_PAGE_TAIL.len())],
-            if has_page {
+            if !has_page {
+                &b""[..]
+            } else if ctx.conf.server_tokens == ServerTokens::Build {
+                peregrine_codec::response::ERROR_PAGE_TAIL_BUILD
+            } else if has_page {
                 ERROR_PAGE_TAIL_VERSION
             } else {
                 &b""[..]

@@ -46,15 +46,24 @@ pub struct ConnHeader {
 macro_rules! server_date {
     () => {
         concat!(
-            "Server: peregrine/",
-            env!("CARGO_PKG_VERSION"),
+            "Server: nginx/",
+            peregrine_codec::nginx_version!(),
             "\r\nDate: "
         )
     };
 }
 const SERVER_DATE: &[u8] = server_date!().as_bytes();
 /// The same with `server_tokens off` (nginx's `Server: nginx`).
-const SERVER_DATE_OFF: &[u8] = b"Server: peregrine\r\nDate: ";
+const SERVER_DATE_OFF: &[u8] = b"Server: nginx\r\nDate: ";
+/// The same with `server_tokens build` (the codec's `SERVER_BUILD`).
+const SERVER_DATE_BUILD: &[u8] = concat!(
+    "Server: nginx/",
+    peregrine_codec::nginx_version!(),
+    " (peregrine/",
+    env!("CARGO_PKG_VERSION"),
+    ")\r\nDate: "
+)
+.as_bytes();
 /// The start of a `200 OK` head up to the `Date` value: the codec's
 /// status line for 200 (a test holds them equal), then [`SERVER_DATE`].
 const OK_START: &[u8] = concat!("HTTP/1.1 200 OK\r\n", server_date!()).as_bytes();
@@ -112,15 +121,19 @@ pub fn serialize_head(
     let tokens = resp
         .conf
         .as_ref()
-        .is_none_or(|c| c.server_tokens != ServerTokens::Off);
-    if resp.status == 200 && tokens {
+        .map_or(ServerTokens::On, |c| c.server_tokens);
+    if resp.status == 200 && tokens == ServerTokens::On {
         out.extend_from_slice(&start.ok);
     } else {
         out.extend_from_slice(peregrine_codec::response::status_line(
             peregrine_codec::Version::Http11,
             resp.status,
         ));
-        out.extend_from_slice(if tokens { SERVER_DATE } else { SERVER_DATE_OFF });
+        out.extend_from_slice(match tokens {
+            ServerTokens::On => SERVER_DATE,
+            ServerTokens::Off => SERVER_DATE_OFF,
+            ServerTokens::Build => SERVER_DATE_BUILD,
+        });
         out.extend_from_slice(start.date());
         out.extend_from_slice(b"\r\n");
     }
