@@ -222,6 +222,7 @@ pub fn server_with(
         locations,
         conf: Arc::new(conf),
         span: Span::default(),
+        headers: Default::default(),
     }
 }
 

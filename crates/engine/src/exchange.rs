@@ -6,12 +6,12 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
 use peregrine_codec::{BodyDecoder, BodyKind, HttpError, Request};
-use peregrine_conf::model::{LocConf, LogLevel, ServerName};
+use peregrine_conf::model::{LingeringClose, LocConf, LogLevel, ServerName};
 use peregrine_core::Response;
 use peregrine_core::response::ErrorNote;
 
 use crate::AccessEntry;
-use crate::conn::{Close, Conn, LINGERING_TIME, Phase, Step};
+use crate::conn::{Close, Conn, Lingering, Phase, Step};
 use crate::errlog::with_os_error;
 use crate::stats::{Finished, Gauge};
 use crate::worker::Ctx;
@@ -40,6 +40,9 @@ pub struct Exchange {
     /// Close with lingering (errors: nginx lingers so the client reads the
     /// error page before a RST could destroy it).
     pub linger: bool,
+    /// Access-logged (and counted) already: an exchange that ends
+    /// abnormally is logged when its connection closes, once.
+    pub logged: bool,
 }
 
 impl Exchange {
@@ -66,6 +69,7 @@ impl Exchange {
         self.request_length = 0;
         self.keepalive = false;
         self.linger = false;
+        self.logged = false;
     }
 }
 
@@ -145,13 +149,72 @@ impl Conn {
             self.log_access(cx);
             return Step::Close(Close::Normal);
         }
-        let plan = self.plan(req, resp, cx);
+        let mut plan = self.plan(req, resp, cx);
+        let (consumed, bad_body) = self.read_buffered_body(&mut plan, resp, cx);
         let step = self.queue(ex, plan, cx);
+        if let Some(ex) = self.ex.as_mut() {
+            ex.request_length += consumed;
+        }
         if let Some(note) = note {
             // Logged once the exchange exists, for `request:` and `host:`.
             self.log(cx, LogLevel::Error, &note.to_string(), "");
         }
+        if let Some(e) = bad_body {
+            self.log(cx, LogLevel::Error, &e.kind.to_string(), "");
+        }
         step
+    }
+
+    /// Discards the body bytes already read before the response goes out,
+    /// as nginx's handlers do first (`ngx_http_discard_request_body`). A
+    /// body that cannot be valid (a bad chunk size, more data than a chunk
+    /// declared) turns a normal response into 400, and an error page into
+    /// one that closes, as nginx does (`client sent invalid chunked
+    /// body`). Returns the bytes consumed and the error to log.
+    fn read_buffered_body(
+        &mut self,
+        plan: &mut Plan,
+        resp: &mut Response,
+        cx: &mut Ctx,
+    ) -> (u64, Option<HttpError>) {
+        let (Some(dec), Some(b)) = (plan.body.as_mut(), self.rbuf.as_mut()) else {
+            return (0, None);
+        };
+        let mut consumed = 0u64;
+        while b.start < b.end {
+            match dec.decode(b.pending()) {
+                Ok(p) => {
+                    b.start += p.consumed;
+                    consumed += p.consumed as u64;
+                    if p.done {
+                        plan.body = None;
+                        break;
+                    }
+                    if p.consumed == 0 {
+                        break;
+                    }
+                }
+                Err(e) => {
+                    // Nothing after a broken body can be trusted.
+                    b.start = b.end;
+                    plan.body = None;
+                    plan.keepalive = false;
+                    plan.linger = true;
+                    if resp.status < 300 || resp.status == 304 {
+                        let conf = resp.conf.clone();
+                        let server = resp.server.clone();
+                        *resp = cx.core.error_response(e.status);
+                        resp.keepalive = false;
+                        resp.conf = resp.conf.take().or(conf);
+                        resp.server = resp.server.take().or(server);
+                        plan.expect = false;
+                        plan.comp = None;
+                    }
+                    return (consumed, Some(e));
+                }
+            }
+        }
+        (consumed, None)
     }
 
     /// How `resp`, core's answer to `req`, goes out (the compression
@@ -164,7 +227,9 @@ impl Conn {
             && req.keep_alive()
             && !cx.draining
             && resp.conf.as_ref().is_some_and(|c| {
-                !c.keepalive_timeout.is_zero() && self.info.requests < c.keepalive_requests
+                !c.keepalive_timeout.is_zero()
+                    && self.info.requests < c.keepalive_requests
+                    && crate::keepalive::allowed(&c.conn, req, self.born, cx.now)
             });
         // nginx sends 100 Continue when it reads or discards the body for a
         // normal response; error pages (special responses) set
@@ -285,6 +350,7 @@ impl Conn {
         serialize_head(out.head_mut(), resp, &cx.head_start, &ch, plan.expect);
         let sendfile = conf.is_some_and(|c| c.sendfile);
         out.nopush = conf.is_some_and(|c| c.tcp_nopush);
+        out.sendfile_max_chunk = conf.map_or(2 << 20, |c| c.conn.sendfile_max_chunk);
         out.start(&resp.body, resp.header_only, sendfile, plan.comp);
         // With a request body still to discard, the close waits for it
         // (`Phase::Discard`): the final bytes must not wait with it.
@@ -307,8 +373,25 @@ impl Conn {
         let Some(ex) = self.ex.as_mut() else {
             return self.complete(key, cx);
         };
+        let (rate, after) = ex
+            .conf()
+            .map_or((0, 0), |c| (c.conn.limit_rate, c.conn.limit_rate_after));
+        let mut before = 0;
+        if rate > 0 {
+            match self.rate_gate(key, cx, rate, after) {
+                Ok(sent) => {
+                    before = sent;
+                    self.delayed = false;
+                }
+                Err(step) => return step,
+            }
+        }
+        let Some(ex) = self.ex.as_mut() else {
+            return self.complete(key, cx);
+        };
         match ex.out.write(&mut self.stream, &mut cx.pool) {
             Ok(Progress::Done) => self.finish_output(key, cx),
+            Ok(Progress::Limited) => self.rate_pause(key, cx, rate, after, before),
             Ok(Progress::Blocked) => {
                 self.writable = false;
                 let d = ex
@@ -375,14 +458,18 @@ impl Conn {
             Ok(false) => {
                 // nginx keeps discarding (without shutting the write side)
                 // until the body is in, then keeps alive or closes.
+                let l = Lingering::of(self.ex.as_ref().and_then(|e| e.conf()).map(|c| &**c));
                 self.phase = Phase::Discard {
-                    until: cx.now + LINGERING_TIME,
+                    until: cx.now + l.time,
+                    timeout: l.timeout,
                 };
                 Step::Continue
             }
-            Err(_) => {
+            Err(e) => {
+                self.log(cx, LogLevel::Error, &e.kind.to_string(), "");
                 self.log_access(cx);
-                self.start_linger(key, cx)
+                let l = Lingering::of(self.ex.as_ref().and_then(|e| e.conf()).map(|c| &**c));
+                self.start_linger(key, cx, l)
             }
         }
     }
@@ -395,12 +482,23 @@ impl Conn {
         };
         let (keepalive, linger, held) = (ex.keepalive, ex.linger, ex.out.last);
         let conf = ex.conf().map(|c| (c.tcp_nodelay, c.keepalive_timeout));
+        let lingering = Lingering::of(ex.conf().map(|c| &**c));
+        let mode = ex
+            .conf()
+            .map_or(LingeringClose::On, |c| c.conn.lingering_close);
         ex.reset(&mut cx.pool);
         cx.pool.put_exchange(ex);
         cx.timers.disarm(self.key);
         if !keepalive || cx.draining {
-            if linger || self.buffered() > 0 || self.readable {
-                return self.start_linger(key, cx);
+            // nginx's `ngx_http_finalize_connection`: `lingering_close on`
+            // lingers when the client may still be sending.
+            let wanted = match mode {
+                LingeringClose::Off => false,
+                LingeringClose::Always => true,
+                LingeringClose::On => linger || self.buffered() > 0 || self.readable,
+            };
+            if wanted {
+                return self.start_linger(key, cx, lingering);
             }
             if held {
                 // The tail sent with MSG_MORE is still queued. Bytes the
@@ -467,6 +565,20 @@ impl Conn {
         }
     }
 
+    /// A connection closes with its exchange unfinished (a send error or
+    /// timeout, a body discard cut short, a shutdown): nginx logs such a
+    /// request too, with the status and the bytes actually sent.
+    #[inline(never)]
+    pub fn log_unfinished(&mut self, cx: &mut Ctx) {
+        if self
+            .ex
+            .as_ref()
+            .is_some_and(|e| !e.logged && e.resp.is_some())
+        {
+            self.log_access(cx);
+        }
+    }
+
     /// Counts the finished request for the metrics, then access-logs it.
     /// Inlined so that a worker with neither (the tuned setting, see
     /// [`crate::AccessLog::logs_nothing`]) pays a test, not a call.
@@ -478,6 +590,9 @@ impl Conn {
     }
 
     fn count_and_log(&mut self, cx: &mut Ctx) {
+        if let Some(ex) = self.ex.as_deref_mut() {
+            ex.logged = true;
+        }
         let Some(ex) = self.ex.as_deref() else { return };
         let Some(resp) = ex.resp.as_ref() else { return };
         if cx.metrics {

@@ -54,6 +54,9 @@ pub fn parse_request(buf: &[u8], limits: &Limits, req: &mut Request) -> Result<P
                 line,
             )) => {
                 if keep {
+                    if req.headers.len() >= limits.max_headers {
+                        return Err(HttpError::new(494, K::TooManyHeaders));
+                    }
                     let value = pos + value.start..pos + value.end;
                     let (kind, bit) = match known {
                         Some(k) => (k.kind, k.bit),

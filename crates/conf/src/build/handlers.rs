@@ -17,19 +17,19 @@ use crate::model::*;
 use crate::syntax::Directive;
 use crate::values::*;
 
-fn arg(d: &Directive, i: usize) -> &str {
+pub(crate) fn arg(d: &Directive, i: usize) -> &str {
     d.args.get(i).map(String::as_str).unwrap_or_default()
 }
 
-fn msg(d: &Directive, m: impl Into<String>) -> ConfError {
+pub(crate) fn msg(d: &Directive, m: impl Into<String>) -> ConfError {
     ConfError::at(&d.span, m)
 }
 
-fn duplicate(d: &Directive) -> ConfError {
+pub(crate) fn duplicate(d: &Directive) -> ConfError {
     msg(d, format!("\"{}\" directive is duplicate", d.name))
 }
 
-fn invalid(d: &Directive) -> ConfError {
+pub(crate) fn invalid(d: &Directive) -> ConfError {
     msg(d, format!("\"{}\" directive invalid value", d.name))
 }
 
@@ -38,7 +38,7 @@ fn invalid_number(d: &Directive) -> ConfError {
 }
 
 /// Sets a value once per level, as nginx's slot functions do.
-fn set<T>(slot: &mut Option<T>, v: T, d: &Directive) -> Result<()> {
+pub(crate) fn set<T>(slot: &mut Option<T>, v: T, d: &Directive) -> Result<()> {
     fresh(slot, d)?;
     *slot = Some(v);
     Ok(())
@@ -47,7 +47,7 @@ fn set<T>(slot: &mut Option<T>, v: T, d: &Directive) -> Result<()> {
 /// Refuses a second value at one level. nginx's slot functions (and most of
 /// its own handlers) do this first, before reading the value: of
 /// `x 1; x bad;` the error is "duplicate".
-fn fresh<T>(slot: &Option<T>, d: &Directive) -> Result<()> {
+pub(crate) fn fresh<T>(slot: &Option<T>, d: &Directive) -> Result<()> {
     match slot {
         Some(_) => Err(duplicate(d)),
         None => Ok(()),
@@ -55,7 +55,7 @@ fn fresh<T>(slot: &Option<T>, d: &Directive) -> Result<()> {
 }
 
 /// [`set`] with the value read only once the slot is known to be free.
-fn set_with<T>(
+pub(crate) fn set_with<T>(
     slot: &mut Option<T>,
     d: &Directive,
     read: impl FnOnce() -> Result<T>,
@@ -65,7 +65,7 @@ fn set_with<T>(
     Ok(())
 }
 
-fn flag(d: &Directive) -> Result<bool> {
+pub(crate) fn flag(d: &Directive) -> Result<bool> {
     parse_flag(arg(d, 0)).ok_or_else(|| {
         msg(
             d,
@@ -78,7 +78,7 @@ fn flag(d: &Directive) -> Result<bool> {
     })
 }
 
-fn time(d: &Directive, s: &str) -> Result<Duration> {
+pub(crate) fn time(d: &Directive, s: &str) -> Result<Duration> {
     parse_time(s).ok_or_else(|| invalid(d))
 }
 
@@ -86,7 +86,7 @@ fn time_sec(d: &Directive, s: &str) -> Result<Duration> {
     parse_time_sec(s).ok_or_else(|| invalid(d))
 }
 
-fn size(d: &Directive, s: &str) -> Result<usize> {
+pub(crate) fn size(d: &Directive, s: &str) -> Result<usize> {
     parse_mem_size(s).ok_or_else(|| invalid(d))
 }
 
@@ -582,22 +582,16 @@ time_handler!(client_body_timeout, client_body_timeout, time);
 time_handler!(send_timeout, send_timeout, time);
 time_handler!(open_file_cache_valid, open_file_cache_valid, time_sec);
 
-/// `keepalive_timeout timeout [header_timeout]`. The wording of a bad value
-/// is Peregrine's (`invalid value "X" in "keepalive_timeout" directive`,
-/// naming the value) rather than nginx's `directive invalid value`.
+/// `keepalive_timeout timeout [header_timeout]`, with nginx's wording of a
+/// bad value (`ngx_http_core_keepalive`: `"keepalive_timeout" directive
+/// invalid value`).
 pub fn keepalive_timeout(l: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result<()> {
     if l.keepalive.is_some() {
         return Err(duplicate(d));
     }
-    let bad = |v: &str| {
-        msg(
-            d,
-            format!("invalid value \"{v}\" in \"keepalive_timeout\" directive"),
-        )
-    };
-    let t = parse_time(arg(d, 0)).ok_or_else(|| bad(arg(d, 0)))?;
+    let t = parse_time(arg(d, 0)).ok_or_else(|| invalid(d))?;
     let header = match d.args.get(1) {
-        Some(h) => Some(parse_time_sec(h).ok_or_else(|| bad(h))?),
+        Some(h) => Some(parse_time_sec(h).ok_or_else(|| invalid(d))?),
         None => None,
     };
     l.keepalive = Some((t, header));

@@ -6,6 +6,7 @@
 //! a syntax error when reading reached it, the http-wide checks (duplicate
 //! locations) at the end of `http { }`, and `no "events" section` last.
 
+pub mod conn;
 pub mod handlers;
 mod include;
 mod listen;
@@ -457,6 +458,7 @@ impl Builder {
                 locations,
                 conf: Arc::new(conf),
                 span: s.span.clone(),
+                headers: srv.headers.resolve(),
             }));
         }
         self.warn_conflicting_names(&servers);

@@ -111,6 +111,8 @@ pub struct RawLoc {
     pub zstd: RawCompress,
     pub proxy_buffers: Option<(usize, usize)>,
     pub proxy_busy_buffers_size: Option<usize>,
+    // conn
+    pub conn: super::conn::RawConn,
 }
 
 /// Resolves a path as `ngx_conf_full_name(cycle, name, 0)`: relative paths are
@@ -199,6 +201,7 @@ impl LocConf {
             zstd: compress(1),
             proxy_buffers: None,
             proxy_busy_buffers_size: None,
+            conn: ConnConf::default(),
         }
     }
 }
@@ -296,6 +299,7 @@ impl RawLoc {
             zstd: self.zstd.merge(&p.zstd),
             proxy_buffers: self.proxy_buffers.or(p.proxy_buffers),
             proxy_busy_buffers_size: self.proxy_busy_buffers_size.or(p.proxy_busy_buffers_size),
+            conn: self.conn.merge(&p.conn),
         }
     }
 }
@@ -306,6 +310,8 @@ pub struct RawSrv {
     pub client_header_timeout: Option<Duration>,
     pub client_header_buffer_size: Option<usize>,
     pub large_client_header_buffers: Option<(usize, usize)>,
+    // conn
+    pub headers: super::conn::RawHeaderRules,
 }
 
 /// nginx's defaults for the server-level settings.
@@ -331,6 +337,7 @@ impl RawSrv {
                 .large_client_header_buffers
                 .or(http.large_client_header_buffers)
                 .or(Some(DEFAULT_LARGE_CLIENT_HEADER_BUFFERS)),
+            headers: self.headers.merge(&http.headers),
         }
     }
 }

@@ -88,6 +88,7 @@ fn send_all(out: &mut Output, s: &mut TcpStream, c: &mut std::net::TcpStream) ->
                 let n = c.read(&mut buf).unwrap();
                 got.extend_from_slice(&buf[..n]);
             }
+            Progress::Limited => panic!("no budget was set"),
         }
     }
     let mut buf = vec![0; 1 << 16];
@@ -328,4 +329,56 @@ fn reset_after_file_and_encoder_leaves_nothing_behind() {
     let (mut c, mut s) = pair();
     assert_eq!(send_all(&mut out, &mut s, &mut c), b"H\r\nplain");
     assert_eq!((out.head_bytes, out.body_bytes), (3, 5));
+}
+
+/// `limit_rate`'s budget: each write sends at most what `limit` allows,
+/// across head, memory and file pieces, read+writev or sendfile, and the
+/// bytes still arrive whole and in order.
+#[test]
+fn a_budget_bounds_what_each_write_sends() {
+    let data: Vec<u8> = (0..20_000u32).map(|i| (i % 251) as u8).collect();
+    for sendfile in [true, false] {
+        let body = Body::Parts(vec![
+            Body::Static(b"--a\r\n"),
+            Body::File {
+                file: temp_file(&data),
+                offset: 0,
+                len: data.len() as u64,
+            },
+            Body::Shared(Arc::from(&b"--b\r\n"[..])),
+        ]);
+        let (mut c, mut s) = pair();
+        let mut out = Output::new(b"HEAD\r\n".to_vec(), &body, false, sendfile);
+        let mut pool = Pool::default();
+        let mut got = Vec::new();
+        let mut writes = 0;
+        loop {
+            out.limit(1000);
+            let before = out.head_bytes + out.body_bytes;
+            let p = out.write(&mut s, &mut pool).unwrap();
+            let sent = out.head_bytes + out.body_bytes - before;
+            assert!(
+                sent <= 1000,
+                "sendfile={sendfile}: {sent} bytes in one write"
+            );
+            writes += 1;
+            let mut buf = vec![0; 4096];
+            let mut read = 0;
+            while read < sent as usize {
+                let n = c.read(&mut buf).unwrap();
+                got.extend_from_slice(&buf[..n]);
+                read += n;
+            }
+            match p {
+                Progress::Done => break,
+                Progress::Limited => assert_eq!(sent, 1000),
+                Progress::Blocked => panic!("a 1000-byte write blocked"),
+            }
+        }
+        let mut want = b"HEAD\r\n--a\r\n".to_vec();
+        want.extend_from_slice(&data);
+        want.extend_from_slice(b"--b\r\n");
+        assert!(got == want, "sendfile={sendfile}");
+        assert_eq!(writes, want.len().div_ceil(1000));
+    }
 }
