@@ -7,14 +7,22 @@
 
 mod support;
 
+mod abnormal_end;
 mod accept;
 mod bench;
+mod chunked_body;
+mod chunked_response;
 mod cli;
 mod compress_nginx;
 mod conditional;
 mod gzip;
+mod header_rules;
 mod http_parsing;
 mod keepalive;
+mod keepalive_rules;
+mod limit_rate;
+mod lingering;
+mod listen_refused;
 mod log_formats;
 mod logs;
 mod metrics;
