@@ -151,8 +151,9 @@ pub struct Conn {
     /// A kept-alive connection's header timeout is still to be armed (see
     /// [`Conn::begin_request`]).
     pub header_timer: bool,
-    /// When the connection was accepted (`keepalive_time`).
-    pub born: Instant,
+    /// When the connection was accepted, on the timers' clock
+    /// ([`crate::timer::Timers::nanos`]; `keepalive_time`).
+    pub born: u64,
     /// The timer armed is `limit_rate`'s pause, not a timeout.
     pub delayed: bool,
 }
@@ -163,7 +164,7 @@ impl Conn {
         key: usize,
         info: ConnInfo,
         lst: usize,
-        (now, born): (SystemTime, Instant),
+        (now, born): (SystemTime, u64),
     ) -> Conn {
         Conn {
             stream,

@@ -4,6 +4,7 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
+use std::time::Duration;
 
 use peregrine_codec::{BodyDecoder, BodyKind, HttpError, Request};
 use peregrine_conf::model::{LingeringClose, LocConf, LogLevel, ServerName};
@@ -16,6 +17,9 @@ use crate::errlog::with_os_error;
 use crate::stats::{Finished, Gauge};
 use crate::worker::Ctx;
 use crate::write::{ConnHeader, Output, Progress, WriteError, serialize_head};
+
+/// nginx's `sendfile_max_chunk` default, for a response with no location.
+const DEFAULT_SENDFILE_MAX_CHUNK: usize = 2 << 20;
 
 /// One request and its response. Exchanges are pooled whole (see
 /// [`crate::pool::Pool::exchange`]): the request is parsed in place and the
@@ -149,8 +153,15 @@ impl Conn {
             self.log_access(cx);
             return Step::Close(Close::Normal);
         }
-        let mut plan = self.plan(req, resp, cx);
-        let (consumed, bad_body) = self.read_buffered_body(&mut plan, resp, cx);
+        // The connection's age (`keepalive_time`) from the timers' clock:
+        // the turn's `Instant` subtraction is already made for them.
+        let age = Duration::from_nanos(cx.timers.nanos(cx.now).saturating_sub(self.born));
+        let mut plan = self.plan(req, resp, cx, age);
+        let (consumed, bad_body) = if plan.body.is_some() && self.buffered() > 0 {
+            self.read_buffered_body(&mut plan, resp, cx)
+        } else {
+            (0, None)
+        };
         let step = self.queue(ex, plan, cx);
         if let Some(ex) = self.ex.as_mut() {
             ex.request_length += consumed;
@@ -170,7 +181,9 @@ impl Conn {
     /// body that cannot be valid (a bad chunk size, more data than a chunk
     /// declared) turns a normal response into 400, and an error page into
     /// one that closes, as nginx does (`client sent invalid chunked
-    /// body`). Returns the bytes consumed and the error to log.
+    /// body`). Returns the bytes consumed and the error to log. Out of
+    /// line: nearly every request has no body.
+    #[inline(never)]
     fn read_buffered_body(
         &mut self,
         plan: &mut Plan,
@@ -219,7 +232,7 @@ impl Conn {
 
     /// How `resp`, core's answer to `req`, goes out (the compression
     /// filter may rewrite its head).
-    fn plan(&self, req: &Request, resp: &mut Response, cx: &Ctx) -> Plan {
+    fn plan(&self, req: &Request, resp: &mut Response, cx: &Ctx, age: Duration) -> Plan {
         let comp = crate::compress::apply(req, resp, cx.wall);
         let kind = req.body_kind();
         let pending = body_pending(kind);
@@ -229,7 +242,7 @@ impl Conn {
             && resp.conf.as_ref().is_some_and(|c| {
                 !c.keepalive_timeout.is_zero()
                     && self.info.requests < c.keepalive_requests
-                    && crate::keepalive::allowed(&c.conn, req, self.born, cx.now)
+                    && crate::keepalive::allowed(&c.conn, req, age)
             });
         // nginx sends 100 Continue when it reads or discards the body for a
         // normal response; error pages (special responses) set
@@ -350,7 +363,6 @@ impl Conn {
         serialize_head(out.head_mut(), resp, &cx.head_start, &ch, plan.expect);
         let sendfile = conf.is_some_and(|c| c.sendfile);
         out.nopush = conf.is_some_and(|c| c.tcp_nopush);
-        out.sendfile_max_chunk = conf.map_or(2 << 20, |c| c.conn.sendfile_max_chunk);
         out.start(&resp.body, resp.header_only, sendfile, plan.comp);
         // With a request body still to discard, the close waits for it
         // (`Phase::Discard`): the final bytes must not wait with it.
@@ -373,9 +385,13 @@ impl Conn {
         let Some(ex) = self.ex.as_mut() else {
             return self.complete(key, cx);
         };
-        let (rate, after) = ex
-            .conf()
-            .map_or((0, 0), |c| (c.conn.limit_rate, c.conn.limit_rate_after));
+        let (rate, after, chunk) = ex.conf().map_or((0, 0, DEFAULT_SENDFILE_MAX_CHUNK), |c| {
+            (
+                c.conn.limit_rate,
+                c.conn.limit_rate_after,
+                c.conn.sendfile_max_chunk,
+            )
+        });
         let mut before = 0;
         if rate > 0 {
             match self.rate_gate(key, cx, rate, after) {
@@ -389,7 +405,7 @@ impl Conn {
         let Some(ex) = self.ex.as_mut() else {
             return self.complete(key, cx);
         };
-        match ex.out.write(&mut self.stream, &mut cx.pool) {
+        match ex.out.write(&mut self.stream, &mut cx.pool, chunk) {
             Ok(Progress::Done) => self.finish_output(key, cx),
             Ok(Progress::Limited) => self.rate_pause(key, cx, rate, after, before),
             Ok(Progress::Blocked) => {
@@ -482,35 +498,12 @@ impl Conn {
         };
         let (keepalive, linger, held) = (ex.keepalive, ex.linger, ex.out.last);
         let conf = ex.conf().map(|c| (c.tcp_nodelay, c.keepalive_timeout));
-        let lingering = Lingering::of(ex.conf().map(|c| &**c));
-        let mode = ex
-            .conf()
-            .map_or(LingeringClose::On, |c| c.conn.lingering_close);
+        if !keepalive || cx.draining {
+            return self.close_after(key, cx, ex, linger, held);
+        }
         ex.reset(&mut cx.pool);
         cx.pool.put_exchange(ex);
         cx.timers.disarm(self.key);
-        if !keepalive || cx.draining {
-            // nginx's `ngx_http_finalize_connection`: `lingering_close on`
-            // lingers when the client may still be sending.
-            let wanted = match mode {
-                LingeringClose::Off => false,
-                LingeringClose::Always => true,
-                LingeringClose::On => linger || self.buffered() > 0 || self.readable,
-            };
-            if wanted {
-                return self.start_linger(key, cx, lingering);
-            }
-            if held {
-                // The tail sent with MSG_MORE is still queued. Bytes the
-                // client sent after our last read would make `close` answer
-                // with RST, and an RST discards what is queued: the whole
-                // response would be lost (tcp_close: unread data → RST).
-                // `shutdown` first sends the tail with the FIN, as wanted;
-                // a later RST then only follows them.
-                let _ = self.stream.shutdown(std::net::Shutdown::Write);
-            }
-            return Step::Close(Close::Normal);
-        }
         let Some((tcp_nodelay, keepalive_timeout)) = conf else {
             return Step::Close(Close::Normal);
         };
@@ -533,6 +526,45 @@ impl Conn {
         } else {
             Step::Wait
         }
+    }
+
+    /// The end of a connection's last exchange: lingering close (nginx's
+    /// `ngx_http_finalize_connection`: `lingering_close on` lingers when
+    /// the client may still be sending) or close.
+    #[inline(never)]
+    fn close_after(
+        &mut self,
+        key: usize,
+        cx: &mut Ctx,
+        mut ex: Box<Exchange>,
+        linger: bool,
+        held: bool,
+    ) -> Step {
+        let lingering = Lingering::of(ex.conf().map(|c| &**c));
+        let mode = ex
+            .conf()
+            .map_or(LingeringClose::On, |c| c.conn.lingering_close);
+        ex.reset(&mut cx.pool);
+        cx.pool.put_exchange(ex);
+        cx.timers.disarm(self.key);
+        let wanted = match mode {
+            LingeringClose::Off => false,
+            LingeringClose::Always => true,
+            LingeringClose::On => linger || self.buffered() > 0 || self.readable,
+        };
+        if wanted {
+            return self.start_linger(key, cx, lingering);
+        }
+        if held {
+            // The tail sent with MSG_MORE is still queued. Bytes the
+            // client sent after our last read would make `close` answer
+            // with RST, and an RST discards what is queued: the whole
+            // response would be lost (tcp_close: unread data → RST).
+            // `shutdown` first sends the tail with the FIN, as wanted;
+            // a later RST then only follows them.
+            let _ = self.stream.shutdown(std::net::Shutdown::Write);
+        }
+        Step::Close(Close::Normal)
     }
 
     /// Access-logs a request that ended without an answer: nginx logs 408

@@ -493,7 +493,8 @@ impl Worker {
             self.conns.push(None);
             self.conns.len() - 1
         });
-        let mut conn = Conn::new(stream, key, info, lst, (self.cx.wall, self.cx.now));
+        let born = self.cx.timers.nanos(self.cx.now);
+        let mut conn = Conn::new(stream, key, info, lst, (self.cx.wall, born));
         conn.set_gauge(Gauge::Waiting, &self.cx);
         let d = self.cx.lctx(lst).header_timeout;
         self.cx.timers.arm(key, self.cx.now, d);

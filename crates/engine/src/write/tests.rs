@@ -81,7 +81,7 @@ fn send_all(out: &mut Output, s: &mut TcpStream, c: &mut std::net::TcpStream) ->
     c.set_read_timeout(Some(Duration::from_millis(200)))
         .unwrap();
     loop {
-        match out.write(s, &mut pool).unwrap() {
+        match out.write(s, &mut pool, 0).unwrap() {
             Progress::Done => break,
             Progress::Blocked => {
                 let mut buf = vec![0; 1 << 16];
@@ -158,7 +158,7 @@ fn truncated_file_stops_without_other_bytes() {
         let (_c, mut s) = pair();
         let mut out = Output::new(b"H\r\n".to_vec(), &body, false, sendfile);
         let mut pool = Pool::default();
-        let err = out.write(&mut s, &mut pool).unwrap_err();
+        let err = out.write(&mut s, &mut pool, 0).unwrap_err();
         assert!(matches!(err, WriteError::Truncated), "{err}");
         assert_eq!(out.body_bytes, 5);
     }
@@ -180,7 +180,7 @@ fn unreadable_file_is_a_read_error_not_a_send_error() {
         };
         let (_c, mut s) = pair();
         let mut out = Output::new(b"H\r\n".to_vec(), &body, false, sendfile);
-        let err = out.write(&mut s, &mut Pool::default()).unwrap_err();
+        let err = out.write(&mut s, &mut Pool::default(), 0).unwrap_err();
         if sendfile {
             assert!(matches!(err, WriteError::Sendfile(_)), "{err}");
         } else {
@@ -355,7 +355,7 @@ fn a_budget_bounds_what_each_write_sends() {
         loop {
             out.limit(1000);
             let before = out.head_bytes + out.body_bytes;
-            let p = out.write(&mut s, &mut pool).unwrap();
+            let p = out.write(&mut s, &mut pool, 0).unwrap();
             let sent = out.head_bytes + out.body_bytes - before;
             assert!(
                 sent <= 1000,
