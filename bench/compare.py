@@ -34,8 +34,8 @@ WORKLOADS = [
     # (informational only)
     ("612 B keep-alive c=50", "small.html", 50, [], 0.65),
     ("612 B Connection: close c=50", "small.html", 50, ["Connection: close"], 0.75),
-    # Like for like: Peregrine defers accept by default, nginx only with
-    # `listen ... deferred`; here both have it (informational).
+    # Both servers accept at the handshake by default; this row gives both
+    # `listen ... deferred` (informational).
     ("612 B Connection: close c=50, both deferred", "small.html", 50, ["Connection: close"], None),
     ("123,784 B keep-alive c=50", "large.html", 50, [], 0.90),
     ("612 B keep-alive c=1000", "small.html", 1000, [], 0.60),

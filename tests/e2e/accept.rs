@@ -1,14 +1,8 @@
-//! Accepting connections: `TCP_DEFER_ACCEPT` by default (a deliberate
-//! difference from nginx, which defers only with `listen ... deferred`), and
-//! `listen ... deferred=off` for nginx's behaviour.
-//!
-//! Why Peregrine defers by default (as Apache httpd does on Linux): in HTTP
-//! the client speaks first, so a worker has nothing to do for a connection
-//! until its request arrives. Deferred, `accept` hands over a socket with
-//! the request in it and the worker reads and answers it at once: no
-//! `recv` that finds nothing, no `epoll_ctl`, no wake-up to wait for the
-//! request (docs/performance.md measures what it saves), and connections
-//! that never send stay in the kernel instead of using `worker_connections`.
+//! Accepting connections as nginx does: at the handshake by default, and
+//! with `TCP_DEFER_ACCEPT` only under `listen ... deferred` (then a worker
+//! meets a connection only once its request has arrived: `accept` hands
+//! over a socket with the request in it, no `recv` that finds nothing, no
+//! `epoll_ctl`; docs/performance.md measures both).
 
 use crate::support::{Prefix, Response, Server, conf_with, is_nginx, read_to_close};
 use std::io::Write;
@@ -50,24 +44,32 @@ fn silent_then_served(s: &Server, silent: &mut std::net::TcpStream) {
     assert_eq!(active(s), 1);
 }
 
-/// The kernel holds a silent connection until its first bytes: the worker
-/// does not count it (nginx does, unless `deferred`), and it is served
-/// normally once it speaks. The kernel accepts a connection that stays
-/// silent after its first SYN-ACK retransmission (1 s), as for nginx's
-/// `deferred`; this test speaks well before then.
+/// By default (nginx's) a connection is accepted at the handshake: a
+/// silent one is counted as active, and served once it speaks.
 #[test]
-fn a_silent_connection_waits_in_the_kernel() {
+fn a_silent_connection_is_accepted_at_the_handshake() {
     let s = site("");
     let mut silent = s.connect();
-    // The silent connection came first: nginx has accepted it (accept
-    // queues are FIFO) by the time it reads the status request.
-    let want = if is_nginx() { 2 } else { 1 };
-    assert_eq!(active(&s), want, "silent connection counted");
+    // The silent connection came first: it is accepted (accept queues are
+    // FIFO) by the time the status request is read.
+    assert_eq!(active(&s), 2, "silent connection counted");
     silent_then_served(&s, &mut silent);
 }
 
-/// `deferred=off` (Peregrine's spelling; nginx knows only `deferred`) is
-/// nginx's default: the connection is accepted at the handshake.
+/// `listen ... deferred`: the kernel holds a silent connection until its
+/// first bytes, so the worker does not count it, and it is served normally
+/// once it speaks. The kernel accepts a connection that stays silent after
+/// its first SYN-ACK retransmission (1 s); this test speaks well before.
+#[test]
+fn deferred_holds_a_silent_connection_in_the_kernel() {
+    let s = site(" deferred");
+    let mut silent = s.connect();
+    assert_eq!(active(&s), 1, "silent connection counted");
+    silent_then_served(&s, &mut silent);
+}
+
+/// `deferred=off` (Peregrine's spelling of the default; nginx knows only
+/// `deferred`) accepts at the handshake too.
 #[test]
 #[cfg_attr(e2e_nginx, ignore = "deferred=off is Peregrine's spelling")]
 fn deferred_off_accepts_at_the_handshake() {

@@ -91,10 +91,9 @@ fn typeset_seed_002_is_refused_with_its_line() {
     assert_eq!(first, expected);
 }
 
-/// Each error is one `peregrine: [emerg] ... in FILE:LINE` line and exit 1.
-/// Deliberate difference: for a bad time nginx 1.22 says `"keepalive_timeout"
-/// directive invalid value`; Peregrine names the offending word
-/// (`invalid value "abc" in ...`), which is what a user needs to fix it.
+/// Each error is one `peregrine: [emerg] ... in FILE:LINE` line and exit 1,
+/// in nginx's words (a bad `keepalive_timeout` is nginx's `"keepalive_timeout"
+/// directive invalid value`, `ngx_http_core_keepalive`).
 #[test]
 fn configuration_errors_are_one_emerg_line() {
     let cases: &[(&str, &str)] = &[
@@ -121,7 +120,7 @@ fn configuration_errors_are_one_emerg_line() {
         ),
         (
             "events {}\nhttp {\nkeepalive_timeout abc;\n}\n",
-            "invalid value \"abc\" in \"keepalive_timeout\" directive in FILE:3",
+            "\"keepalive_timeout\" directive invalid value in FILE:3",
         ),
     ];
     for (text, want) in cases {

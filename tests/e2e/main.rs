@@ -7,22 +7,30 @@
 
 mod support;
 
+mod abnormal_end;
 mod accept;
 mod autoindex_format;
 mod bad_request_pages;
 mod bench;
 mod charset;
+mod chunked_body;
+mod chunked_response;
 mod cli;
 mod compress_nginx;
 mod conditional;
 mod empty_gif;
 mod expires;
 mod gzip;
+mod header_rules;
 mod headers;
 mod http_parsing;
 mod index_vars;
 mod internal;
 mod keepalive;
+mod keepalive_rules;
+mod limit_rate;
+mod lingering;
+mod listen_refused;
 mod log_flush;
 mod log_formats;
 mod logs;

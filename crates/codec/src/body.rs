@@ -12,6 +12,9 @@ use std::ops::Range;
 /// nginx refuses a chunk size that would overflow `off_t` (it checks before
 /// each hex digit: `size > NGX_MAX_OFF_T_VALUE / 16`).
 const MAX_CHUNK_SIZE_BEFORE_DIGIT: u64 = (i64::MAX as u64) / 16;
+/// nginx also refuses a size within 9 of `off_t`'s maximum (its
+/// `ctx->size > NGX_MAX_OFF_T_VALUE - 9` check, room for the framing left).
+const MAX_CHUNK_SIZE: u64 = i64::MAX as u64 - 9;
 
 /// Result of one [`BodyDecoder::decode`] call.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -113,7 +116,9 @@ impl BodyDecoder {
         }
     }
 
-    /// One framing byte of the chunked grammar.
+    /// One framing byte of the chunked grammar. Lines end with CRLF only:
+    /// since nginx 1.29.4 a bare LF in a chunked body is an error (and so
+    /// is an LF inside a chunk extension or a trailer line).
     fn step(&self, b: u8) -> Result<State, HttpError> {
         let after_size = |size: u64| {
             if size == 0 {
@@ -126,36 +131,35 @@ impl BodyDecoder {
             State::SizeStart => State::Size(u64::from(hex(b).ok_or_else(invalid)?)),
             State::Size(size) => match b {
                 b'\r' => State::SizeLf(size),
-                b'\n' => after_size(size),
                 b';' | b' ' | b'\t' => State::Ext(size),
                 _ => {
                     let d = hex(b).ok_or_else(invalid)?;
                     if size > MAX_CHUNK_SIZE_BEFORE_DIGIT {
                         return Err(invalid());
                     }
-                    State::Size(size * 16 + u64::from(d))
+                    let size = size * 16 + u64::from(d);
+                    if size > MAX_CHUNK_SIZE {
+                        return Err(invalid());
+                    }
+                    State::Size(size)
                 }
             },
             State::Ext(size) => match b {
                 b'\r' => State::SizeLf(size),
-                b'\n' => after_size(size),
+                b'\n' => return Err(invalid()),
                 _ => State::Ext(size),
             },
             State::SizeLf(size) if b == b'\n' => after_size(size),
-            State::DataEnd => match b {
-                b'\r' => State::DataLf,
-                b'\n' => State::SizeStart,
-                _ => return Err(invalid()),
-            },
+            State::DataEnd if b == b'\r' => State::DataLf,
             State::DataLf if b == b'\n' => State::SizeStart,
             State::TrailerStart => match b {
                 b'\r' => State::LastLf,
-                b'\n' => State::Done,
+                b'\n' => return Err(invalid()),
                 _ => State::Trailer,
             },
             State::Trailer => match b {
                 b'\r' => State::TrailerLf,
-                b'\n' => State::TrailerStart,
+                b'\n' => return Err(invalid()),
                 _ => State::Trailer,
             },
             State::TrailerLf if b == b'\n' => State::TrailerStart,
@@ -233,8 +237,8 @@ mod tests {
         assert_eq!(&data[..], b"hello world");
         assert_eq!(used, body.len() - 4);
         assert!(done);
-        // Bare LF everywhere, upper-case hex, leading zeros.
-        let body = b"00A\nabcdefghij\n0\n\n";
+        // Upper-case hex, leading zeros.
+        let body = b"00A\r\nabcdefghij\r\n0\r\n\r\n";
         let (data, used, done) = all_splits(BodyKind::Chunked, body).unwrap();
         assert_eq!(
             (&data[..], used, done),
@@ -262,6 +266,15 @@ mod tests {
             b"0\r\nT: 1\rX",
             b"8000000000000000\r\n",
             b"ffffffffffffffffff\r\n",
+            b"7ffffffffffffff7\r\n",
+            b"0x5\r\n",
+            b"+5\r\n",
+            // A bare LF anywhere (nginx 1.29.4 and later).
+            b"5\nhello\r\n",
+            b"5\r\nhello\n",
+            b"0\r\n\n",
+            b"0\r\nT: 1\n",
+            b"5;x\n",
         ];
         for b in bad {
             let r = all_splits(BodyKind::Chunked, b);
@@ -274,7 +287,7 @@ mod tests {
         );
         assert_eq!(r.unwrap(), (b"helloabc".to_vec(), 32, true));
         // The largest size nginx accepts still parses.
-        let r = all_splits(BodyKind::Chunked, b"7fffffffffffffff\r\nab");
+        let r = all_splits(BodyKind::Chunked, b"7ffffffffffffff6\r\nab");
         assert_eq!(r.unwrap().0, b"ab");
     }
 

@@ -46,6 +46,9 @@ pub enum HttpErrorKind {
     UriTooLong,
     #[error("client sent too long header line")]
     HeaderTooLarge,
+    /// More header lines than `max_headers` (494, sent as 400).
+    #[error("client sent too many header lines")]
+    TooManyHeaders,
     #[error("client sent invalid header line")]
     InvalidHeader,
     #[error("client sent HTTP/1.1 request without \"Host\" header")]

@@ -39,7 +39,9 @@ pub mod uri;
 pub use body::{BodyDecoder, BodyProgress};
 pub use date::DateCache;
 pub use error::{HttpError, HttpErrorKind};
-pub use request::{BodyKind, Limits, Parsed, Request, discardable_prefix, parse_request};
+pub use request::{
+    BodyKind, DEFAULT_MAX_HEADERS, Limits, Parsed, Request, discardable_prefix, parse_request,
+};
 
 /// Request method. Methods nginx does not know are [`Method::Other`]; the
 /// original spelling stays available through [`Request::method_str`].

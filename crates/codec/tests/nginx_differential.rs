@@ -235,7 +235,12 @@ fn codec_answers_as_nginx_does() {
         refused += usize::from(theirs.starts_with('4') || theirs.starts_with('5'));
         let excused = (theirs == "http09" && ours == "400")
             || (theirs == "400" && ours == "494" && raw.starts_with(b"HEAD"))
-            || (theirs == "200" && kind == Some(HttpErrorKind::InvalidUri));
+            || (theirs == "200" && kind == Some(HttpErrorKind::InvalidUri))
+            // nginx 1.29.4 and later refuse a bare LF in a chunked body;
+            // the nginx this runs against (1.22) still takes it.
+            || (theirs == "200"
+                && kind == Some(HttpErrorKind::InvalidChunkedBody)
+                && bare_lf_in_body(&raw));
         if theirs != ours && !excused {
             diffs.push(format!(
                 "nginx {theirs}, codec {ours}: {:?}",
@@ -254,6 +259,17 @@ fn codec_answers_as_nginx_does() {
         diffs.len(),
         diffs.join("\n")
     );
+}
+
+/// A LF not preceded by CR after the head's end.
+fn bare_lf_in_body(raw: &[u8]) -> bool {
+    let Some(end) = raw.windows(4).position(|w| w == b"\r\n\r\n") else {
+        return false;
+    };
+    let body = &raw[end + 4..];
+    body.iter()
+        .enumerate()
+        .any(|(i, &b)| b == b'\n' && (i == 0 || body[i - 1] != b'\r'))
 }
 
 #[test]

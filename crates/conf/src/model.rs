@@ -194,6 +194,9 @@ pub struct ServerConf {
     /// `merge_slashes` (default on), read from the default server of an
     /// address as nginx does (the URI is parsed before `Host` is known).
     pub merge_slashes: bool,
+    // conn
+    /// `max_headers`, `ignore_invalid_headers`, `underscores_in_headers`.
+    pub headers: HeaderRules,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -350,6 +353,11 @@ pub struct LocConf {
     pub etag: bool,
     /// `if_modified_since`; default `exact`.
     pub if_modified_since: IfModifiedSince,
+    // conn
+    /// Connection-level settings: `keepalive_time`, `keepalive_disable`,
+    /// `lingering_*`, `sendfile_max_chunk`, `limit_rate*`,
+    /// `chunked_transfer_encoding`.
+    pub conn: ConnConf,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -642,4 +650,86 @@ pub enum HeadersInherit {
     On,
     Off,
     Merge,
+}
+// conn
+
+/// Server-level header rules (nginx's `ngx_http_core_srv_conf_t`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HeaderRules {
+    /// `max_headers` (nginx 1.29; default 1000).
+    pub max_headers: usize,
+    /// `ignore_invalid_headers` (default on).
+    pub ignore_invalid_headers: bool,
+    /// `underscores_in_headers` (default off).
+    pub underscores_in_headers: bool,
+}
+
+impl Default for HeaderRules {
+    fn default() -> Self {
+        HeaderRules {
+            max_headers: 1000,
+            ignore_invalid_headers: true,
+            underscores_in_headers: false,
+        }
+    }
+}
+
+/// `lingering_close` (nginx's `NGX_HTTP_LINGERING_*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LingeringClose {
+    Off,
+    /// Linger when the client may still be sending (a body, pipelined bytes).
+    #[default]
+    On,
+    Always,
+}
+
+/// `keepalive_disable` browsers (default `msie6`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeepaliveDisable {
+    /// MSIE 4 to 6 (before SP2) on POST.
+    pub msie6: bool,
+    /// Safari on Mac OS X.
+    pub safari: bool,
+}
+
+/// Connection-level location settings, nginx's defaults in `Default`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConnConf {
+    /// `keepalive_time` (default 1h): no keep-alive once the connection is
+    /// older than this.
+    pub keepalive_time: Duration,
+    pub keepalive_disable: KeepaliveDisable,
+    pub lingering_close: LingeringClose,
+    /// `lingering_time` (default 30s).
+    pub lingering_time: Duration,
+    /// `lingering_timeout` (default 5s).
+    pub lingering_timeout: Duration,
+    /// `sendfile_max_chunk` (default 2m; 0: no limit).
+    pub sendfile_max_chunk: usize,
+    /// `limit_rate` in bytes per second (0: no limit).
+    pub limit_rate: u64,
+    /// `limit_rate_after` (default 0).
+    pub limit_rate_after: u64,
+    /// `chunked_transfer_encoding` (default on).
+    pub chunked_transfer_encoding: bool,
+}
+
+impl Default for ConnConf {
+    fn default() -> Self {
+        ConnConf {
+            keepalive_time: Duration::from_secs(3600),
+            keepalive_disable: KeepaliveDisable {
+                msie6: true,
+                safari: false,
+            },
+            lingering_close: LingeringClose::On,
+            lingering_time: Duration::from_secs(30),
+            lingering_timeout: Duration::from_secs(5),
+            sendfile_max_chunk: 2 * 1024 * 1024,
+            limit_rate: 0,
+            limit_rate_after: 0,
+            chunked_transfer_encoding: true,
+        }
+    }
 }

@@ -5,6 +5,7 @@
 //! [`crate::known`]).
 
 use crate::build::Handler;
+use crate::build::conn as c;
 use crate::build::handlers as h;
 use crate::build::headers as hd;
 use crate::build::hints as t;
@@ -430,6 +431,60 @@ pub static TABLE: &[Spec] = &[
         ONE,
         Handler::Loc(hd::if_modified_since),
     ),
+    // conn: connection-level directives (crates/conf/src/build/conn.rs)
+    row("keepalive_time", HSL, ONE, Handler::Loc(c::keepalive_time)),
+    row(
+        "keepalive_disable",
+        HSL,
+        ONE_TWO,
+        Handler::Loc(c::keepalive_disable),
+    ),
+    row(
+        "lingering_close",
+        HSL,
+        ONE,
+        Handler::Loc(c::lingering_close),
+    ),
+    row("lingering_time", HSL, ONE, Handler::Loc(c::lingering_time)),
+    row(
+        "lingering_timeout",
+        HSL,
+        ONE,
+        Handler::Loc(c::lingering_timeout),
+    ),
+    row(
+        "sendfile_max_chunk",
+        HSL,
+        ONE,
+        Handler::Loc(c::sendfile_max_chunk),
+    ),
+    row("send_lowat", HSL, ONE, Handler::Loc(c::send_lowat)),
+    row("limit_rate", HSL, ONE, Handler::Loc(c::limit_rate)),
+    row(
+        "limit_rate_after",
+        HSL,
+        ONE,
+        Handler::Loc(c::limit_rate_after),
+    ),
+    row(
+        "chunked_transfer_encoding",
+        HSL,
+        ONE,
+        Handler::Loc(c::chunked_transfer_encoding),
+    ),
+    row("max_headers", HS, ONE, Handler::Srv(c::max_headers)),
+    row(
+        "ignore_invalid_headers",
+        HS,
+        ONE,
+        Handler::Srv(c::ignore_invalid_headers),
+    ),
+    row(
+        "underscores_in_headers",
+        HS,
+        ONE,
+        Handler::Srv(c::underscores_in_headers),
+    ),
     // Tuning hints: nginx settings with no effect in Peregrine's design,
     // accepted (their values checked) with a notice.
     row("accept_mutex", EVENTS, ONE, Handler::Hint(h::hint_flag)),
@@ -665,7 +720,6 @@ pub static UNSUPPORTED: &[&str] = &[
     "auth_basic_user_file",
     "auth_request",
     "break",
-    "chunked_transfer_encoding",
     "debug_connection",
     "deny",
     "directio",
@@ -680,16 +734,13 @@ pub static UNSUPPORTED: &[&str] = &[
     "http2",
     "if",
     "ignore_invalid_headers",
+    "if_modified_since",
+    "internal",
     "limit_conn",
     "limit_conn_zone",
     "limit_except",
-    "limit_rate",
-    "limit_rate_after",
     "limit_req",
     "limit_req_zone",
-    "lingering_close",
-    "lingering_time",
-    "lingering_timeout",
     "load_module",
     "lock_file",
     "map",
@@ -721,6 +772,8 @@ pub static UNSUPPORTED: &[&str] = &[
     "scgi_pass",
     "send_lowat",
     "sendfile_max_chunk",
+    "secure_link",
+    "server_name_in_redirect",
     "server_tokens",
     "server_name_in_redirect",
     "set",
@@ -740,7 +793,6 @@ pub static UNSUPPORTED: &[&str] = &[
     "stream",
     "sub_filter",
     "thread_pool",
-    "underscores_in_headers",
     "upstream",
     "uwsgi_pass",
     "worker_rlimit_core",

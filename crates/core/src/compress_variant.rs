@@ -162,7 +162,8 @@ pub(crate) fn make_variant(
 
 /// The response for a cached variant (see the module doc for the framing).
 pub(crate) fn variant_response(ctx: &Ctx<'_>, v: &Variant) -> Response {
-    let http11 = ctx.req.version >= (1, 1);
+    // `chunked_transfer_encoding off`: framed as for HTTP/1.0.
+    let http11 = ctx.req.version >= (1, 1) && ctx.conf.conn.chunked_transfer_encoding;
     let header_only = ctx.header_only();
     let chunked = http11 && !header_only;
     let (head, head_split) = if chunked {

@@ -223,6 +223,7 @@ pub fn server_with(
         conf: Arc::new(conf),
         span: Span::default(),
         merge_slashes: true,
+        headers: Default::default(),
     }
 }
 

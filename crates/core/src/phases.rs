@@ -314,7 +314,8 @@ impl HttpCore {
             Ok(l) => l,
             Err(step) => return step,
         };
-        let http11 = ctx.req.version >= (1, 1);
+        // `chunked_transfer_encoding off`: framed as for HTTP/1.0.
+        let http11 = ctx.req.version >= (1, 1) && conf.conn.chunked_transfer_encoding;
         let chunked = http11 && !ctx.header_only();
         let head = HeadSpec {
             content_type: Some(ty),

@@ -66,7 +66,13 @@ pub fn apply(req: &Request, resp: &mut Response, now: SystemTime) -> Option<Box<
     if encoder.is_none() && !vary {
         return None;
     }
-    let http11 = req.version() == Version::Http11;
+    // `chunked_transfer_encoding off`: framed as for HTTP/1.0 (the close
+    // ends the body).
+    let http11 = req.version() == Version::Http11
+        && resp
+            .conf
+            .as_ref()
+            .is_none_or(|c| c.conn.chunked_transfer_encoding);
     let coding = encoder.as_ref().map(Encoder::coding);
     let chunked = http11 && !resp.header_only;
     let (out, new_split) = rewrite_head(resp, coding, chunked, vary);

@@ -30,16 +30,31 @@ use crate::exchange::Exchange;
 use crate::stats::Gauge;
 use crate::worker::Ctx;
 
-/// nginx's `lingering_time` default: the longest a closing connection keeps
-/// reading (and discarding) what the client still sends.
-pub const LINGERING_TIME: Duration = Duration::from_secs(30);
-/// nginx's `lingering_timeout` default: the longest wait for more bytes
-/// while lingering or discarding a body after the response.
-pub const LINGERING_TIMEOUT: Duration = Duration::from_secs(5);
 /// Bytes read and thrown away in lingering close before giving up (nginx
 /// bounds only the time; a fast client could otherwise keep a worker busy
-/// for the whole `LINGERING_TIME`).
+/// for the whole `lingering_time`).
 pub const LINGERING_MAX_BYTES: u64 = 1 << 20;
+
+/// `lingering_time` and `lingering_timeout` of the request that ends (or
+/// nginx's defaults, for a connection with no location yet).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Lingering {
+    /// The longest a closing connection keeps reading (and discarding) what
+    /// the client still sends.
+    pub time: Duration,
+    /// The longest wait for more bytes while lingering or discarding a body.
+    pub timeout: Duration,
+}
+
+impl Lingering {
+    pub fn of(conf: Option<&peregrine_conf::model::LocConf>) -> Lingering {
+        let c = conf.map_or_else(peregrine_conf::model::ConnConf::default, |c| c.conn);
+        Lingering {
+            time: c.lingering_time,
+            timeout: c.lingering_timeout,
+        }
+    }
+}
 
 /// What the worker knows about one listening address, for its connections.
 pub struct ListenCtx {
@@ -82,9 +97,13 @@ pub enum Phase {
     Send,
     /// Response written; the request body is still arriving and must be
     /// read and thrown away before the next request.
-    Discard { until: Instant },
+    Discard { until: Instant, timeout: Duration },
     /// Closing: write side shut, reading and discarding until EOF.
-    Linger { until: Instant, read: u64 },
+    Linger {
+        until: Instant,
+        read: u64,
+        timeout: Duration,
+    },
 }
 
 /// How a connection is to be closed.
@@ -132,10 +151,21 @@ pub struct Conn {
     /// A kept-alive connection's header timeout is still to be armed (see
     /// [`Conn::begin_request`]).
     pub header_timer: bool,
+    /// When the connection was accepted, on the timers' clock
+    /// ([`crate::timer::Timers::nanos`]; `keepalive_time`).
+    pub born: u64,
+    /// The timer armed is `limit_rate`'s pause, not a timeout.
+    pub delayed: bool,
 }
 
 impl Conn {
-    pub fn new(stream: TcpStream, key: usize, info: ConnInfo, lst: usize, now: SystemTime) -> Conn {
+    pub fn new(
+        stream: TcpStream,
+        key: usize,
+        info: ConnInfo,
+        lst: usize,
+        (now, born): (SystemTime, u64),
+    ) -> Conn {
         Conn {
             stream,
             info,
@@ -152,6 +182,8 @@ impl Conn {
             req_start: now,
             pipelined: false,
             header_timer: false,
+            born,
+            delayed: false,
         }
     }
 
@@ -402,19 +434,22 @@ impl Conn {
 
     #[inline(never)]
     fn step_discard(&mut self, key: usize, cx: &mut Ctx) -> Step {
-        let Phase::Discard { until } = self.phase else {
+        let Phase::Discard { until, timeout } = self.phase else {
             return Step::Continue;
         };
         match self.discard_buffered() {
             Ok(true) => return self.complete(key, cx),
             Ok(false) => {}
-            Err(_) => return Step::Close(Close::Normal),
+            Err(e) => {
+                self.log(cx, LogLevel::Error, &e.kind.to_string(), "");
+                return Step::Close(Close::Normal);
+            }
         }
         if cx.now >= until {
             return Step::Close(Close::Normal);
         }
         if !self.readable {
-            let d = LINGERING_TIMEOUT.min(until - cx.now);
+            let d = timeout.min(until - cx.now);
             cx.timers.arm(key, cx.now, d);
             return Step::Wait;
         }
@@ -430,22 +465,28 @@ impl Conn {
     }
 
     /// Enters lingering close: nginx's `ngx_http_set_lingering_close`.
-    pub fn start_linger(&mut self, key: usize, cx: &mut Ctx) -> Step {
+    pub fn start_linger(&mut self, key: usize, cx: &mut Ctx, l: Lingering) -> Step {
         let _ = self.stream.shutdown(Shutdown::Write);
         if let Some(b) = self.rbuf.as_mut() {
             b.start = b.end;
         }
         self.phase = Phase::Linger {
-            until: cx.now + LINGERING_TIME,
+            until: cx.now + l.time,
             read: 0,
+            timeout: l.timeout,
         };
-        cx.timers.arm(key, cx.now, LINGERING_TIMEOUT);
+        cx.timers.arm(key, cx.now, l.timeout.min(l.time));
         Step::Continue
     }
 
     #[inline(never)]
     fn step_linger(&mut self, key: usize, cx: &mut Ctx) -> Step {
-        let Phase::Linger { until, read } = self.phase else {
+        let Phase::Linger {
+            until,
+            read,
+            timeout,
+        } = self.phase
+        else {
             return Step::Continue;
         };
         if cx.now >= until || read >= LINGERING_MAX_BYTES {
@@ -463,9 +504,10 @@ impl Conn {
                 self.phase = Phase::Linger {
                     until,
                     read: read + n as u64,
+                    timeout,
                 };
                 // nginx re-arms lingering_timeout after every read.
-                let d = LINGERING_TIMEOUT.min(until.saturating_duration_since(cx.now));
+                let d = timeout.min(until.saturating_duration_since(cx.now));
                 cx.timers.arm(key, cx.now, d);
                 Step::Continue
             }
@@ -510,6 +552,14 @@ impl Conn {
                     &text,
                     "while sending response to client",
                 );
+                // nginx logs 408 when nothing at all was sent
+                // (`ngx_http_terminate_request`), else the response's own.
+                if let Some(ex) = self.ex.as_mut()
+                    && ex.out.head_bytes + ex.out.body_bytes == 0
+                    && let Some(r) = ex.resp.as_mut()
+                {
+                    r.status = 408;
+                }
                 let reset = self
                     .ex
                     .as_ref()

@@ -4,18 +4,22 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
+use std::time::Duration;
 
 use peregrine_codec::{BodyDecoder, BodyKind, HttpError, Request};
-use peregrine_conf::model::{LocConf, LogLevel, ServerName};
+use peregrine_conf::model::{LingeringClose, LocConf, LogLevel, ServerName};
 use peregrine_core::Response;
 use peregrine_core::response::ErrorNote;
 
 use crate::AccessEntry;
-use crate::conn::{Close, Conn, LINGERING_TIME, Phase, Step};
+use crate::conn::{Close, Conn, Lingering, Phase, Step};
 use crate::errlog::with_os_error;
 use crate::stats::{Finished, Gauge};
 use crate::worker::Ctx;
 use crate::write::{ConnHeader, Output, Progress, WriteError, serialize_head};
+
+/// nginx's `sendfile_max_chunk` default, for a response with no location.
+const DEFAULT_SENDFILE_MAX_CHUNK: usize = 2 << 20;
 
 /// One request and its response. Exchanges are pooled whole (see
 /// [`crate::pool::Pool::exchange`]): the request is parsed in place and the
@@ -40,6 +44,9 @@ pub struct Exchange {
     /// Close with lingering (errors: nginx lingers so the client reads the
     /// error page before a RST could destroy it).
     pub linger: bool,
+    /// Access-logged (and counted) already: an exchange that ends
+    /// abnormally is logged when its connection closes, once.
+    pub logged: bool,
 }
 
 impl Exchange {
@@ -66,6 +73,7 @@ impl Exchange {
         self.request_length = 0;
         self.keepalive = false;
         self.linger = false;
+        self.logged = false;
     }
 }
 
@@ -145,18 +153,86 @@ impl Conn {
             self.log_access(cx);
             return Step::Close(Close::Normal);
         }
-        let plan = self.plan(req, resp, cx);
+        // The connection's age (`keepalive_time`) from the timers' clock:
+        // the turn's `Instant` subtraction is already made for them.
+        let age = Duration::from_nanos(cx.timers.nanos(cx.now).saturating_sub(self.born));
+        let mut plan = self.plan(req, resp, cx, age);
+        let (consumed, bad_body) = if plan.body.is_some() && self.buffered() > 0 {
+            self.read_buffered_body(&mut plan, resp, cx)
+        } else {
+            (0, None)
+        };
         let step = self.queue(ex, plan, cx);
+        if let Some(ex) = self.ex.as_mut() {
+            ex.request_length += consumed;
+        }
         if let Some(note) = note {
             // Logged once the exchange exists, for `request:` and `host:`.
             self.log(cx, LogLevel::Error, &note.to_string(), "");
         }
+        if let Some(e) = bad_body {
+            self.log(cx, LogLevel::Error, &e.kind.to_string(), "");
+        }
         step
+    }
+
+    /// Discards the body bytes already read before the response goes out,
+    /// as nginx's handlers do first (`ngx_http_discard_request_body`). A
+    /// body that cannot be valid (a bad chunk size, more data than a chunk
+    /// declared) turns a normal response into 400, and an error page into
+    /// one that closes, as nginx does (`client sent invalid chunked
+    /// body`). Returns the bytes consumed and the error to log. Out of
+    /// line: nearly every request has no body.
+    #[inline(never)]
+    fn read_buffered_body(
+        &mut self,
+        plan: &mut Plan,
+        resp: &mut Response,
+        cx: &mut Ctx,
+    ) -> (u64, Option<HttpError>) {
+        let (Some(dec), Some(b)) = (plan.body.as_mut(), self.rbuf.as_mut()) else {
+            return (0, None);
+        };
+        let mut consumed = 0u64;
+        while b.start < b.end {
+            match dec.decode(b.pending()) {
+                Ok(p) => {
+                    b.start += p.consumed;
+                    consumed += p.consumed as u64;
+                    if p.done {
+                        plan.body = None;
+                        break;
+                    }
+                    if p.consumed == 0 {
+                        break;
+                    }
+                }
+                Err(e) => {
+                    // Nothing after a broken body can be trusted.
+                    b.start = b.end;
+                    plan.body = None;
+                    plan.keepalive = false;
+                    plan.linger = true;
+                    if resp.status < 300 || resp.status == 304 {
+                        let conf = resp.conf.clone();
+                        let server = resp.server.clone();
+                        *resp = cx.core.error_response(e.status);
+                        resp.keepalive = false;
+                        resp.conf = resp.conf.take().or(conf);
+                        resp.server = resp.server.take().or(server);
+                        plan.expect = false;
+                        plan.comp = None;
+                    }
+                    return (consumed, Some(e));
+                }
+            }
+        }
+        (consumed, None)
     }
 
     /// How `resp`, core's answer to `req`, goes out (the compression
     /// filter may rewrite its head).
-    fn plan(&self, req: &Request, resp: &mut Response, cx: &Ctx) -> Plan {
+    fn plan(&self, req: &Request, resp: &mut Response, cx: &Ctx, age: Duration) -> Plan {
         let comp = crate::compress::apply(req, resp, cx.wall);
         let kind = req.body_kind();
         let pending = body_pending(kind);
@@ -164,7 +240,9 @@ impl Conn {
             && req.keep_alive()
             && !cx.draining
             && resp.conf.as_ref().is_some_and(|c| {
-                !c.keepalive_timeout.is_zero() && self.info.requests < c.keepalive_requests
+                !c.keepalive_timeout.is_zero()
+                    && self.info.requests < c.keepalive_requests
+                    && crate::keepalive::allowed(&c.conn, req, age)
             });
         // nginx sends 100 Continue when it reads or discards the body for a
         // normal response; error pages (special responses) set
@@ -315,8 +393,29 @@ impl Conn {
         let Some(ex) = self.ex.as_mut() else {
             return self.complete(key, cx);
         };
-        match ex.out.write(&mut self.stream, &mut cx.pool) {
+        let (rate, after, chunk) = ex.conf().map_or((0, 0, DEFAULT_SENDFILE_MAX_CHUNK), |c| {
+            (
+                c.conn.limit_rate,
+                c.conn.limit_rate_after,
+                c.conn.sendfile_max_chunk,
+            )
+        });
+        let mut before = 0;
+        if rate > 0 {
+            match self.rate_gate(key, cx, rate, after) {
+                Ok(sent) => {
+                    before = sent;
+                    self.delayed = false;
+                }
+                Err(step) => return step,
+            }
+        }
+        let Some(ex) = self.ex.as_mut() else {
+            return self.complete(key, cx);
+        };
+        match ex.out.write(&mut self.stream, &mut cx.pool, chunk) {
             Ok(Progress::Done) => self.finish_output(key, cx),
+            Ok(Progress::Limited) => self.rate_pause(key, cx, rate, after, before),
             Ok(Progress::Blocked) => {
                 self.writable = false;
                 let d = ex
@@ -383,14 +482,18 @@ impl Conn {
             Ok(false) => {
                 // nginx keeps discarding (without shutting the write side)
                 // until the body is in, then keeps alive or closes.
+                let l = Lingering::of(self.ex.as_ref().and_then(|e| e.conf()).map(|c| &**c));
                 self.phase = Phase::Discard {
-                    until: cx.now + LINGERING_TIME,
+                    until: cx.now + l.time,
+                    timeout: l.timeout,
                 };
                 Step::Continue
             }
-            Err(_) => {
+            Err(e) => {
+                self.log(cx, LogLevel::Error, &e.kind.to_string(), "");
                 self.log_access(cx);
-                self.start_linger(key, cx)
+                let l = Lingering::of(self.ex.as_ref().and_then(|e| e.conf()).map(|c| &**c));
+                self.start_linger(key, cx, l)
             }
         }
     }
@@ -403,24 +506,12 @@ impl Conn {
         };
         let (keepalive, linger, held) = (ex.keepalive, ex.linger, ex.out.last);
         let conf = ex.conf().map(|c| (c.tcp_nodelay, c.keepalive_timeout));
+        if !keepalive || cx.draining {
+            return self.close_after(key, cx, ex, linger, held);
+        }
         ex.reset(&mut cx.pool);
         cx.pool.put_exchange(ex);
         cx.timers.disarm(self.key);
-        if !keepalive || cx.draining {
-            if linger || self.buffered() > 0 || self.readable {
-                return self.start_linger(key, cx);
-            }
-            if held {
-                // The tail sent with MSG_MORE is still queued. Bytes the
-                // client sent after our last read would make `close` answer
-                // with RST, and an RST discards what is queued: the whole
-                // response would be lost (tcp_close: unread data → RST).
-                // `shutdown` first sends the tail with the FIN, as wanted;
-                // a later RST then only follows them.
-                let _ = self.stream.shutdown(std::net::Shutdown::Write);
-            }
-            return Step::Close(Close::Normal);
-        }
         let Some((tcp_nodelay, keepalive_timeout)) = conf else {
             return Step::Close(Close::Normal);
         };
@@ -443,6 +534,45 @@ impl Conn {
         } else {
             Step::Wait
         }
+    }
+
+    /// The end of a connection's last exchange: lingering close (nginx's
+    /// `ngx_http_finalize_connection`: `lingering_close on` lingers when
+    /// the client may still be sending) or close.
+    #[inline(never)]
+    fn close_after(
+        &mut self,
+        key: usize,
+        cx: &mut Ctx,
+        mut ex: Box<Exchange>,
+        linger: bool,
+        held: bool,
+    ) -> Step {
+        let lingering = Lingering::of(ex.conf().map(|c| &**c));
+        let mode = ex
+            .conf()
+            .map_or(LingeringClose::On, |c| c.conn.lingering_close);
+        ex.reset(&mut cx.pool);
+        cx.pool.put_exchange(ex);
+        cx.timers.disarm(self.key);
+        let wanted = match mode {
+            LingeringClose::Off => false,
+            LingeringClose::Always => true,
+            LingeringClose::On => linger || self.buffered() > 0 || self.readable,
+        };
+        if wanted {
+            return self.start_linger(key, cx, lingering);
+        }
+        if held {
+            // The tail sent with MSG_MORE is still queued. Bytes the
+            // client sent after our last read would make `close` answer
+            // with RST, and an RST discards what is queued: the whole
+            // response would be lost (tcp_close: unread data → RST).
+            // `shutdown` first sends the tail with the FIN, as wanted;
+            // a later RST then only follows them.
+            let _ = self.stream.shutdown(std::net::Shutdown::Write);
+        }
+        Step::Close(Close::Normal)
     }
 
     /// Access-logs a request that ended without an answer: nginx logs 408
@@ -475,6 +605,20 @@ impl Conn {
         }
     }
 
+    /// A connection closes with its exchange unfinished (a send error or
+    /// timeout, a body discard cut short, a shutdown): nginx logs such a
+    /// request too, with the status and the bytes actually sent.
+    #[inline(never)]
+    pub fn log_unfinished(&mut self, cx: &mut Ctx) {
+        if self
+            .ex
+            .as_ref()
+            .is_some_and(|e| !e.logged && e.resp.is_some())
+        {
+            self.log_access(cx);
+        }
+    }
+
     /// Counts the finished request for the metrics, then access-logs it.
     /// Inlined so that a worker with neither (the tuned setting, see
     /// [`crate::AccessLog::logs_nothing`]) pays a test, not a call.
@@ -486,6 +630,9 @@ impl Conn {
     }
 
     fn count_and_log(&mut self, cx: &mut Ctx) {
+        if let Some(ex) = self.ex.as_deref_mut() {
+            ex.logged = true;
+        }
         let Some(ex) = self.ex.as_deref() else { return };
         let Some(resp) = ex.resp.as_ref() else { return };
         if cx.metrics {

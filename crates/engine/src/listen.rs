@@ -25,21 +25,14 @@ use crate::EngineError;
 const DEFERRED_ACCEPT_SECS: u32 = 1;
 
 /// Whether a `listen` that says neither `deferred` nor `deferred=off` gets
-/// `TCP_DEFER_ACCEPT`. nginx's default is off; Peregrine's is on, as Apache
-/// httpd's on Linux (`AcceptFilter http data`): in HTTP the client speaks
-/// first, so a connection is worth a worker's attention only once its
-/// request has arrived. Then `accept` hands over a socket with the request
-/// already in it: no `recv` that finds nothing, no `epoll_ctl` to wait for
-/// it, no wake-up for it (docs/performance.md: `Connection: close`, where
-/// both servers are also measured deferred), and connections that never
-/// send anything stay in the kernel instead of filling
-/// `worker_connections`. The cost: a connection that sends nothing is
-/// accepted only after [`DEFERRED_ACCEPT_SECS`] (the kernel's first
-/// SYN-ACK retransmission), so `client_header_timeout` starts that much
-/// later for it, and the status counters see it that much later; exactly
-/// what nginx's `listen ... deferred` does. `listen ... deferred=off` keeps
-/// nginx's default.
-pub const DEFER_ACCEPT_BY_DEFAULT: bool = true;
+/// `TCP_DEFER_ACCEPT`: no, as in nginx. `listen ... deferred` turns it on
+/// (then `accept` hands over a socket with the request already in it: no
+/// `recv` that finds nothing, no `epoll_ctl` to wait for it; a connection
+/// that sends nothing is accepted only after [`DEFERRED_ACCEPT_SECS`], the
+/// kernel's first SYN-ACK retransmission, so `client_header_timeout`
+/// starts that much later for it). `deferred=off` (Peregrine's) says the
+/// default explicitly.
+pub const DEFER_ACCEPT_BY_DEFAULT: bool = false;
 
 /// One address to listen on.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -196,6 +196,16 @@ impl Timers {
         self.place(key, due);
     }
 
+    /// Nanoseconds from the wheel's origin to `now`, through the clock
+    /// [`Timers::arm`] keeps (one `Instant` subtraction a loop turn): a
+    /// cheap monotonic stamp for the connections (`keepalive_time`).
+    pub fn nanos(&mut self, now: Instant) -> u64 {
+        if now != self.last_now.0 {
+            self.set_clock(now);
+        }
+        self.last_now.1
+    }
+
     /// The nanoseconds since `origin` of a new loop turn's `now`: every
     /// arm of one turn passes the same `now`, and the `Instant` subtraction
     /// is the dearest part of arming.

@@ -153,7 +153,11 @@ fn listen_ctx(conf: &Config, spec_addr: SocketAddr) -> ListenCtx {
         header_buffer_size: srv.map_or(1024, |s| s.client_header_buffer_size),
         large_header_buffers: srv.map_or((4, 8192), |s| s.large_client_header_buffers),
         merge_slashes: srv.is_none_or(|s| s.merge_slashes),
-        ..Limits::default()
+        max_headers: srv.map_or(peregrine_codec::DEFAULT_MAX_HEADERS, |s| {
+            s.headers.max_headers
+        }),
+        ignore_invalid_headers: srv.is_none_or(|s| s.headers.ignore_invalid_headers),
+        underscores_in_headers: srv.is_some_and(|s| s.headers.underscores_in_headers),
     };
     let max_head = limits
         .header_buffer_size
@@ -489,7 +493,8 @@ impl Worker {
             self.conns.push(None);
             self.conns.len() - 1
         });
-        let mut conn = Conn::new(stream, key, info, lst, self.cx.wall);
+        let born = self.cx.timers.nanos(self.cx.now);
+        let mut conn = Conn::new(stream, key, info, lst, (self.cx.wall, born));
         conn.set_gauge(Gauge::Waiting, &self.cx);
         let d = self.cx.lctx(lst).header_timeout;
         self.cx.timers.arm(key, self.cx.now, d);
@@ -557,6 +562,11 @@ impl Worker {
             let Some(Some(conn)) = self.conns.get_mut(key) else {
                 continue;
             };
+            if std::mem::take(&mut conn.delayed) {
+                // `limit_rate`'s pause is over: write on.
+                self.conn_event(key, false, false);
+                continue;
+            }
             let how = conn.on_timeout(&mut self.cx);
             self.close(key, how);
         }
@@ -569,6 +579,9 @@ impl Worker {
             return;
         };
         let Some(mut conn) = slot.take() else { return };
+        if conn.ex.is_some() {
+            conn.log_unfinished(&mut self.cx);
+        }
         if how == Close::Reset {
             let _ = peregrine_sys::set_linger_zero(&conn.stream);
         }

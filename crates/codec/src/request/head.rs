@@ -39,6 +39,12 @@ pub fn parse_request(buf: &[u8], limits: &Limits, req: &mut Request) -> Result<P
             None => return Ok(Parsed::Partial),
             Some((Scanned::Incomplete, _)) => return Err(BufferSim::error(false)),
             Some((Scanned::EndOfHead(n), _)) => {
+                // `max_headers`, checked once the head is in (nginx checks
+                // each line as it comes: the status is the same, 494 sent
+                // as 400; a head too large fails on its buffers first).
+                if req.headers.len() > limits.max_headers {
+                    return Err(HttpError::new(494, K::TooManyHeaders));
+                }
                 let end = pos + n;
                 finish(buf, end, req, &seen)?;
                 return Ok(Parsed::Complete(end));

@@ -62,7 +62,14 @@ pub struct Limits {
     pub ignore_invalid_headers: bool,
     /// `merge_slashes` (default on): `//` in the path collapses to `/`.
     pub merge_slashes: bool,
+    /// `max_headers` (nginx 1.29, default [`DEFAULT_MAX_HEADERS`]): header
+    /// lines kept beyond this many make the request fail with 494 (sent as
+    /// 400), as `ngx_http_process_request_headers` does.
+    pub max_headers: usize,
 }
+
+/// nginx's default `max_headers` (`ngx_http_core_merge_srv_conf`).
+pub const DEFAULT_MAX_HEADERS: usize = 1000;
 
 /// nginx's default `client_header_buffer_size`.
 pub const DEFAULT_HEADER_BUFFER_SIZE: usize = 1024;
@@ -77,6 +84,7 @@ impl Default for Limits {
             underscores_in_headers: false,
             ignore_invalid_headers: true,
             merge_slashes: true,
+            max_headers: DEFAULT_MAX_HEADERS,
         }
     }
 }

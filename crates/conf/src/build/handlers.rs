@@ -78,7 +78,7 @@ pub(crate) fn flag(d: &Directive) -> Result<bool> {
     })
 }
 
-fn time(d: &Directive, s: &str) -> Result<Duration> {
+pub(crate) fn time(d: &Directive, s: &str) -> Result<Duration> {
     parse_time(s).ok_or_else(|| invalid(d))
 }
 
@@ -582,22 +582,16 @@ time_handler!(client_body_timeout, client_body_timeout, time);
 time_handler!(send_timeout, send_timeout, time);
 time_handler!(open_file_cache_valid, open_file_cache_valid, time_sec);
 
-/// `keepalive_timeout timeout [header_timeout]`. The wording of a bad value
-/// is Peregrine's (`invalid value "X" in "keepalive_timeout" directive`,
-/// naming the value) rather than nginx's `directive invalid value`.
+/// `keepalive_timeout timeout [header_timeout]`, with nginx's wording of a
+/// bad value (`ngx_http_core_keepalive`: `"keepalive_timeout" directive
+/// invalid value`).
 pub fn keepalive_timeout(l: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result<()> {
     if l.keepalive.is_some() {
         return Err(duplicate(d));
     }
-    let bad = |v: &str| {
-        msg(
-            d,
-            format!("invalid value \"{v}\" in \"keepalive_timeout\" directive"),
-        )
-    };
-    let t = parse_time(arg(d, 0)).ok_or_else(|| bad(arg(d, 0)))?;
+    let t = parse_time(arg(d, 0)).ok_or_else(|| invalid(d))?;
     let header = match d.args.get(1) {
-        Some(h) => Some(parse_time_sec(h).ok_or_else(|| bad(h))?),
+        Some(h) => Some(parse_time_sec(h).ok_or_else(|| invalid(d))?),
         None => None,
     };
     l.keepalive = Some((t, header));

@@ -113,7 +113,11 @@ fn parse_addr(arg: &str) -> std::result::Result<SocketAddr, String> {
 }
 
 /// Parameters nginx has that change nothing observable here; accepted.
-const IGNORED_PARAMS: &[&str] = &["bind", "proxy_protocol"];
+const IGNORED_PARAMS: &[&str] = &["bind"];
+/// Parameters nginx has that change the protocol spoken: refused until
+/// implemented (accepting them would speak plain HTTP/1 to a client that
+/// expects TLS, HTTP/2 or a PROXY header).
+const REFUSED_PARAMS: &[&str] = &["ssl", "http2", "quic", "proxy_protocol"];
 const IGNORED_PREFIXES: &[&str] = &[
     "rcvbuf=",
     "sndbuf=",
@@ -145,8 +149,11 @@ pub fn parse(d: &Directive) -> Result<ListenConf> {
             "reuseport" => conf.reuseport = true,
             "deferred" | "deferred=on" => conf.deferred = Some(true),
             "deferred=off" => conf.deferred = Some(false),
-            "ssl" => conf.ssl = true,
-            "http2" => conf.http2 = true,
+            _ if REFUSED_PARAMS.contains(&p.as_str()) => {
+                return Err(err(format!(
+                    "the \"{p}\" parameter of the \"listen\" directive is not supported by Peregrine yet"
+                )));
+            }
             _ if p.starts_with("backlog=") => {
                 let n = parse_number(&p["backlog=".len()..])
                     .and_then(|n| i32::try_from(n).ok())

@@ -6,6 +6,7 @@
 //! a syntax error when reading reached it, the http-wide checks (duplicate
 //! locations) at the end of `http { }`, and `no "events" section` last.
 
+pub mod conn;
 pub mod handlers;
 mod include;
 mod listen;
@@ -532,6 +533,7 @@ impl Builder {
                 conf: Arc::new(conf),
                 span: s.span.clone(),
                 merge_slashes: srv.merge_slashes.unwrap_or(true),
+                headers: srv.headers.resolve(),
             }));
         }
         self.warn_conflicting_names(&servers);

@@ -130,6 +130,8 @@ pub struct RawLoc {
     pub server_tokens: Option<ServerTokens>,
     pub etag: Option<bool>,
     pub if_modified_since: Option<IfModifiedSince>,
+    // conn
+    pub conn: super::conn::RawConn,
 }
 
 /// Resolves a path as `ngx_conf_full_name(cycle, name, 0)`: relative paths are
@@ -235,6 +237,7 @@ impl LocConf {
             server_tokens: ServerTokens::On,
             etag: true,
             if_modified_since: IfModifiedSince::Exact,
+            conn: ConnConf::default(),
         }
     }
 }
@@ -360,6 +363,7 @@ impl RawLoc {
             server_tokens: self.server_tokens.unwrap_or(p.server_tokens),
             etag: self.etag.unwrap_or(p.etag),
             if_modified_since: self.if_modified_since.unwrap_or(p.if_modified_since),
+            conn: self.conn.merge(&p.conn),
         }
     }
 }
@@ -388,6 +392,8 @@ pub struct RawSrv {
     pub large_client_header_buffers: Option<(usize, usize)>,
     // request
     pub merge_slashes: Option<bool>,
+    // conn
+    pub headers: super::conn::RawHeaderRules,
 }
 
 /// nginx's defaults for the server-level settings.
@@ -414,6 +420,7 @@ impl RawSrv {
                 .or(http.large_client_header_buffers)
                 .or(Some(DEFAULT_LARGE_CLIENT_HEADER_BUFFERS)),
             merge_slashes: self.merge_slashes.or(http.merge_slashes).or(Some(true)),
+            headers: self.headers.merge(&http.headers),
         }
     }
 }

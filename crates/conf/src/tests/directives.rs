@@ -248,7 +248,7 @@ fn http_defaults() {
 #[test]
 fn listen_forms() {
     let c = parse(&server(
-        "listen 127.0.0.1:8080 default_server reuseport backlog=1024;\nlisten 8081 ssl http2;\nlisten [::1]:8082 default;\n\
+        "listen 127.0.0.1:8080 default_server reuseport backlog=1024;\nlisten 8081 reuseport;\nlisten [::1]:8082 default;\n\
          listen *:8083 deferred bind rcvbuf=64k;\nlisten 127.0.0.2;\n\
          listen 8084 deferred=off;\nlisten 8085 deferred=on;",
     ));
@@ -258,7 +258,7 @@ fn listen_forms() {
     assert_eq!(l[0].backlog, 1024);
     assert_eq!(l[0].span.line, 4);
     assert_eq!(l[1].addr, "0.0.0.0:8081".parse::<SocketAddr>().unwrap());
-    assert!(l[1].ssl && l[1].http2 && !l[1].default_server);
+    assert!(l[1].reuseport && !l[1].default_server);
     assert_eq!(l[2].addr, "[::1]:8082".parse::<SocketAddr>().unwrap());
     assert!(l[2].default_server);
     assert_eq!(l[3].addr, "0.0.0.0:8083".parse::<SocketAddr>().unwrap());

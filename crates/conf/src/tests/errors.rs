@@ -356,6 +356,14 @@ fn listen_errors() {
         err(&server("listen 80 foo;")),
         format!("invalid parameter \"foo\" in {at}")
     );
+    for p in ["ssl", "http2", "proxy_protocol"] {
+        assert_eq!(
+            err(&server(&format!("listen 80 default_server {p};"))),
+            format!(
+                "the \"{p}\" parameter of the \"listen\" directive is not supported by Peregrine yet in {at}"
+            )
+        );
+    }
     assert_eq!(
         err(&http(
             "server { listen 8080; } server { listen 127.0.0.1:8080 deferred=off backlog=77; }"
@@ -402,11 +410,11 @@ fn value_errors_in_nginx_wording() {
     let at = "/p/conf/nginx.conf:3";
     assert_eq!(
         err(&http("keepalive_timeout abc;")),
-        format!("invalid value \"abc\" in \"keepalive_timeout\" directive in {at}")
+        format!("\"keepalive_timeout\" directive invalid value in {at}")
     );
     assert_eq!(
         err(&http("keepalive_timeout 10 1ms;")),
-        format!("invalid value \"1ms\" in \"keepalive_timeout\" directive in {at}")
+        format!("\"keepalive_timeout\" directive invalid value in {at}")
     );
     assert_eq!(
         err(&http("sendfile yes;")),

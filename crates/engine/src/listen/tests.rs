@@ -154,27 +154,28 @@ fn port_zero_resolves_once_for_all_sockets() {
     }
 }
 
-/// Peregrine defers accept unless told `deferred=off` (see
-/// `DEFER_ACCEPT_BY_DEFAULT`); the `listen` of an address that carries
-/// socket options decides, whichever server it is in, and its backlog too.
+/// Accept is not deferred unless `listen ... deferred` says so (nginx's
+/// default, `DEFER_ACCEPT_BY_DEFAULT`); the `listen` of an address that
+/// carries socket options decides, whichever server it is in, and its
+/// backlog too.
 #[test]
-fn deferred_by_default_and_the_listen_with_options_decides() {
+fn not_deferred_by_default_and_the_listen_with_options_decides() {
     let (p, q) = (free_port(), free_port());
     let c = conf(&format!(
         "events {{}} http {{ server {{ listen 127.0.0.1:{p}; listen 127.0.0.1:{q}; }} \
-         server {{ listen 127.0.0.1:{p} deferred=off backlog=77; listen 127.0.0.1:{q}; }} }}"
+         server {{ listen 127.0.0.1:{p} deferred backlog=77; listen 127.0.0.1:{q}; }} }}"
     ));
     let specs = wanted(&c);
     assert_eq!(specs.len(), 2);
-    assert!(!specs[0].deferred && specs[0].backlog == 77, "{specs:?}");
-    assert!(specs[1].deferred, "{specs:?}");
+    assert!(specs[0].deferred && specs[0].backlog == 77, "{specs:?}");
+    assert!(!specs[1].deferred, "{specs:?}");
     let mut l = Listeners::default();
     l.reconcile(&specs, 1).unwrap();
+    assert!(peregrine_sys::net::tcp_defer_accept(&l.bound[0].sockets[0]).unwrap() > 0);
     assert_eq!(
-        peregrine_sys::net::tcp_defer_accept(&l.bound[0].sockets[0]).unwrap(),
+        peregrine_sys::net::tcp_defer_accept(&l.bound[1].sockets[0]).unwrap(),
         0
     );
-    assert!(peregrine_sys::net::tcp_defer_accept(&l.bound[1].sockets[0]).unwrap() > 0);
 }
 
 #[test]

@@ -84,13 +84,14 @@ fn send_all(out: &mut Output, s: &mut TcpStream, c: &mut std::net::TcpStream) ->
     c.set_read_timeout(Some(Duration::from_millis(200)))
         .unwrap();
     loop {
-        match out.write(s, &mut pool).unwrap() {
+        match out.write(s, &mut pool, 0).unwrap() {
             Progress::Done => break,
             Progress::Blocked => {
                 let mut buf = vec![0; 1 << 16];
                 let n = c.read(&mut buf).unwrap();
                 got.extend_from_slice(&buf[..n]);
             }
+            Progress::Limited => panic!("no budget was set"),
         }
     }
     let mut buf = vec![0; 1 << 16];
@@ -160,7 +161,7 @@ fn truncated_file_stops_without_other_bytes() {
         let (_c, mut s) = pair();
         let mut out = Output::new(b"H\r\n".to_vec(), &body, false, sendfile);
         let mut pool = Pool::default();
-        let err = out.write(&mut s, &mut pool).unwrap_err();
+        let err = out.write(&mut s, &mut pool, 0).unwrap_err();
         assert!(matches!(err, WriteError::Truncated), "{err}");
         assert_eq!(out.body_bytes, 5);
     }
@@ -182,7 +183,7 @@ fn unreadable_file_is_a_read_error_not_a_send_error() {
         };
         let (_c, mut s) = pair();
         let mut out = Output::new(b"H\r\n".to_vec(), &body, false, sendfile);
-        let err = out.write(&mut s, &mut Pool::default()).unwrap_err();
+        let err = out.write(&mut s, &mut Pool::default(), 0).unwrap_err();
         if sendfile {
             assert!(matches!(err, WriteError::Sendfile(_)), "{err}");
         } else {
@@ -358,4 +359,56 @@ fn reset_after_file_and_encoder_leaves_nothing_behind() {
     let (mut c, mut s) = pair();
     assert_eq!(send_all(&mut out, &mut s, &mut c), b"H\r\nplain");
     assert_eq!((out.head_bytes, out.body_bytes), (3, 5));
+}
+
+/// `limit_rate`'s budget: each write sends at most what `limit` allows,
+/// across head, memory and file pieces, read+writev or sendfile, and the
+/// bytes still arrive whole and in order.
+#[test]
+fn a_budget_bounds_what_each_write_sends() {
+    let data: Vec<u8> = (0..20_000u32).map(|i| (i % 251) as u8).collect();
+    for sendfile in [true, false] {
+        let body = Body::Parts(vec![
+            Body::Static(b"--a\r\n"),
+            Body::File {
+                file: temp_file(&data),
+                offset: 0,
+                len: data.len() as u64,
+            },
+            Body::Shared(Arc::from(&b"--b\r\n"[..])),
+        ]);
+        let (mut c, mut s) = pair();
+        let mut out = Output::new(b"HEAD\r\n".to_vec(), &body, false, sendfile);
+        let mut pool = Pool::default();
+        let mut got = Vec::new();
+        let mut writes = 0;
+        loop {
+            out.limit(1000);
+            let before = out.head_bytes + out.body_bytes;
+            let p = out.write(&mut s, &mut pool, 0).unwrap();
+            let sent = out.head_bytes + out.body_bytes - before;
+            assert!(
+                sent <= 1000,
+                "sendfile={sendfile}: {sent} bytes in one write"
+            );
+            writes += 1;
+            let mut buf = vec![0; 4096];
+            let mut read = 0;
+            while read < sent as usize {
+                let n = c.read(&mut buf).unwrap();
+                got.extend_from_slice(&buf[..n]);
+                read += n;
+            }
+            match p {
+                Progress::Done => break,
+                Progress::Limited => assert_eq!(sent, 1000),
+                Progress::Blocked => panic!("a 1000-byte write blocked"),
+            }
+        }
+        let mut want = b"HEAD\r\n--a\r\n".to_vec();
+        want.extend_from_slice(&data);
+        want.extend_from_slice(b"--b\r\n");
+        assert!(got == want, "sendfile={sendfile}");
+        assert_eq!(writes, want.len().div_ceil(1000));
+    }
 }
