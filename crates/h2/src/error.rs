@@ -5,7 +5,7 @@
 /// An HTTP/2 error code (RFC 9113 §7). Unknown codes received from the
 /// peer are kept as [`ErrorCode::Other`] (§7: "MUST NOT trigger any special
 /// behavior"; treated as INTERNAL_ERROR where a meaning is needed).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ErrorCode {
     NoError,
     ProtocolError,

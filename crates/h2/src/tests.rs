@@ -168,3 +168,4 @@ mod attacks;
 mod errors;
 mod exchange;
 mod sending;
+mod soup;
