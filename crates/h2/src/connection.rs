@@ -123,6 +123,8 @@ pub(crate) struct Block {
     pub end_stream: bool,
     pub priority: Option<Priority>,
     pub bytes: Vec<u8>,
+    /// CONTINUATION frames so far.
+    pub continuations: u32,
 }
 
 /// One HTTP/2 connection, server side, sans I/O: feed it bytes with
@@ -150,6 +152,9 @@ pub struct Connection {
     pub(crate) reset_budget: u32,
     pub(crate) priority_budget: u32,
     pub(crate) new_streams: u32,
+    /// The peer acknowledged our SETTINGS: until then it may use the
+    /// protocol's initial window (§6.9.2), not ours.
+    pub(crate) settings_acked: bool,
 }
 
 impl Connection {
@@ -188,6 +193,7 @@ impl Connection {
             reset_budget: limits::RAPID_RESET_BUDGET,
             priority_budget: cfg.max_concurrent_streams.max(limits::PRIORITY_LIMIT_MIN),
             new_streams: 0,
+            settings_acked: false,
         }
     }
 
@@ -241,6 +247,15 @@ impl Connection {
             }
             Err(Violation::Conn(code, reason)) => Err(self.fail(code, reason)),
             Err(Violation::Stream(stream, code, reason)) => {
+                // MadeYouReset (CVE-2025-8671): a peer that makes us reset
+                // open streams spends the same budget as one resetting them.
+                if self.streams.contains_key(&stream) {
+                    self.reset_budget = self.reset_budget.saturating_sub(1);
+                    if self.reset_budget == 0 {
+                        let why = "client made the server reset too many streams";
+                        return Err(self.fail(ErrorCode::EnhanceYourCalm, why));
+                    }
+                }
                 self.reset_local(stream, code);
                 let event = Some(Event::Reset {
                     stream,

@@ -41,6 +41,13 @@ pub const MAX_HEADER_LIST_SIZE: u32 = 32 * 1024;
 /// the list bound is generous.
 pub const MAX_HEADER_BLOCK_SIZE: usize = 2 * MAX_HEADER_LIST_SIZE as usize;
 
+/// CONTINUATION frames one header block may take. Empty CONTINUATIONs
+/// never grow the block, so [`MAX_HEADER_BLOCK_SIZE`] alone would not stop
+/// a flood of them (the CVE-2024-27316 class; the `h2` crate's fix counts
+/// frames too). A block of the largest size needs 4 frames of 16 KiB; 64
+/// allows fragments of 1 KiB.
+pub const MAX_CONTINUATION_FRAMES: u32 = 64;
+
 /// Our HPACK decoder's dynamic table (SETTINGS_HEADER_TABLE_SIZE): the
 /// protocol default, which nginx keeps. A peer's size update beyond it is a
 /// COMPRESSION_ERROR, so the table cannot be grown to eat memory.

@@ -5,8 +5,8 @@ use crate::connection::{Block, Connection, Event, GoAway, SHUTDOWN_PING};
 use crate::error::{ErrorCode, Violation};
 use crate::frame::{self, FrameHeader, flags};
 use crate::hpack::DecodeError;
-use crate::request;
 use crate::stream::{Closer, Priority, Stream};
+use crate::{limits, request};
 
 type Step<'a> = Result<Option<Event<'a>>, Violation>;
 
@@ -133,16 +133,25 @@ impl Connection {
             end_stream: h.has(flags::END_STREAM),
             priority,
             bytes: Vec::new(),
+            continuations: 0,
         };
         self.block = Some(block);
         self.on_fragment(&payload[start..end], h.has(flags::END_HEADERS))
     }
 
     pub(crate) fn on_continuation<'a>(&mut self, h: FrameHeader, payload: &'a [u8]) -> Step<'a> {
-        if self.block.is_none() {
+        let Some(b) = self.block.as_mut() else {
             return Err(conn(
                 ErrorCode::ProtocolError,
                 "client sent unexpected CONTINUATION frame",
+            ));
+        };
+        // Empty or tiny CONTINUATIONs do not grow the block: counted too.
+        b.continuations += 1;
+        if b.continuations > limits::MAX_CONTINUATION_FRAMES {
+            return Err(conn(
+                ErrorCode::EnhanceYourCalm,
+                "client sent too many CONTINUATION frames",
             ));
         }
         self.on_fragment(payload, h.has(flags::END_HEADERS))
@@ -281,7 +290,13 @@ impl Connection {
         }
         let head = request::request_head(fields)
             .map_err(|why| Violation::Stream(id, ErrorCode::ProtocolError, why))?;
-        let mut s = Stream::new(self.peer.initial_window_size, self.cfg.initial_window);
+        // Before our SETTINGS are acknowledged the peer may count on the
+        // protocol's initial window; a smaller one of ours applies after.
+        let recv_window = match self.settings_acked {
+            true => self.cfg.initial_window,
+            false => self.cfg.initial_window.max(limits::DEFAULT_WINDOW),
+        };
+        let mut s = Stream::new(self.peer.initial_window_size, recv_window);
         s.content_length = head.content_length;
         s.priority = b.priority.unwrap_or_default();
         if b.end_stream {
@@ -392,6 +407,7 @@ impl Connection {
                     "client sent SETTINGS frame with the ACK flag and nonzero length",
                 ));
             }
+            self.settings_acked = true;
             return Ok(None);
         }
         if !payload.len().is_multiple_of(6) {

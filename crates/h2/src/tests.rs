@@ -144,10 +144,11 @@ pub(crate) const POST: [(&str, &str); 5] = [
     ("content-length", "5"),
 ];
 
-/// The client preface with an empty SETTINGS frame.
+/// The client preface with an empty SETTINGS frame, and the ACK of ours.
 pub(crate) fn start() -> Vec<u8> {
     let mut v = PREFACE.to_vec();
     v.extend(frame(Kind::Settings, 0, 0, &[]));
+    v.extend(frame(Kind::Settings, flags::ACK, 0, &[]));
     v
 }
 

@@ -94,7 +94,7 @@ fn concurrency_beyond_the_setting_is_refused_stream() {
 #[test]
 fn continuation_flood_cve_2024_27316_is_cut_before_end_headers() {
     let mut input = cat(&[start(), frame(Kind::Headers, 0, 1, &block(&GET))]);
-    let fragment = [b'a'; 1000];
+    let fragment = [b'a'; 4000];
     let frames_to_pass = limits::MAX_HEADER_BLOCK_SIZE / fragment.len() + 1;
     for _ in 0..frames_to_pass {
         input.extend(frame(Kind::Continuation, 0, 1, &fragment));
@@ -102,7 +102,7 @@ fn continuation_flood_cve_2024_27316_is_cut_before_end_headers() {
     let o = run(&input);
     assert_eq!(o.error.map(|e| e.0), Some(ErrorCode::EnhanceYourCalm));
     // Without the last frame, the connection still waits for END_HEADERS.
-    let cut = input.len() - 1009;
+    let cut = input.len() - 4009;
     assert_eq!(run(&input[..cut]).error, None);
 }
 
@@ -223,4 +223,41 @@ fn zero_window_stall_is_visible_to_the_engine() {
     assert!(!conn.is_stalled(1));
     assert_eq!(conn.send_data(1, b"body", true), Ok(2));
     assert!(conn.is_stalled(1));
+}
+
+#[test]
+fn empty_continuation_flood_is_counted() {
+    let mut input = cat(&[start(), frame(Kind::Headers, 0, 1, &block(&GET))]);
+    for _ in 0..limits::MAX_CONTINUATION_FRAMES {
+        input.extend(frame(Kind::Continuation, 0, 1, &[]));
+    }
+    assert_eq!(run(&input).error, None, "the limit itself is allowed");
+    input.extend(frame(Kind::Continuation, 0, 1, &[]));
+    let o = run(&input);
+    assert_eq!(
+        o.error,
+        Some((
+            ErrorCode::EnhanceYourCalm,
+            "client sent too many CONTINUATION frames"
+        ))
+    );
+}
+
+#[test]
+fn made_you_reset_cve_2025_8671_spends_the_reset_budget() {
+    // Each stream is opened, then provoked into a stream error (a zero
+    // WINDOW_UPDATE increment): our RST_STREAMs are counted like the peer's.
+    let mut input = start();
+    for i in 0..limits::RAPID_RESET_BUDGET {
+        let id = 2 * i + 1;
+        input.extend(get(id));
+        input.extend(frame(Kind::WindowUpdate, 0, id, &[0, 0, 0, 0]));
+    }
+    let o = run(&input);
+    let why = "client made the server reset too many streams";
+    assert_eq!(o.error, Some((ErrorCode::EnhanceYourCalm, why)));
+    assert_eq!(
+        o.count(Kind::RstStream),
+        limits::RAPID_RESET_BUDGET as usize - 1
+    );
 }

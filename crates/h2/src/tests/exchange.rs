@@ -183,3 +183,26 @@ fn request_body_credit_comes_back_as_window_updates() {
     let (events, _) = feed(&mut conn, &[&frame(Kind::Data, 0, 1, &[0; 1])]);
     assert!(events[0].contains("FlowControlError"), "{events:?}");
 }
+
+#[test]
+fn before_our_settings_are_acked_the_default_window_holds() {
+    // A preread window of 0: until the ACK, the client may still send the
+    // protocol's 65535 bytes (nginx refuses such streams instead).
+    let cfg = Config {
+        initial_window: 0,
+        ..Config::default()
+    };
+    let mut input = PREFACE.to_vec();
+    input.extend(frame(Kind::Settings, 0, 0, &[]));
+    input.extend(frame(Kind::Headers, flags::END_HEADERS, 1, &block(&GET)));
+    input.extend(frame(Kind::Data, 0, 1, &[0; 16384]));
+    assert_eq!(run_with(cfg, &input).rst(1), None);
+    // After the ACK, a new stream gets our window of 0.
+    input.extend(frame(Kind::Settings, flags::ACK, 0, &[]));
+    input.extend(frame(Kind::Headers, flags::END_HEADERS, 3, &block(&GET)));
+    input.extend(frame(Kind::Data, 0, 3, &[0; 1]));
+    assert_eq!(
+        run_with(cfg, &input).rst(3),
+        Some(ErrorCode::FlowControlError)
+    );
+}
