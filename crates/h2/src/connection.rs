@@ -58,7 +58,9 @@ pub enum Event<'a> {
     /// The request's trailer section; the request body is complete.
     Trailers { stream: u32, fields: FieldList },
     /// The stream is gone: the peer's RST_STREAM (`remote`), or our stream
-    /// error (RST_STREAM already queued) with the reason to log.
+    /// error (RST_STREAM already queued) with the reason to log. A local
+    /// reset may name a stream the engine never saw (refused with
+    /// REFUSED_STREAM, or a frame for a closed stream): ignore those.
     Reset {
         stream: u32,
         code: ErrorCode,
@@ -144,6 +146,8 @@ pub struct Connection {
     pub(crate) send_conn: SendWindow,
     pub(crate) recv_conn: RecvWindow,
     pub(crate) block: Option<Block>,
+    /// The header block buffer, kept between blocks (no allocation per request).
+    pub(crate) block_buf: Vec<u8>,
     pub(crate) out: Vec<u8>,
     pub(crate) goaway: GoAway,
     pub(crate) peer_goaway: bool,
@@ -185,6 +189,7 @@ impl Connection {
             send_conn: SendWindow::new(limits::DEFAULT_WINDOW),
             recv_conn: RecvWindow::new(limits::MAX_WINDOW),
             block: None,
+            block_buf: Vec::new(),
             out,
             goaway: GoAway::None,
             peer_goaway: false,

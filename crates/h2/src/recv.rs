@@ -132,7 +132,7 @@ impl Connection {
             stream: h.stream,
             end_stream: h.has(flags::END_STREAM),
             priority,
-            bytes: Vec::new(),
+            bytes: std::mem::take(&mut self.block_buf),
             continuations: 0,
         };
         self.block = Some(block);
@@ -204,6 +204,8 @@ impl Connection {
             Ok(()) => self.on_request(&b, &fields),
         };
         self.fields = fields;
+        self.block_buf = b.bytes;
+        self.block_buf.clear();
         step
     }
 
