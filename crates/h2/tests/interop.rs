@@ -2,158 +2,20 @@
 //! against a minimal test-only server loop that drives our `Connection`
 //! with blocking std I/O (the engine's session will do the same with mio).
 
-use std::collections::HashMap;
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+#[path = "support/server_loop.rs"]
+mod server_loop;
+
+use std::net::TcpListener;
 use std::thread;
 
 use bytes::Bytes;
-use peregrine_h2::{Config, Connection, Event, Progress};
-
-/// A request being received, then its response being sent.
-#[derive(Default)]
-struct Exchange {
-    path: String,
-    body: Vec<u8>,
-    /// The response body and how much of it went out.
-    out: Vec<u8>,
-    sent: usize,
-    trailers: bool,
-    responding: bool,
-}
-
-fn respond(conn: &mut Connection, id: u32, ex: &mut Exchange) {
-    ex.responding = true;
-    let (status, body, trailers): (u16, Vec<u8>, bool) = match ex.path.as_str() {
-        "/hello" => (200, b"hello world".to_vec(), false),
-        "/big" => (
-            200,
-            (0..300_000u32).map(|i| (i % 251) as u8).collect(),
-            false,
-        ),
-        "/echo" => (200, std::mem::take(&mut ex.body), true),
-        _ => (404, b"not found".to_vec(), false),
-    };
-    let len = body.len().to_string();
-    let fields: [(&[u8], &[u8]); 2] = [
-        (b"content-type", b"text/plain"),
-        (b"content-length", len.as_bytes()),
-    ];
-    conn.send_headers(id, status, &fields, false).unwrap();
-    ex.out = body;
-    ex.trailers = trailers;
-}
-
-/// Sends what the windows allow of each response body, zero-copy: the
-/// frame header from the connection, the payload from the exchange.
-fn pump(conn: &mut Connection, exchanges: &mut HashMap<u32, Exchange>, sock: &mut TcpStream) {
-    sock.write_all(conn.output()).unwrap();
-    conn.advance_output(conn.output().len());
-    let mut done = Vec::new();
-    for (&id, ex) in exchanges.iter_mut().filter(|(_, ex)| ex.responding) {
-        loop {
-            let rest = ex.out.len() - ex.sent;
-            let Ok(f) = conn.data_frame(id, rest, !ex.trailers) else {
-                break;
-            };
-            if f.len == 0 && !f.end_stream {
-                break;
-            }
-            sock.write_all(&f.header).unwrap();
-            sock.write_all(&ex.out[ex.sent..ex.sent + f.len]).unwrap();
-            ex.sent += f.len;
-            if ex.sent == ex.out.len() {
-                if ex.trailers {
-                    conn.send_trailers(
-                        id,
-                        &[(b"x-body-length", ex.out.len().to_string().as_bytes())],
-                    )
-                    .unwrap();
-                }
-                done.push(id);
-                break;
-            }
-        }
-    }
-    for id in done {
-        exchanges.remove(&id);
-    }
-    sock.write_all(conn.output()).unwrap();
-    conn.advance_output(conn.output().len());
-}
-
-fn serve(mut sock: TcpStream, shutdown_after: Option<usize>) {
-    let mut conn = Connection::new(Config::default());
-    let mut exchanges: HashMap<u32, Exchange> = HashMap::new();
-    let mut buf = Vec::new();
-    let mut tmp = vec![0u8; 64 * 1024];
-    let mut requests = 0;
-    loop {
-        pump(&mut conn, &mut exchanges, &mut sock);
-        if conn.is_finished() {
-            return;
-        }
-        let n = sock.read(&mut tmp).unwrap_or(0);
-        if n == 0 {
-            return;
-        }
-        buf.extend_from_slice(&tmp[..n]);
-        conn.start_read();
-        let mut pos = 0;
-        loop {
-            let event = match conn.recv(&buf[pos..]) {
-                Ok(Progress::Partial) => break,
-                Ok(Progress::Frame { consumed, event }) => {
-                    pos += consumed;
-                    event
-                }
-                Err(e) => panic!("connection error: {e}"),
-            };
-            match event {
-                Some(Event::Request {
-                    stream,
-                    head,
-                    end_stream,
-                }) => {
-                    requests += 1;
-                    let path = String::from_utf8(head.path.unwrap()).unwrap();
-                    let ex = exchanges.entry(stream).or_default();
-                    ex.path = path;
-                    if end_stream {
-                        respond(&mut conn, stream, ex);
-                    }
-                    if Some(requests) == shutdown_after {
-                        conn.shutdown();
-                    }
-                }
-                Some(Event::Data {
-                    stream,
-                    data,
-                    end_stream,
-                }) => {
-                    let ex = exchanges.get_mut(&stream).unwrap();
-                    ex.body.extend_from_slice(data);
-                    conn.release(stream, data.len() as u32);
-                    if end_stream {
-                        respond(&mut conn, stream, ex);
-                    }
-                }
-                Some(Event::Reset { stream, .. }) => {
-                    exchanges.remove(&stream);
-                }
-                _ => {}
-            }
-        }
-        buf.drain(..pos);
-    }
-}
 
 fn server(shutdown_after: Option<usize>) -> (std::net::SocketAddr, thread::JoinHandle<()>) {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = l.local_addr().unwrap();
     let t = thread::spawn(move || {
         let (sock, _) = l.accept().unwrap();
-        serve(sock, shutdown_after);
+        server_loop::serve(sock, shutdown_after).expect("no connection error");
     });
     (addr, t)
 }
