@@ -1,0 +1,422 @@
+//! Every violation gets the RFC 9113 error and scope: connection errors
+//! end in GOAWAY with the code, stream errors in RST_STREAM and a Reset event.
+
+use super::*;
+
+fn conn_error(input: &[u8]) -> ErrorCode {
+    let o = run(input);
+    let (code, _) = o
+        .error
+        .unwrap_or_else(|| panic!("no connection error: {o:?}"));
+    assert_eq!(o.goaway(), Some(code), "GOAWAY carries the code");
+    code
+}
+
+fn stream_error(input: &[u8], stream: u32) -> ErrorCode {
+    let o = run(input);
+    assert_eq!(o.error, None, "{o:?}");
+    let code = o
+        .rst(stream)
+        .unwrap_or_else(|| panic!("no RST_STREAM: {o:?}"));
+    assert!(
+        o.events.iter().any(|e| e.starts_with(&format!(
+            "Reset {{ stream: {stream}, code: {code:?}, remote: false"
+        ))),
+        "{o:?}"
+    );
+    code
+}
+
+fn with(parts: &[Vec<u8>]) -> Vec<u8> {
+    let mut v = start();
+    v.extend(parts.concat());
+    v
+}
+
+use ErrorCode::*;
+
+#[test]
+fn preface_and_first_frame() {
+    assert_eq!(conn_error(b"GET / HTTP/1.1\r\n\r\n"), ProtocolError);
+    assert_eq!(conn_error(&cat(&[PREFACE.to_vec(), get(1)])), ProtocolError);
+    assert_eq!(
+        conn_error(&cat(&[
+            PREFACE.to_vec(),
+            frame(Kind::Settings, flags::ACK, 0, &[])
+        ])),
+        ProtocolError
+    );
+}
+
+#[test]
+fn frame_size_errors() {
+    assert_eq!(
+        conn_error(&with(&[frame(Kind::Data, 0, 1, &[0; 16385])])),
+        FrameSizeError
+    );
+    assert_eq!(
+        conn_error(&with(&[frame(Kind::Settings, flags::ACK, 0, &[0; 6])])),
+        FrameSizeError
+    );
+    assert_eq!(
+        conn_error(&with(&[frame(Kind::Settings, 0, 0, &[0; 5])])),
+        FrameSizeError
+    );
+    assert_eq!(
+        conn_error(&with(&[frame(Kind::Ping, 0, 0, &[0; 7])])),
+        FrameSizeError
+    );
+    assert_eq!(
+        conn_error(&with(&[frame(Kind::GoAway, 0, 0, &[0; 7])])),
+        FrameSizeError
+    );
+    assert_eq!(
+        conn_error(&with(&[get(1), frame(Kind::RstStream, 0, 1, &[0; 3])])),
+        FrameSizeError
+    );
+    assert_eq!(
+        conn_error(&with(&[frame(Kind::WindowUpdate, 0, 0, &[0; 5])])),
+        FrameSizeError
+    );
+    assert_eq!(
+        stream_error(&with(&[frame(Kind::Priority, 0, 1, &[0; 4])]), 1),
+        FrameSizeError
+    );
+    let short_priority = frame(
+        Kind::Headers,
+        flags::PRIORITY | flags::END_HEADERS,
+        1,
+        &[0; 4],
+    );
+    assert_eq!(conn_error(&with(&[short_priority])), FrameSizeError);
+}
+
+#[test]
+fn stream_zero_and_wrong_stream_identifiers() {
+    assert_eq!(
+        conn_error(&with(&[frame(Kind::Data, 0, 0, b"x")])),
+        ProtocolError
+    );
+    assert_eq!(conn_error(&with(&[get(0)])), ProtocolError);
+    assert_eq!(
+        conn_error(&with(&[frame(Kind::Priority, 0, 0, &[0; 5])])),
+        ProtocolError
+    );
+    assert_eq!(
+        conn_error(&with(&[frame(Kind::RstStream, 0, 0, &[0; 4])])),
+        ProtocolError
+    );
+    assert_eq!(
+        conn_error(&with(&[frame(Kind::Settings, 0, 1, &[])])),
+        ProtocolError
+    );
+    assert_eq!(
+        conn_error(&with(&[frame(Kind::Ping, 0, 1, &[0; 8])])),
+        ProtocolError
+    );
+    assert_eq!(
+        conn_error(&with(&[frame(Kind::GoAway, 0, 1, &[0; 8])])),
+        ProtocolError
+    );
+    assert_eq!(
+        conn_error(&with(&[get(2)])),
+        ProtocolError,
+        "even: a server's stream"
+    );
+    assert_eq!(
+        conn_error(&with(&[get(5), get(3)])),
+        ProtocolError,
+        "smaller than a previous one"
+    );
+    assert_eq!(
+        conn_error(&with(&[frame(
+            Kind::PushPromise,
+            flags::END_HEADERS,
+            1,
+            &[0; 4]
+        )])),
+        ProtocolError
+    );
+}
+
+#[test]
+fn frames_on_idle_streams() {
+    assert_eq!(
+        conn_error(&with(&[frame(Kind::Data, 0, 1, b"x")])),
+        ProtocolError
+    );
+    assert_eq!(
+        conn_error(&with(&[frame(Kind::RstStream, 0, 1, &[0; 4])])),
+        ProtocolError
+    );
+    assert_eq!(
+        conn_error(&with(&[frame(Kind::WindowUpdate, 0, 1, &[0, 0, 0, 1])])),
+        ProtocolError
+    );
+}
+
+#[test]
+fn frames_on_closed_and_half_closed_streams() {
+    // get(1) ends the request: the stream is half-closed (remote).
+    assert_eq!(
+        stream_error(&with(&[get(1), frame(Kind::Data, 0, 1, b"x")]), 1),
+        StreamClosed
+    );
+    assert_eq!(stream_error(&with(&[get(1), get(1)]), 1), StreamClosed);
+    // Closed by the peer's reset, then HEADERS again: connection error.
+    let rst = frame(Kind::RstStream, 0, 1, &[0, 0, 0, 8]);
+    assert_eq!(
+        conn_error(&with(&[get(1), rst.clone(), get(1)])),
+        StreamClosed
+    );
+    assert_eq!(
+        stream_error(
+            &with(&[get(1), rst.clone(), frame(Kind::Data, 0, 1, b"x")]),
+            1
+        ),
+        StreamClosed
+    );
+    // WINDOW_UPDATE, RST_STREAM and PRIORITY on a closed stream are fine.
+    let after = [
+        frame(Kind::WindowUpdate, 0, 1, &[0, 0, 0, 1]),
+        rst.clone(),
+        frame(Kind::Priority, 0, 1, &[0, 0, 0, 0, 1]),
+    ];
+    let o = run(&with(&[vec![get(1), rst], after.to_vec()].concat()));
+    assert_eq!((o.error, o.count(Kind::RstStream)), (None, 0), "{o:?}");
+}
+
+#[test]
+fn frames_on_a_stream_we_reset_are_ignored() {
+    // The second HEADERS on stream 1 is refused (max 1 stream); DATA for it
+    // may still be in flight and is dropped, its credit given back.
+    let cfg = Config {
+        max_concurrent_streams: 1,
+        ..Config::default()
+    };
+    let open = frame(Kind::Headers, flags::END_HEADERS, 1, &block(&GET));
+    let second = frame(Kind::Headers, flags::END_HEADERS, 3, &block(&GET));
+    let o = run_with(
+        cfg,
+        &with(&[open, second, frame(Kind::Data, 0, 3, b"late"), get(3)]),
+    );
+    assert_eq!(o.error, None, "{o:?}");
+    assert_eq!(o.rst(3), Some(RefusedStream));
+    assert_eq!(o.count(Kind::RstStream), 1);
+}
+
+#[test]
+fn header_block_sequencing() {
+    let open = frame(Kind::Headers, 0, 1, &block(&GET));
+    assert_eq!(
+        conn_error(&with(&[open.clone(), frame(Kind::Ping, 0, 0, &[0; 8])])),
+        ProtocolError
+    );
+    assert_eq!(
+        conn_error(&with(&[
+            open.clone(),
+            frame(Kind::Continuation, flags::END_HEADERS, 3, &[])
+        ])),
+        ProtocolError
+    );
+    assert_eq!(
+        conn_error(&with(&[frame(
+            Kind::Continuation,
+            flags::END_HEADERS,
+            1,
+            &[]
+        )])),
+        ProtocolError
+    );
+    assert_eq!(
+        conn_error(&with(&[
+            get(1),
+            frame(Kind::Continuation, flags::END_HEADERS, 1, &[])
+        ])),
+        ProtocolError
+    );
+    assert_eq!(
+        conn_error(&with(&[frame(
+            Kind::Headers,
+            flags::END_HEADERS,
+            1,
+            &[0xff, 0xff]
+        )])),
+        CompressionError
+    );
+}
+
+#[test]
+fn padding_longer_than_the_payload() {
+    assert_eq!(
+        conn_error(&with(&[
+            get(1),
+            frame(Kind::Data, flags::PADDED, 1, &[5, 1, 2])
+        ])),
+        ProtocolError
+    );
+    assert_eq!(
+        conn_error(&with(&[frame(
+            Kind::Headers,
+            flags::PADDED | flags::END_HEADERS,
+            1,
+            &[1]
+        )])),
+        ProtocolError
+    );
+    assert_eq!(
+        conn_error(&with(&[frame(Kind::Data, flags::PADDED, 1, &[])])),
+        FrameSizeError
+    );
+}
+
+#[test]
+fn flow_control_violations() {
+    let open = frame(Kind::Headers, flags::END_HEADERS, 1, &block(&GET));
+    let cfg = Config {
+        initial_window: 10,
+        ..Config::default()
+    };
+    let o = run_with(
+        cfg,
+        &with(&[open.clone(), frame(Kind::Data, 0, 1, &[0; 11])]),
+    );
+    assert_eq!(o.rst(1), Some(FlowControlError));
+    let max = [0x7f, 0xff, 0xff, 0xff];
+    assert_eq!(
+        conn_error(&with(&[frame(Kind::WindowUpdate, 0, 0, &max)])),
+        FlowControlError
+    );
+    assert_eq!(
+        stream_error(
+            &with(&[open.clone(), frame(Kind::WindowUpdate, 0, 1, &max)]),
+            1
+        ),
+        FlowControlError
+    );
+    assert_eq!(
+        conn_error(&with(&[frame(Kind::WindowUpdate, 0, 0, &[0; 4])])),
+        ProtocolError
+    );
+    assert_eq!(
+        stream_error(
+            &with(&[open.clone(), frame(Kind::WindowUpdate, 0, 1, &[0; 4])]),
+            1
+        ),
+        ProtocolError
+    );
+    // An initial window that would push an open stream's window past 2^31 - 1.
+    let mut s = 4u16.to_be_bytes().to_vec();
+    s.extend(0x7fff_ffffu32.to_be_bytes());
+    let grow = frame(Kind::WindowUpdate, 0, 1, &[0x7f, 0xff, 0x00, 0x00]);
+    assert_eq!(
+        conn_error(&with(&[open, grow, frame(Kind::Settings, 0, 0, &s)])),
+        FlowControlError
+    );
+}
+
+#[test]
+fn settings_values_out_of_range() {
+    let p = |id: u16, v: u32| {
+        let mut b = id.to_be_bytes().to_vec();
+        b.extend(v.to_be_bytes());
+        frame(Kind::Settings, 0, 0, &b)
+    };
+    assert_eq!(conn_error(&with(&[p(2, 2)])), ProtocolError);
+    assert_eq!(conn_error(&with(&[p(4, 1 << 31)])), FlowControlError);
+    assert_eq!(conn_error(&with(&[p(5, 100)])), ProtocolError);
+}
+
+#[test]
+fn malformed_requests_are_stream_errors() {
+    let h = |f: &[(&str, &str)]| {
+        frame(
+            Kind::Headers,
+            flags::END_HEADERS | flags::END_STREAM,
+            1,
+            &block(f),
+        )
+    };
+    assert_eq!(
+        stream_error(&with(&[h(&[(":method", "GET"), (":path", "/")])]), 1),
+        ProtocolError
+    );
+    let mut upper = GET.to_vec();
+    upper.push(("X-Up", "1"));
+    assert_eq!(stream_error(&with(&[h(&upper)]), 1), ProtocolError);
+    // Content-length against the DATA received.
+    let post = frame(Kind::Headers, flags::END_HEADERS, 1, &block(&POST));
+    assert_eq!(
+        stream_error(
+            &with(&[
+                post.clone(),
+                frame(Kind::Data, flags::END_STREAM, 1, b"abc")
+            ]),
+            1
+        ),
+        ProtocolError
+    );
+    assert_eq!(
+        stream_error(
+            &with(&[post.clone(), frame(Kind::Data, 0, 1, b"abcdef")]),
+            1
+        ),
+        ProtocolError
+    );
+    assert_eq!(
+        stream_error(&with(&[h(&POST)]), 1),
+        ProtocolError,
+        "content-length 5, no body"
+    );
+    let early_trailers = frame(
+        Kind::Headers,
+        flags::END_HEADERS | flags::END_STREAM,
+        1,
+        &block(&[("x", "1")]),
+    );
+    assert_eq!(
+        stream_error(&with(&[post.clone(), early_trailers]), 1),
+        ProtocolError
+    );
+    let no_end = frame(Kind::Headers, flags::END_HEADERS, 1, &block(&[("x", "1")]));
+    assert_eq!(
+        stream_error(
+            &with(&[post.clone(), frame(Kind::Data, 0, 1, b"hello"), no_end]),
+            1
+        ),
+        ProtocolError
+    );
+    let self_dep = frame(
+        Kind::Headers,
+        flags::END_HEADERS | flags::PRIORITY,
+        1,
+        &[&[0, 0, 0, 1, 0][..], &block(&GET)].concat(),
+    );
+    assert_eq!(stream_error(&with(&[self_dep]), 1), ProtocolError);
+    assert_eq!(
+        stream_error(&with(&[frame(Kind::Priority, 0, 3, &[0, 0, 0, 3, 0])]), 3),
+        ProtocolError
+    );
+}
+
+#[test]
+fn a_malformed_request_keeps_the_hpack_table_in_step() {
+    // The bad request adds an entry (literal with incremental indexing);
+    // the next request refers to it by index 62.
+    let mut bad = block(&[(":method", "GET")]);
+    bad.push(0x40);
+    bad.extend([4, b'x', b'-', b'i', b'd', 1, b'7']);
+    let mut good = block(&GET);
+    good.push(0xbe);
+    let o = run(&with(&[
+        frame(Kind::Headers, 5, 1, &bad),
+        frame(Kind::Headers, 5, 3, &good),
+    ]));
+    assert_eq!(o.rst(1), Some(ProtocolError));
+    assert!(
+        o.events
+            .iter()
+            .any(|e| e.starts_with("Request { stream: 3")),
+        "{o:?}"
+    );
+}
