@@ -39,7 +39,7 @@ pub mod params;
 
 pub use decode::{DecodeError, Decoder, EndRequest, Event, Progress, ProtocolStatus};
 pub use encode::{EncodeError, ParamsEncoder, begin_request, end_stdin, stdin};
-
+pub use head::{Head, HeadError, HeadParser, HeadStatus};
 /// The only protocol version (FastCGI 1.0 §3.3, `FCGI_VERSION_1`); nginx
 /// refuses any other ("upstream sent unsupported FastCGI protocol version").
 pub const VERSION: u8 = 1;
