@@ -73,7 +73,7 @@ pub enum Event {
     /// `STDOUT` content: `input[range]`.
     Stdout(Range<usize>),
     /// `STDERR` content: `input[range]` (nginx logs each piece as
-    /// `FastCGI sent in stderr: "..."`, trailing CR, LF, `.` and spaces cut).
+    /// `FastCGI sent in stderr: "..."` with [`stderr_text`] of it).
     Stderr(Range<usize>),
     /// An empty `STDOUT` record: the application closed its output. Before
     /// the response head is complete nginx calls this
@@ -287,6 +287,17 @@ impl Decoder {
         }
         event
     }
+}
+
+/// The text nginx logs for one piece of stderr (`FastCGI sent in stderr:
+/// "..."`): trailing CR, LF, `.` and spaces cut, the first byte always kept
+/// (the loop in `ngx_http_fastcgi_process_header` and its input filters).
+pub fn stderr_text(piece: &[u8]) -> &[u8] {
+    let mut end = piece.len();
+    while end > 1 && matches!(piece[end - 1], b'\r' | b'\n' | b'.' | b' ') {
+        end -= 1;
+    }
+    &piece[..end]
 }
 
 fn skip(n: usize) -> State {

@@ -37,7 +37,7 @@ pub mod encode;
 pub mod head;
 pub mod params;
 
-pub use decode::{DecodeError, Decoder, EndRequest, Event, Progress, ProtocolStatus};
+pub use decode::{DecodeError, Decoder, EndRequest, Event, Progress, ProtocolStatus, stderr_text};
 pub use encode::{EncodeError, ParamsEncoder, begin_request, end_stdin, stdin};
 pub use head::{Head, HeadError, HeadParser, HeadStatus};
 /// The only protocol version (FastCGI 1.0 §3.3, `FCGI_VERSION_1`); nginx

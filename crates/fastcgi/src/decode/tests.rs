@@ -316,3 +316,15 @@ proptest::proptest! {
         proptest::prop_assert_eq!(run(1, &[a, b]), whole);
     }
 }
+
+#[test]
+fn stderr_text_as_nginx_logs_it() {
+    assert_eq!(
+        stderr_text(b"PHP Warning: x in /a.php on line 3.\r\n"),
+        b"PHP Warning: x in /a.php on line 3"
+    );
+    assert_eq!(stderr_text(b"a . \n"), b"a");
+    assert_eq!(stderr_text(b"...\n"), b".");
+    assert_eq!(stderr_text(b"x"), b"x");
+    assert_eq!(stderr_text(b""), b"");
+}
