@@ -19,11 +19,8 @@ use crate::{ZEROS, padding_for, push_record};
 /// record limit and a multiple of 8, so no padding is needed but the last.
 pub const STDIN_CHUNK: usize = 32 * 1024;
 
-/// Largest name or value length a pair can state: the 4-byte form keeps the
-/// top bit as its marker (FastCGI 1.0 §3.4), leaving 31 bits.
-pub const MAX_PAIR_FIELD: usize = 0x7fff_ffff;
-
-/// Lengths up to this are written in one byte (§3.4).
+/// Lengths up to this are written in one byte, longer ones in four with the
+/// top bit set (§3.4); a pair never passes [`MAX_CONTENT`], so 31 bits suffice.
 const SHORT_LEN_MAX: usize = 127;
 
 /// Why a request could not be encoded.
