@@ -26,9 +26,10 @@
 //! out, output appended to a caller's buffer, so the engine can feed whatever
 //! it has read and call again when more arrives, and a fuzzer can drive it.
 //!
-//! Hand-written because the crates that speak FastCGI bring their own
-//! runtime or I/O (tokio or blocking streams) and none reports record
-//! content in place, resumable at any byte, with nginx's error wording.
+//! Hand-written because the crates that speak FastCGI drive a stream
+//! themselves (fastcgi-client over tokio or futures' `AsyncRead`/`AsyncWrite`,
+//! gfcgi and fastcgi over `std::io`), and none reports record content in
+//! place, resumable at any byte, with nginx's error wording.
 
 #![forbid(unsafe_code)]
 
@@ -40,6 +41,7 @@ pub mod params;
 pub use decode::{DecodeError, Decoder, EndRequest, Event, Progress, ProtocolStatus, stderr_text};
 pub use encode::{EncodeError, ParamsEncoder, begin_request, end_stdin, stdin};
 pub use head::{Head, HeadError, HeadParser, HeadStatus};
+
 /// The only protocol version (FastCGI 1.0 §3.3, `FCGI_VERSION_1`); nginx
 /// refuses any other ("upstream sent unsupported FastCGI protocol version").
 pub const VERSION: u8 = 1;
