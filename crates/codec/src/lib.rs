@@ -32,6 +32,7 @@
 pub mod body;
 pub mod date;
 mod error;
+pub mod proxy_protocol;
 pub mod request;
 pub mod response;
 pub mod uri;
