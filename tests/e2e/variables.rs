@@ -56,3 +56,17 @@ fn known_names_families_and_captures_pass() {
     let (code, err) = test_conf(body);
     assert_eq!(code, Some(0), "{err}");
 }
+
+/// `$realip_remote_addr` and `$realip_remote_port` are the client's own
+/// address and port while no realip rule replaces them (nginx: without a
+/// trusted `set_real_ip_from`), in `return` and in a log format.
+#[test]
+fn realip_remote_address_without_realip() {
+    let p = Prefix::new("vars-realip");
+    let conf = conf_with(
+        "    server { listen 127.0.0.1:PORT;\n\
+         location / { return 200 \"$realip_remote_addr $remote_addr\"; } }",
+    );
+    let s = crate::support::Server::start(p, &conf);
+    assert_eq!(s.get("/").body_str(), "127.0.0.1 127.0.0.1");
+}

@@ -54,6 +54,11 @@ pub const KNOWN: &[&str] = &[
     "uri",
     // ngx_http_gzip_filter_module
     "gzip_ratio",
+    // ngx_http_realip_module: the address before realip replaces it; with
+    // no realip yet, the connection's own (what nginx gives without a
+    // trusted `set_real_ip_from`)
+    "realip_remote_addr",
+    "realip_remote_port",
     // ngx_http_referer_module
     "invalid_referer",
     // ngx_http_secure_link_module

@@ -54,10 +54,12 @@ impl VarCtx<'_> {
             "server_addr" => {
                 let _ = write!(out, "{}", self.local.ip());
             }
-            "remote_addr" => {
+            // `$realip_remote_*`: the address before the realip module
+            // replaces it; without realip (not built yet) the same.
+            "remote_addr" | "realip_remote_addr" => {
                 let _ = write!(out, "{}", self.peer.ip());
             }
-            "remote_port" => {
+            "remote_port" | "realip_remote_port" => {
                 let _ = write!(out, "{}", self.peer.port());
             }
             "document_root" => out.push_str(self.document_root),

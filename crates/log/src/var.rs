@@ -70,8 +70,9 @@ impl Var {
     pub(crate) fn parse(name: &str) -> Option<Var> {
         let lower = name.to_ascii_lowercase();
         let fixed = match lower.as_str() {
-            "remote_addr" => Var::RemoteAddr,
-            "remote_port" => Var::RemotePort,
+            // The address before realip replaces it (no realip yet: the same).
+            "remote_addr" | "realip_remote_addr" => Var::RemoteAddr,
+            "remote_port" | "realip_remote_port" => Var::RemotePort,
             "remote_user" => Var::RemoteUser,
             "time_local" => Var::TimeLocal,
             "time_iso8601" => Var::TimeIso8601,
