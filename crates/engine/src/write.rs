@@ -484,18 +484,10 @@ impl Output {
 
     /// The general case of [`Output::write_gathered`]: the bytes sent.
     fn send_gathered(&self, s: &mut TcpStream) -> io::Result<usize> {
-        let mut iov = [IoSlice::new(&[]); MAX_IOV];
+        let mut parts: [&[u8]; MAX_IOV] = [&[]; MAX_IOV];
         let mut used = 0;
-        // `limit_rate`'s budget: each slice is cut to what is left of it.
-        let mut room = if self.limited { self.cap } else { usize::MAX };
-        let mut take = |b: &'_ [u8]| {
-            let n = b.len().min(room);
-            room -= n;
-            n
-        };
         if self.head_pos < self.head.len() {
-            let b = &self.head[self.head_pos..];
-            iov[used] = IoSlice::new(&b[..take(b)]);
+            parts[used] = &self.head[self.head_pos..];
             used += 1;
         }
         let staged = self
@@ -503,15 +495,14 @@ impl Output {
             .as_deref()
             .map_or(&[][..], |b| &b[self.file_buf_pos.min(b.len())..]);
         if !staged.is_empty() {
-            iov[used] = IoSlice::new(&staged[..take(staged)]);
+            parts[used] = staged;
             used += 1;
         }
         let mut file_next = false;
         for p in &self.pieces[self.next..] {
             match p {
                 Piece::Mem { data, pos } if used < MAX_IOV => {
-                    let b = &data.bytes()[*pos..];
-                    iov[used] = IoSlice::new(&b[..take(b)]);
+                    parts[used] = &data.bytes()[*pos..];
                     used += 1;
                 }
                 Piece::File { .. } => {
@@ -538,10 +529,17 @@ impl Output {
         // obtains "the same effect as the TCP_CORK socket option", per
         // call). nginx corks; the packets match.
         let hold = (file_next && self.sendfile && self.nopush) || (self.last && !file_next);
+        if self.limited {
+            used = cap_parts(&mut parts[..used], self.cap);
+        }
         if used == 1 {
             // One buffer: `send`, not a one-element `sendmsg`.
-            peregrine_sys::send(&*s, &iov[0], hold)
+            peregrine_sys::send(&*s, parts[0], hold)
         } else {
+            let mut iov = [IoSlice::new(&[]); MAX_IOV];
+            for (v, p) in iov.iter_mut().zip(&parts[..used]) {
+                *v = IoSlice::new(p);
+            }
             peregrine_sys::send_vectored(&*s, &iov[..used], hold)
         }
     }
@@ -708,6 +706,23 @@ fn encode_block(d: &mut Deflate) -> Result<(), WriteError> {
         }
     }
     Ok(())
+}
+
+/// `limit_rate`'s budget on a gathered send: the parts cut to `cap` bytes
+/// in all; the number of parts left. Out of the unlimited path, which
+/// pays nothing for it.
+#[cold]
+fn cap_parts(parts: &mut [&[u8]], cap: usize) -> usize {
+    let mut room = cap;
+    for (i, p) in parts.iter_mut().enumerate() {
+        if room == 0 {
+            return i.max(1);
+        }
+        let n = p.len().min(room);
+        *p = &p[..n];
+        room -= n;
+    }
+    parts.len()
 }
 
 #[cfg(test)]
