@@ -48,6 +48,7 @@ mod signals;
 mod static_files;
 mod symlinks;
 mod syslog;
+mod temp_paths;
 mod timeouts;
 mod trailers;
 mod tune;

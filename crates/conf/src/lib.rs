@@ -177,6 +177,7 @@ fn build_config(
         },
         http: main.http.take(),
         files: std::mem::take(&mut b.files),
+        temp_paths: std::mem::take(&mut b.temp_paths),
         notices: b.take_notices(),
         prefix,
     })

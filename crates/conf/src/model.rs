@@ -41,6 +41,10 @@ pub struct Config {
     pub http: Option<HttpConf>,
     /// Every file read, in order of reading, for `-T`.
     pub files: Vec<SourceFile>,
+    /// The `*_temp_path` directories named, absolute: created at start as
+    /// nginx's `ngx_create_paths` does (Peregrine stores nothing in them
+    /// yet: request bodies are not buffered to disk until issue 19).
+    pub temp_paths: Vec<PathBuf>,
     /// Notices for accepted tuning hints with no effect here, then nginx's
     /// `[warn]`s about an accepted configuration (logged at start and by `-t`).
     pub notices: Vec<String>,

@@ -252,6 +252,7 @@ pub fn config(servers: Vec<ServerConf>) -> Config {
             charset_maps: Vec::new(),
         }),
         files: Vec::new(),
+        temp_paths: Vec::new(),
         notices: Vec::new(),
     }
 }

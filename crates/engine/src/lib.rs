@@ -216,6 +216,13 @@ pub enum EngineError {
         addr: SocketAddr,
         source: std::io::Error,
     },
+    /// A `*_temp_path` directory could not be created (nginx's
+    /// `ngx_create_paths` wording).
+    #[error("mkdir() \"{path}\" failed ({source})")]
+    TempPath {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("open() \"{path}\" failed ({source})")]
     PidFile {
         path: PathBuf,

@@ -98,6 +98,7 @@ pub fn run(conf: Arc<Config>, mut opts: RunOptions) -> Result<(), EngineError> {
     } else {
         None
     };
+    create_temp_paths(&conf.temp_paths)?;
     if let Some(p) = &pid_path {
         write_pid(p)?;
     }
@@ -169,6 +170,25 @@ fn signal_source(poll: &Poll, on: bool) -> Result<Option<peregrine_sys::SignalFd
         .register(&mut SourceFd(&sfd.as_raw_fd()), SIGNALS, Interest::READABLE)
         .map_err(EngineError::Signals)?;
     Ok(Some(sfd))
+}
+
+/// `*_temp_path` directories, created as nginx's `ngx_create_paths` does
+/// at start: the directory itself (not its parents), mode 0700; one that
+/// exists is fine.
+fn create_temp_paths(paths: &[PathBuf]) -> Result<(), EngineError> {
+    use std::os::unix::fs::DirBuilderExt;
+    for path in paths {
+        match std::fs::DirBuilder::new().mode(0o700).create(path) {
+            Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
+                return Err(EngineError::TempPath {
+                    path: path.clone(),
+                    source: e,
+                });
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 fn write_pid(path: &PathBuf) -> Result<(), EngineError> {

@@ -124,6 +124,8 @@ pub struct Builder {
     pub read_includes: bool,
     pub files: Vec<SourceFile>,
     pub notices: Vec<String>,
+    /// `*_temp_path` directories, for [`Config::temp_paths`].
+    pub temp_paths: Vec<PathBuf>,
     warnings: RefCell<Vec<String>>,
     include_depth: usize,
     /// Nesting of blocks and includes being walked, bounded by [`MAX_WALK_DEPTH`].
@@ -156,6 +158,7 @@ impl Builder {
             conf_dir,
             read_includes,
             files: Vec::new(),
+            temp_paths: Vec::new(),
             notices: Vec::new(),
             warnings: RefCell::new(Vec::new()),
             include_depth: 0,
@@ -331,6 +334,10 @@ impl Builder {
                 }
                 if check(d)? {
                     self.hints_set.insert(key);
+                }
+                if spec.name.ends_with("_temp_path") {
+                    let path = raw::full_name(&self.prefix, &d.args[0]);
+                    self.temp_paths.push(PathBuf::from(path));
                 }
                 self.notices.push(format!(
                     "\"{}\" is an nginx tuning hint with no effect in Peregrine (in {})",
