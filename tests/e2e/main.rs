@@ -18,6 +18,7 @@ mod chunked_response;
 mod cli;
 mod compress_nginx;
 mod conditional;
+mod conn_vars;
 mod empty_gif;
 mod expires;
 mod gzip;

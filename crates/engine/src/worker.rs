@@ -488,6 +488,7 @@ impl Worker {
             peer,
             id,
             requests: 0,
+            accepted: self.cx.wall,
         };
         let key = self.free.pop().unwrap_or_else(|| {
             self.conns.push(None);
