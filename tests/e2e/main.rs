@@ -32,6 +32,7 @@ mod keepalive_rules;
 mod limit_rate;
 mod lingering;
 mod listen_refused;
+mod location_error_log;
 mod log_flush;
 mod log_formats;
 mod logs;
