@@ -362,6 +362,10 @@ pub struct LocConf {
     /// `lingering_*`, `sendfile_max_chunk`, `limit_rate*`,
     /// `chunked_transfer_encoding`.
     pub conn: ConnConf,
+    // vars2
+    /// `error_log` of the http/server/location level in effect (inherited
+    /// as nginx's `ngx_http_core_merge_loc_conf`); `None`: the main one.
+    pub error_log: Option<Arc<[ErrorLogConf]>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -21,6 +21,7 @@ pub const KNOWN: &[&str] = &[
     "bytes_sent",
     "connection",
     "connection_requests",
+    "connection_time",
     "content_length",
     "content_type",
     "document_root",
@@ -52,6 +53,11 @@ pub const KNOWN: &[&str] = &[
     "time_iso8601",
     "time_local",
     "uri",
+    // ngx_http_stub_status_module
+    "connections_active",
+    "connections_reading",
+    "connections_waiting",
+    "connections_writing",
     // ngx_http_gzip_filter_module
     "gzip_ratio",
     // ngx_http_realip_module: the address before realip replaces it; with

@@ -48,6 +48,7 @@ impl HttpCore {
         };
         let srv = &servers[index];
         let mut ctx = Self::start_ctx(srv, index, &view, conn, now);
+        ctx.status = self.status_source();
         let step = self.special(&mut ctx, Special::status(status));
         let mut resp = self.drive(&mut ctx, &servers, step);
         resp.status = peregrine_codec::response::wire_status(resp.status);

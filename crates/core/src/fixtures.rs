@@ -30,6 +30,7 @@ pub fn conn(local: &str) -> ConnInfo {
         peer: "10.0.0.9:40000".parse().expect("test address"),
         id: 1,
         requests: 1,
+        accepted: std::time::UNIX_EPOCH,
     }
 }
 

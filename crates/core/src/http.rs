@@ -58,7 +58,7 @@ pub struct HttpCore {
     pub(crate) servers: Rc<Vec<ServerRt>>,
     pub(crate) fcache: OpenFileCache,
     pub(crate) heads: HeadMemo,
-    status: Option<Box<dyn StatusSource>>,
+    status: Option<std::rc::Rc<dyn StatusSource>>,
     /// The multipart/byteranges boundary counter (nginx's temp number).
     pub(crate) boundary: u64,
     /// Scratch for file paths, reused across requests.
@@ -104,6 +104,10 @@ pub(crate) struct Ctx<'a> {
     pub uid: crate::userid::UidCell,
     /// Named captures of the server name regex.
     pub named: Vec<(String, String)>,
+    // vars2
+    /// The engine's counters (`$connections_active`...), read only when a
+    /// variable asks.
+    pub status: Option<std::rc::Rc<dyn StatusSource>>,
 }
 
 impl Ctx<'_> {
@@ -139,6 +143,8 @@ impl Ctx<'_> {
             uid: &self.uid,
             now: self.now,
             named: &self.named,
+            conn: self.conn,
+            status: self.status.as_deref(),
         }
     }
 
@@ -225,7 +231,11 @@ impl HttpCore {
     /// Installs the engine's counters for stub_status. Without a source
     /// stub_status renders zeros.
     pub fn set_status_source(&mut self, src: Box<dyn StatusSource>) {
-        self.status = Some(src);
+        self.status = Some(std::rc::Rc::from(src));
+    }
+
+    pub(crate) fn status_source(&self) -> Option<std::rc::Rc<dyn StatusSource>> {
+        self.status.clone()
     }
 
     pub(crate) fn stub_numbers(&self) -> StubStatus {
@@ -371,6 +381,7 @@ impl HttpCore {
             } else {
                 Vec::new()
             },
+            status: None,
         }
     }
 
@@ -385,6 +396,7 @@ impl HttpCore {
         let servers = self.servers.clone();
         let srv = &servers[server];
         let mut ctx = Self::start_ctx(srv, server, req, conn, now);
+        ctx.status = self.status.clone();
         let mut resp = self.run(&mut ctx, &servers);
         if resp.server.is_none() {
             resp.server = Some(srv.conf.clone());

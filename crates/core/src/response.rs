@@ -24,6 +24,10 @@ pub struct ConnInfo {
     /// Requests served on this connection so far, this one included
     /// (`$connection_requests`).
     pub requests: u64,
+    // vars2
+    /// When the connection was accepted, on the wall clock the engine hands
+    /// core as `now` (`$connection_time`).
+    pub accepted: std::time::SystemTime,
 }
 
 /// Where the body bytes come from.

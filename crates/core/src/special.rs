@@ -289,6 +289,7 @@ mod tests {
             peer: "127.0.0.1:40000".parse().expect("addr"),
             id: 1,
             requests: 1,
+            accepted: std::time::SystemTime::now(),
         };
         let (resp, note) =
             core.handle_explained(&conn, &req, std::time::SystemTime::now(), explain);

@@ -27,6 +27,11 @@ pub(crate) struct VarCtx<'a> {
     /// The named captures of the server name regex that chose the server
     /// (`server_name ~^(?P<name>.+)$` gives `$name`).
     pub named: &'a [(String, String)],
+    // vars2
+    /// The connection (`$connection_requests`, `$connection_time`).
+    pub conn: &'a crate::response::ConnInfo,
+    /// The engine's counters (`$connections_active`...).
+    pub status: Option<&'a dyn crate::response::StatusSource>,
 }
 
 impl VarCtx<'_> {
@@ -66,6 +71,26 @@ impl VarCtx<'_> {
             "invalid_referer" => out.push_str(crate::referer::invalid_referer(self)),
             "secure_link" | "secure_link_expires" => crate::secure_link::push(self, name, out),
             "uid_got" | "uid_set" | "uid_reset" => crate::userid::push(self, name, out),
+            "connection" => {
+                let _ = write!(out, "{}", self.conn.id);
+            }
+            "connection_requests" => {
+                let _ = write!(out, "{}", self.conn.requests);
+            }
+            "connection_time" => push_connection_time(out, self.conn.accepted, self.now),
+            "connections_active"
+            | "connections_reading"
+            | "connections_writing"
+            | "connections_waiting" => {
+                let s = self.status.map(|s| s.stub_status()).unwrap_or_default();
+                let n = match name {
+                    "connections_active" => s.active,
+                    "connections_reading" => s.reading,
+                    "connections_writing" => s.writing,
+                    _ => s.waiting,
+                };
+                let _ = write!(out, "{n}");
+            }
             _ => {
                 if name.bytes().all(|c| c.is_ascii_digit()) {
                     let n: usize = name.parse().unwrap_or(usize::MAX);
@@ -122,6 +147,18 @@ impl VarCtx<'_> {
     }
 }
 
+/// `$connection_time`: seconds since the connection was accepted, with
+/// milliseconds (`ngx_http_variable_connection_time`: `%T.%03M`).
+pub(crate) fn push_connection_time(
+    out: &mut String,
+    accepted: std::time::SystemTime,
+    now: std::time::SystemTime,
+) {
+    use std::fmt::Write;
+    let ms = now.duration_since(accepted).map_or(0, |d| d.as_millis());
+    let _ = write!(out, "{}.{:03}", ms / 1000, ms % 1000);
+}
+
 /// `$arg_NAME`: the first `NAME=value` of the query (case-insensitive name).
 pub(crate) fn arg<'a>(args: &'a str, name: &str) -> Option<&'a str> {
     args.split('&').find_map(|kv| {
@@ -163,6 +200,8 @@ mod tests {
             uid: &Default::default(),
             now: std::time::SystemTime::now(),
             named: &[("sub".to_string(), "www".to_string())],
+            conn: &crate::fixtures::conn("127.0.0.1:8080"),
+            status: None,
         };
         assert_eq!(
             v.expand("https://$host$request_uri"),
@@ -179,5 +218,23 @@ mod tests {
         assert_eq!(v.expand("$remote_addr $scheme"), "10.0.0.1 http");
         assert_eq!(v.expand("/x/$1/$2/$0"), "/x/a///a b");
         assert_eq!(v.expand("$sub.$subx"), "www.");
+        assert_eq!(v.expand("$connection:$connection_requests"), "1:1");
+        assert_eq!(v.expand("$connections_active"), "0");
+    }
+
+    #[test]
+    fn connection_time_is_seconds_with_milliseconds() {
+        let t0 = std::time::UNIX_EPOCH + std::time::Duration::from_secs(100);
+        let mut out = String::new();
+        push_connection_time(&mut out, t0, t0 + std::time::Duration::from_millis(1_234));
+        assert_eq!(out, "1.234");
+        out.clear();
+        push_connection_time(&mut out, t0, t0 + std::time::Duration::from_millis(7));
+        assert_eq!(out, "0.007");
+        out.clear();
+        // The wall clock stepped back: nginx's msec difference would wrap;
+        // 0 is the sane answer.
+        push_connection_time(&mut out, t0, t0 - std::time::Duration::from_secs(1));
+        assert_eq!(out, "0.000");
     }
 }

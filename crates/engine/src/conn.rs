@@ -572,7 +572,12 @@ impl Conn {
 
     /// Logs `text doing` with nginx's connection context.
     pub fn log(&self, cx: &Ctx, level: LogLevel, text: &str, doing: &str) {
-        if level < cx.log_level {
+        let loc_log = self
+            .ex
+            .as_ref()
+            .and_then(|e| e.conf())
+            .and_then(|c| c.error_log.as_ref());
+        if level < cx.log_level && loc_log.is_none() {
             return;
         }
         let req = self.ex.as_ref().and_then(|e| e.req());
@@ -595,7 +600,11 @@ impl Conn {
         } else {
             format!("{text} {doing}")
         };
-        (cx.errlog)(level, &errlog::conn_message(&ctx, &msg));
+        let line = errlog::conn_message(&ctx, &msg);
+        match loc_log {
+            Some(confs) => cx.loc_errlogs.write(confs, level, &line),
+            None => (cx.errlog)(level, &line),
+        }
     }
 }
 

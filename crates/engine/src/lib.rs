@@ -55,6 +55,7 @@ mod errlog;
 mod exchange;
 mod keepalive;
 mod listen;
+mod loc_errlog;
 pub mod logging;
 mod master;
 mod pool;

@@ -89,6 +89,9 @@ pub struct Ctx {
     /// both come from the same configuration; this keeps lookups total).
     pub listen_fallback: ListenCtx,
     pub draining: bool,
+    // vars2
+    /// The `error_log`s of http/server/location levels, opened on use.
+    pub loc_errlogs: crate::loc_errlog::LocErrLogs,
 }
 
 impl Ctx {
@@ -299,6 +302,7 @@ impl Worker {
                 listen: listen_table,
                 listen_fallback: listen_ctx(&s.conf, SocketAddr::from(([0, 0, 0, 0], 0))),
                 draining: false,
+                loc_errlogs: crate::loc_errlog::LocErrLogs::open_all(&s.conf),
             },
             poll: s.poll,
             listeners,
@@ -488,6 +492,7 @@ impl Worker {
             peer,
             id,
             requests: 0,
+            accepted: self.cx.wall,
         };
         let key = self.free.pop().unwrap_or_else(|| {
             self.conns.push(None);

@@ -310,16 +310,19 @@ impl Builder {
             }
             (Handler::ErrorLog, frame) => {
                 let conf = logs::error_log(d, &env)?;
-                // nginx allows error_log at every level; Peregrine has one
-                // error log, the main one (the others are checked and unused).
-                if let Frame::Main(m) = frame {
-                    m.error_log.push(conf);
-                } else {
-                    self.notices.push(format!(
-                        "\"error_log\" below the main level is not used by Peregrine (in {})",
-                        d.span
-                    ));
-                }
+                // nginx allows error_log at every level: below the main one
+                // it receives the lines of requests in that scope.
+                let loc = match frame {
+                    Frame::Main(m) => {
+                        m.error_log.push(conf);
+                        return Ok(());
+                    }
+                    Frame::Http(h) => &mut h.loc,
+                    Frame::Server(s) => &mut s.loc,
+                    Frame::Location(l) => &mut l.loc,
+                    _ => return Ok(()),
+                };
+                loc.error_log.get_or_insert_with(Vec::new).push(conf);
                 Ok(())
             }
             (Handler::Hint(check), _) => {

@@ -132,6 +132,9 @@ pub struct RawLoc {
     pub if_modified_since: Option<IfModifiedSince>,
     // conn
     pub conn: super::conn::RawConn,
+    // vars2
+    /// `error_log` at this level (several add up, as nginx's).
+    pub error_log: Option<Vec<crate::model::ErrorLogConf>>,
 }
 
 /// Resolves a path as `ngx_conf_full_name(cycle, name, 0)`: relative paths are
@@ -238,6 +241,7 @@ impl LocConf {
             etag: true,
             if_modified_since: IfModifiedSince::Exact,
             conn: ConnConf::default(),
+            error_log: None,
         }
     }
 }
@@ -364,6 +368,10 @@ impl RawLoc {
             etag: self.etag.unwrap_or(p.etag),
             if_modified_since: self.if_modified_since.unwrap_or(p.if_modified_since),
             conn: self.conn.merge(&p.conn),
+            error_log: match &self.error_log {
+                Some(v) => Some(Arc::from(v.as_slice())),
+                None => p.error_log.clone(),
+            },
         }
     }
 }
