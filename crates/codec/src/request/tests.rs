@@ -145,6 +145,15 @@ fn absolute_form_host_wins() {
     assert_eq!((r.path(), r.query()), ("/", Some("x=1")));
     let r = ok(b"GET ftp://[::1]:8/a HTTP/1.1\r\nHost: a\r\n\r\n");
     assert_eq!(r.host(), Some("[::1]"));
+    // The port is validated with the host (nginx 1.29.3+): 65535 at most.
+    let r = ok(b"GET http://h.:65535/a HTTP/1.1\r\nHost: a\r\n\r\n");
+    assert_eq!((r.host(), r.path()), (Some("h"), "/a"));
+    for bad in [&b"http://h:65536/"[..], b"http://h:123456", b"http://[::1]:99999/"] {
+        let mut raw = b"GET ".to_vec();
+        raw.extend_from_slice(bad);
+        raw.extend_from_slice(b" HTTP/1.1\r\nHost: a\r\n\r\n");
+        assert_eq!(status(&raw), 400, "{bad:?}");
+    }
 }
 
 #[test]
@@ -255,7 +264,7 @@ fn errors_400() {
         b"GET /e cho HTTP/1.1\r\nHost: a\r\n\r\n",                   // space in target
         b"GET echo HTTP/1.1\r\nHost: a\r\n\r\n",
         b"GET * HTTP/1.1\r\nHost: a\r\n\r\n",
-        b"CONNECT a:443 HTTP/1.1\r\nHost: a\r\n\r\n",
+        b"CONNECT / HTTP/1.1\r\nHost: a\r\n\r\n",                   // authority-form only
         b"GET /echo/\x01 HTTP/1.1\r\nHost: a\r\n\r\n",
         b"GET /echo/\x7f HTTP/1.1\r\nHost: a\r\n\r\n",
         b"GET /echo?a\tb HTTP/1.1\r\nHost: a\r\n\r\n",
@@ -345,7 +354,34 @@ fn errors_other_statuses() {
         400
     );
     assert_eq!(status(b"TRACE / HTTP/1.1\r\nHost: a\r\n\r\n"), 405);
-    assert_eq!(status(b"CONNECT / HTTP/1.1\r\nHost: a\r\n\r\n"), 405);
+}
+
+/// CONNECT as nginx 1.29.3+ parses it: an authority-form target with a
+/// port, then refused with 405 once the head is read (Peregrine has no
+/// `allow_connect`). nginx 1.22 read the target as absolute-form: 400 for
+/// `host:port`, `/` passing on to 405.
+#[test]
+fn connect_authority_form() {
+    for ok405 in [
+        &b"CONNECT a:443 HTTP/1.1\r\nHost: a\r\n\r\n"[..],
+        b"CONNECT   [::1]:8080 HTTP/1.1\r\nHost: a\r\n\r\n",
+        b"CONNECT a:1 HTTP/1.0\r\n\r\n",
+    ] {
+        assert_eq!(status(ok405), 405, "{ok405:?}");
+    }
+    for bad in [
+        &b"CONNECT / HTTP/1.1\r\nHost: a\r\n\r\n"[..],
+        b"CONNECT a HTTP/1.1\r\nHost: a\r\n\r\n",
+        b"CONNECT a: HTTP/1.1\r\nHost: a\r\n\r\n",
+        b"CONNECT [::1] HTTP/1.1\r\nHost: a\r\n\r\n",
+        b"CONNECT a:443/x HTTP/1.1\r\nHost: a\r\n\r\n",
+        b"CONNECT http://a:443/ HTTP/1.1\r\nHost: a\r\n\r\n",
+        b"CONNECT a:99999 HTTP/1.1\r\nHost: a\r\n\r\n",
+        b"CONNECT :443 HTTP/1.1\r\nHost: a\r\n\r\n",
+        b"CONNECT a:443\r\n\r\n",
+    ] {
+        assert_eq!(status(bad), 400, "{bad:?}");
+    }
 }
 
 fn small() -> Limits {
