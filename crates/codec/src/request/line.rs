@@ -391,7 +391,9 @@ fn parse_connect_target(buf: &[u8], start: usize) -> Result<Option<TargetParts>,
     let Some(host) = parse_authority(buf, &mut p)? else {
         return Ok(None);
     };
-    let port = buf.get(host.clone()).and_then(|h| h.iter().rposition(|&b| b == b':'));
+    let port = buf
+        .get(host.clone())
+        .and_then(|h| h.iter().rposition(|&b| b == b':'));
     let has_port = port.is_some_and(|c| host.start + c + 1 < host.end);
     if buf.get(p) != Some(&b' ') || !has_port || buf.get(host.end - 1) == Some(&b']') {
         return Err(bad(K::InvalidTarget));

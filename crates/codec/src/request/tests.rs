@@ -148,7 +148,11 @@ fn absolute_form_host_wins() {
     // The port is validated with the host (nginx 1.29.3+): 65535 at most.
     let r = ok(b"GET http://h.:65535/a HTTP/1.1\r\nHost: a\r\n\r\n");
     assert_eq!((r.host(), r.path()), (Some("h"), "/a"));
-    for bad in [&b"http://h:65536/"[..], b"http://h:123456", b"http://[::1]:99999/"] {
+    for bad in [
+        &b"http://h:65536/"[..],
+        b"http://h:123456",
+        b"http://[::1]:99999/",
+    ] {
         let mut raw = b"GET ".to_vec();
         raw.extend_from_slice(bad);
         raw.extend_from_slice(b" HTTP/1.1\r\nHost: a\r\n\r\n");
