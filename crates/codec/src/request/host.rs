@@ -60,9 +60,16 @@ const F_DOT: u8 = 1;
 const F_COLON: u8 = 2;
 const F_OTHER: u8 = 4;
 
-/// The longest port the fast path decides: four digits cannot pass 65535;
+/// The largest port as text: the fast path decides ports of at most as
+/// many bytes (a digit string of this length compares as its number);
 /// longer ones (leading zeros are allowed) are counted by the general loop.
-const FAST_PORT_DIGITS: usize = 4;
+const MAX_PORT_TEXT: [u8; 5] = *b"65535";
+
+/// Five bytes as one big-endian number: compares as the bytes do, in one
+/// integer compare rather than a `memcmp` call.
+const fn be5(b: [u8; 5]) -> u64 {
+    u64::from_be_bytes([0, 0, 0, b[0], b[1], b[2], b[3], b[4]])
+}
 
 static FAST: [u8; 256] = {
     let mut t = [0u8; 256];
@@ -82,7 +89,7 @@ static FAST: [u8; 256] = {
 
 /// The usual Host — lowercase name or IPv4 address, then nothing or a port
 /// of digits — decided in one pass over the host part and one over the
-/// port of at most [`FAST_PORT_DIGITS`]; `None` for anything else, which
+/// port of at most five bytes ([`MAX_PORT_TEXT`]); `None` for anything else, which
 /// [`host_part_general`] decides. Both give the same answer on what this
 /// accepts: on reg-name bytes without uppercase, and with a short port of
 /// digits (which holds no dot), nginx's loop only checks the dots: no
@@ -109,8 +116,16 @@ fn host_part_fast(raw: &[u8]) -> Option<Option<HostPart>> {
     while let Some(&b) = raw.get(i) {
         let class = FAST[usize::from(b)];
         if class > F_DOT {
-            if class != F_COLON || raw.len() - i > FAST_PORT_DIGITS + 1 {
+            let port = raw.get(i + 1..).unwrap_or(&[]);
+            if class != F_COLON || port.len() > MAX_PORT_TEXT.len() {
                 return None;
+            }
+            // Five bytes above "65535" are a port too large or not digits:
+            // 400 either way.
+            if let Ok(five) = <[u8; 5]>::try_from(port)
+                && be5(five) > be5(MAX_PORT_TEXT)
+            {
+                return Some(None);
             }
             n = i;
             break;
@@ -326,6 +341,32 @@ mod tests {
             }
         }
         assert!(answered > 20_000, "{answered}");
+    }
+
+    /// Around the fast path's five-byte port compare: both paths agree
+    /// on every port of four to six bytes near 65535 and with a non-digit.
+    #[test]
+    fn fast_path_agrees_on_port_bounds() {
+        let mut ports: Vec<String> = (0..=70_000).step_by(7).map(|n| n.to_string()).collect();
+        ports.extend(
+            [
+                "65535", "65536", "065535", "00080", "6553a", "a6553", "9999:", "655 5",
+            ]
+            .map(String::from),
+        );
+        for port in ports {
+            for host in ["a.b:", "1.2.3.4:"] {
+                let v = format!("{host}{port}");
+                let fast = super::host_part_fast(v.as_bytes());
+                let general = super::host_part_general(v.as_bytes());
+                if let Some(fast) = fast {
+                    assert_eq!(fast, general, "{v}");
+                }
+                let valid = port.bytes().all(|b| b.is_ascii_digit())
+                    && port.parse::<u32>().is_ok_and(|n| n <= 65535);
+                assert_eq!(general.is_some(), valid, "{v}");
+            }
+        }
     }
 
     /// Non-ASCII bytes are refused anywhere (nginx 1.22 passed them in
