@@ -385,7 +385,7 @@ fn after_slash(buf: &[u8], i: usize, scan: &mut TargetScan) {
 /// CONNECT's authority-form target, as nginx 1.29.3+: `host:port` with a
 /// port of at least one digit, then a space (no path, no HTTP/0.9 form).
 /// Its path is `/`, as nginx's (`uri_start` on the `/` of `HTTP/`). nginx
-/// 1.22 read it as an absolute-form target (so 400 here, `/` passing).
+/// 1.22 read it as an absolute-form target (so `host:port` was 400 there).
 fn parse_connect_target(buf: &[u8], start: usize) -> Result<Option<TargetParts>, HttpError> {
     let mut p = start;
     let Some(host) = parse_authority(buf, &mut p)? else {

@@ -363,7 +363,7 @@ fn errors_other_statuses() {
 /// CONNECT as nginx 1.29.3+ parses it: an authority-form target with a
 /// port, then refused with 405 once the head is read (Peregrine has no
 /// `allow_connect`). nginx 1.22 read the target as absolute-form: 400 for
-/// `host:port`, `/` passing on to 405.
+/// `host:port`.
 #[test]
 fn connect_authority_form() {
     for ok405 in [
