@@ -125,7 +125,7 @@ fn target_port_is_bounded() {
 /// CONNECT takes an authority-form target, `host:port`, and is then
 /// refused with 405 (nginx 1.29.3+, without `allow_connect`); any other
 /// target is 400. nginx 1.22 read the target as absolute-form: 400 for
-/// `host:port` (the ignored reason).
+/// `host:port`, hence skipped there.
 #[test]
 #[cfg_attr(e2e_nginx, ignore = "nginx 1.22 has no authority-form CONNECT")]
 fn connect_wants_authority_form() {
