@@ -24,6 +24,7 @@ mod expires;
 mod gzip;
 mod header_rules;
 mod headers;
+mod host_rules;
 mod http_parsing;
 mod index_vars;
 mod internal;

@@ -1,11 +1,12 @@
-//! Host validation as nginx's `ngx_http_validate_host`: rejects `..`, `/`,
-//! NUL and controls, strips the port (after the first `:` outside an IP
-//! literal, not checked further, as nginx) and one trailing dot, lowercases.
-
-use super::plain_run;
+//! Host validation as current nginx's `ngx_http_validate_host` (1.29.4+,
+//! RFC 3986 §3.2.2): a reg-name of unreserved, sub-delims and `%` bytes
+//! without `..`, or an IP literal in brackets; then nothing or `:` and a
+//! port of digits up to 65535. The port and one trailing dot are left out,
+//! the host part lowercased. nginx 1.22 passed any byte but `/`, `\0` and
+//! controls, and did not check the port: Peregrine follows current nginx.
 
 /// A valid Host: its host part is `raw[..len]` (port and one trailing dot
-/// left out), already checked as UTF-8.
+/// left out), ASCII only.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct HostPart {
     pub len: usize,
@@ -36,49 +37,50 @@ pub(crate) fn push_lowercase(host: &str, out: &mut String) {
     }
 }
 
-/// Byte classes of the host loop, ORed together over the value. Bytes of
-/// class 0 (lowercase letters, digits, `-`, most punctuation) are passed
-/// over by [`plain_run`]; the others stop it.
-const SPECIAL: u8 = 1;
-/// `A-Z`: a host without them is used as it is.
-const UPPER: u8 = 2;
-/// ≥ 0x80: only such a host is checked as UTF-8.
-const HIGH: u8 = 4;
+/// Bytes of a reg-name (RFC 3986 §3.2.2) besides `.` and `:`, which
+/// nginx's loop decides itself: letters, digits, unreserved `-_~`,
+/// sub-delims `!$&'()*+,;=` and `%` of pct-encoded (not checked further,
+/// as nginx). An IP literal allows the same but `%`, plus `.` and `:`.
+const fn reg_name_byte(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'~' | b'%') || sub_delim(c)
+}
 
-static CLASS: [u8; 256] = {
-    let mut t = [0u8; 256];
-    let mut b = 0;
-    while b < 256 {
-        let c = b as u8;
-        if matches!(c, b'.' | b':' | b'[' | b']' | b'/' | 0x00..=0x20 | 0x7f) {
-            t[b] = SPECIAL;
-        } else if c.is_ascii_uppercase() {
-            t[b] = UPPER;
-        } else if c >= 0x80 {
-            t[b] = HIGH;
-        }
-        b += 1;
-    }
-    t
-};
+const fn sub_delim(c: u8) -> bool {
+    matches!(
+        c,
+        b'!' | b'$' | b'&' | b'\'' | b'(' | b')' | b'*' | b'+' | b',' | b';' | b'='
+    )
+}
 
 /// Byte classes of the fast path ([`host_part_fast`]): what it passes
-/// over (0: lowercase letters, digits, `-` and the punctuation nginx lets
-/// through unchecked), the two bytes it decides itself, and the rest,
-/// which it leaves to [`host_part_general`].
+/// over (0: lowercase letters, digits and the other reg-name bytes), the
+/// two bytes it decides itself, and the rest (uppercase, `[`, anything
+/// nginx refuses), which it leaves to [`host_part_general`].
 const F_DOT: u8 = 1;
 const F_COLON: u8 = 2;
 const F_OTHER: u8 = 4;
+
+/// The largest port as text: the fast path decides ports of at most as
+/// many bytes (a digit string of this length compares as its number);
+/// longer ones (leading zeros are allowed) are counted by the general loop.
+const MAX_PORT_TEXT: [u8; 5] = *b"65535";
+
+/// Five bytes as one big-endian number: compares as the bytes do, in one
+/// integer compare rather than a `memcmp` call.
+const fn be5(b: [u8; 5]) -> u64 {
+    u64::from_be_bytes([0, 0, 0, b[0], b[1], b[2], b[3], b[4]])
+}
 
 static FAST: [u8; 256] = {
     let mut t = [0u8; 256];
     let mut b = 0;
     while b < 256 {
-        t[b] = match b as u8 {
+        let c = b as u8;
+        t[b] = match c {
             b'.' => F_DOT,
             b':' => F_COLON,
-            _ if CLASS[b] != 0 => F_OTHER,
-            _ => 0,
+            _ if reg_name_byte(c) && !c.is_ascii_uppercase() => 0,
+            _ => F_OTHER,
         };
         b += 1;
     }
@@ -87,11 +89,11 @@ static FAST: [u8; 256] = {
 
 /// The usual Host — lowercase name or IPv4 address, then nothing or a port
 /// of digits — decided in one pass over the host part and one over the
-/// port; `None` for anything else, which [`host_part_general`] decides.
-/// Both give the same answer on what this accepts: without `[`, `]`, `/`,
-/// uppercase, controls or non-ASCII bytes, and with a port of digits
-/// (which holds no dot), nginx's loop only checks the dots: no `..`, and
-/// one trailing dot dropped.
+/// port of at most five bytes ([`MAX_PORT_TEXT`]); `None` for anything else, which
+/// [`host_part_general`] decides. Both give the same answer on what this
+/// accepts: on reg-name bytes without uppercase, and with a short port of
+/// digits (which holds no dot), nginx's loop only checks the dots: no
+/// `..`, and one trailing dot dropped.
 #[inline(always)]
 fn host_part_fast(raw: &[u8]) -> Option<Option<HostPart>> {
     // `pairs` gets the dot bit where a dot follows a dot, without a branch:
@@ -114,8 +116,16 @@ fn host_part_fast(raw: &[u8]) -> Option<Option<HostPart>> {
     while let Some(&b) = raw.get(i) {
         let class = FAST[usize::from(b)];
         if class > F_DOT {
-            if class != F_COLON {
+            let port = raw.get(i + 1..).unwrap_or(&[]);
+            if class != F_COLON || port.len() > MAX_PORT_TEXT.len() {
                 return None;
+            }
+            // Five bytes above "65535" are a port too large or not digits:
+            // 400 either way.
+            if let Ok(five) = <[u8; 5]>::try_from(port)
+                && be5(five) > be5(MAX_PORT_TEXT)
+            {
+                return Some(None);
             }
             n = i;
             break;
@@ -159,106 +169,80 @@ pub(crate) fn host_part(raw: &[u8]) -> Option<HostPart> {
     host_part_fast(raw).unwrap_or_else(|| host_part_general(raw))
 }
 
-/// [`host_part`] for any value. Out of line, so that the fast path's
-/// caller does not pay for its registers. One pass decides
-/// validity; only a value with an uppercase or non-ASCII byte somewhere has
-/// its host part looked at again (a byte ≥ 0x80 for the UTF-8 check: ASCII
-/// is UTF-8 by construction).
+/// Where [`host_part_general`] is in the value (`ngx_http_validate_host`'s
+/// states).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum State {
+    Start,
+    Host,
+    Literal,
+    /// Just past a literal's `]`: only a port may follow.
+    End,
+    Port,
+}
+
+/// The largest port nginx accepts.
+const MAX_PORT: u32 = 65535;
+
+/// [`host_part`] for any value, byte for byte as `ngx_http_validate_host`.
+/// Out of line, so that the fast path's caller does not pay for its
+/// registers.
 #[inline(never)]
 fn host_part_general(raw: &[u8]) -> Option<HostPart> {
-    let mut scan = HostScan {
-        after_dot: 0,
-        host_len: raw.len(),
-        in_literal: false,
-        rest: false,
-    };
-    let mut seen = 0u8;
-    let mut i = 0;
-    loop {
-        i += plain_run(raw.get(i..).unwrap_or(&[]), &CLASS);
-        let Some(&ch) = raw.get(i) else {
-            break;
-        };
-        let class = CLASS[usize::from(ch)];
-        seen |= class;
-        if class == SPECIAL {
-            match scan.special(raw, i, ch) {
-                Next::Go => {}
-                Next::Done => break,
-                Next::Invalid => return None,
+    let mut state = State::Start;
+    // Index of the last dot: a dot right after it is `..`.
+    let mut dot: Option<usize> = None;
+    let mut host_len = raw.len();
+    let mut port = 0u32;
+    let mut has_upper = false;
+    for (i, &ch) in raw.iter().enumerate() {
+        if state == State::Start {
+            if ch == b'[' {
+                state = State::Literal;
+                continue;
             }
+            state = State::Host;
         }
-        i += 1;
+        match (state, ch) {
+            (State::Host | State::Literal, b'.') => {
+                if dot.is_some_and(|d| d + 1 == i) {
+                    return None;
+                }
+                dot = Some(i);
+            }
+            (State::Host, b':') => {
+                host_len = i;
+                state = State::Port;
+            }
+            (State::Literal, b':') => {}
+            (State::Literal, b']') => {
+                host_len = i + 1;
+                state = State::End;
+            }
+            (State::Host, c) if reg_name_byte(c) => has_upper |= c.is_ascii_uppercase(),
+            (State::Literal, c) if c != b'%' && reg_name_byte(c) => {
+                has_upper |= c.is_ascii_uppercase();
+            }
+            (State::End, b':') => state = State::Port,
+            (State::Port, c) if c.is_ascii_digit() => {
+                port = port * 10 + u32::from(c - b'0');
+                if port > MAX_PORT {
+                    return None;
+                }
+            }
+            _ => return None,
+        }
     }
-    let mut host_len = scan.host_len;
-    if host_len > 0 && scan.after_dot == host_len {
-        host_len -= 1;
-    }
-    if host_len == 0 {
+    if state == State::Literal {
         return None;
     }
-    let host = raw.get(..host_len)?;
-    // nginx passes non-ASCII bytes through; Peregrine's `host()` is a `str`,
-    // so a host that is not UTF-8 is refused (documented deviation).
-    if seen & HIGH != 0 {
-        std::str::from_utf8(host).ok()?;
+    if host_len > 0 && dot == Some(host_len - 1) {
+        host_len -= 1;
     }
-    Some(HostPart {
+    (host_len > 0).then_some(HostPart {
         len: host_len,
-        has_upper: seen & UPPER != 0 && host.iter().any(u8::is_ascii_uppercase),
+        has_upper,
     })
-}
-
-/// What [`host_part_general`]'s pass has seen of the value so far.
-struct HostScan {
-    /// Index just past the last `.` (0: none yet; a dot at 0 gives 1).
-    after_dot: usize,
-    /// Where the host part ends (at a port's `:` or after a literal's `]`).
-    host_len: usize,
-    in_literal: bool,
-    /// Past the host part (the port, or what follows a literal).
-    rest: bool,
-}
-
-/// How the pass goes on after a special byte.
-enum Next {
-    Go,
-    /// The rest is a port of digits only: nothing more to check.
-    Done,
-    Invalid,
-}
-
-impl HostScan {
-    /// A byte the class table marks special, at `i` (nginx's
-    /// `ngx_http_validate_host` states, folded into flags).
-    fn special(&mut self, raw: &[u8], i: usize, ch: u8) -> Next {
-        match ch {
-            b'.' => {
-                if i != 0 && self.after_dot == i {
-                    return Next::Invalid;
-                }
-                self.after_dot = i + 1;
-            }
-            b':' if !self.rest && !self.in_literal => {
-                self.host_len = i;
-                self.rest = true;
-                // The usual port, all digits, has nothing nginx checks.
-                let port = raw.get(i + 1..).unwrap_or(&[]);
-                if port.iter().all(u8::is_ascii_digit) {
-                    return Next::Done;
-                }
-            }
-            b'[' if i == 0 => self.in_literal = true,
-            b']' if self.in_literal && !self.rest => {
-                self.host_len = i + 1;
-                self.in_literal = false;
-                self.rest = true;
-            }
-            b'/' | 0x00..=0x20 | 0x7f => return Next::Invalid,
-            _ => {}
-        }
-        Next::Go
-    }
 }
 
 #[cfg(test)]
@@ -275,10 +259,16 @@ mod tests {
         assert_eq!(v(b"a").as_deref(), Some("a"));
         assert_eq!(v(b"A.").as_deref(), Some("a"));
         assert_eq!(v(b"a:80").as_deref(), Some("a"));
-        assert_eq!(v(b"a:b:c").as_deref(), Some("a"));
+        assert_eq!(v(b"a:").as_deref(), Some("a"));
+        assert_eq!(v(b"a.:65535").as_deref(), Some("a"));
+        assert_eq!(v(b"a:0000080").as_deref(), Some("a"));
         assert_eq!(v(b"[::1]:80").as_deref(), Some("[::1]"));
+        assert_eq!(v(b"[V1.A:B]").as_deref(), Some("[v1.a:b]"));
         assert_eq!(v(b"Example.COM").as_deref(), Some("example.com"));
-        assert_eq!(v(b"a\\b").as_deref(), Some("a\\b"));
+        assert_eq!(
+            v(b"a%2e_~!$&'()*+,;=b").as_deref(),
+            Some("a%2e_~!$&'()*+,;=b")
+        );
         assert_eq!(v(b".a").as_deref(), Some(".a"));
         assert_eq!(v(b""), None);
         assert_eq!(v(b"."), None);
@@ -290,13 +280,28 @@ mod tests {
         assert_eq!(v(b"a\x01"), None);
         assert_eq!(v(b"a\0"), None);
         assert_eq!(v(b":80"), None);
+        // What nginx 1.29.4+ refuses and 1.22 let through (RFC 3986).
+        assert_eq!(v(b"a\\b"), None);
+        assert_eq!(v(b"a:b:c"), None);
+        assert_eq!(v(b"a:65536"), None);
+        assert_eq!(v(b"a:000065536"), None);
+        assert_eq!(v(b"a:1:2"), None);
+        assert_eq!(v(b"a.:1.2"), None);
+        assert_eq!(v(b"[::1]."), None);
+        assert_eq!(v(b"[::1].:80"), None);
+        assert_eq!(v(b"[::1]x"), None);
+        assert_eq!(v(b"x[::1]:80"), None);
+        assert_eq!(v(b"[::1"), None);
+        assert_eq!(v(b"[::%31]"), None);
+        assert_eq!(v(b"a@b"), None);
+        assert_eq!(v(b"a\"b"), None);
     }
 
     /// The fast path answers as the general loop on every value over the
     /// bytes that matter to either, up to six bytes long.
     #[test]
     fn fast_path_agrees_with_general() {
-        const ALPHABET: &[u8] = b"a.:1[]/A \xff-\\";
+        const ALPHABET: &[u8] = b"a.:1[]/A \xff-\\%";
         let mut v = Vec::new();
         for len in 0..=6u32 {
             for mut code in 0..ALPHABET.len().pow(len) {
@@ -319,7 +324,7 @@ mod tests {
     #[test]
     fn fast_path_agrees_with_general_on_long_values() {
         const COMMON: &[u8] = b"ab.9-";
-        const RARE: &[u8] = b".:1[]/A \xff\\0";
+        const RARE: &[u8] = b".:1[]/A \xff\\0%!";
         let mut next = crate::request::xorshift(0x2545_f491_4f6c_dd1du64);
         let mut answered = 0;
         for _ in 0..200_000 {
@@ -338,24 +343,50 @@ mod tests {
         assert!(answered > 20_000, "{answered}");
     }
 
-    /// Non-ASCII and uppercase bytes only matter inside the host part:
-    /// the port part is passed over unchecked, as nginx does.
+    /// Around the fast path's five-byte port compare: both paths agree
+    /// on every port of four to six bytes near 65535 and with a non-digit.
+    #[test]
+    fn fast_path_agrees_on_port_bounds() {
+        let mut ports: Vec<String> = (0..=70_000).step_by(7).map(|n| n.to_string()).collect();
+        ports.extend(
+            [
+                "65535", "65536", "065535", "00080", "6553a", "a6553", "9999:", "655 5",
+            ]
+            .map(String::from),
+        );
+        for port in ports {
+            for host in ["a.b:", "1.2.3.4:"] {
+                let v = format!("{host}{port}");
+                let fast = super::host_part_fast(v.as_bytes());
+                let general = super::host_part_general(v.as_bytes());
+                if let Some(fast) = fast {
+                    assert_eq!(fast, general, "{v}");
+                }
+                let valid = port.bytes().all(|b| b.is_ascii_digit())
+                    && port.parse::<u32>().is_ok_and(|n| n <= 65535);
+                assert_eq!(general.is_some(), valid, "{v}");
+            }
+        }
+    }
+
+    /// Non-ASCII bytes are refused anywhere (nginx 1.22 passed them in
+    /// the host and did not look at the port); case only matters inside
+    /// the host part.
     #[test]
     fn non_ascii_and_case() {
-        assert_eq!(
-            v("Café.Example".as_bytes()).as_deref(),
-            Some("café.example")
-        );
-        assert_eq!(v("[::1]:ÿ".as_bytes()).as_deref(), Some("[::1]"));
-        assert_eq!(v(b"a:\xff\xfe").as_deref(), Some("a"));
-        assert_eq!(v(b"a:B").as_deref(), Some("a"));
+        assert_eq!(v("Café.Example".as_bytes()), None);
+        assert_eq!(v("[::1]:ÿ".as_bytes()), None);
+        assert_eq!(v(b"a:\xff\xfe"), None);
+        assert_eq!(v(b"a:B"), None);
         assert_eq!(v(b"a\xffb:80"), None);
         assert_eq!(v(b"\xc3"), None);
         assert_eq!(v(b"A.B.").as_deref(), Some("a.b"));
         let part = |s: &[u8]| host_part(s).map(|h| (h.len, h.has_upper));
         assert_eq!(part(b"127.0.0.1:18082"), Some((9, false)));
-        assert_eq!(part(b"x.Y:Z"), Some((3, true)));
-        assert_eq!(part(b"x.y:Z"), Some((3, false)));
-        assert_eq!(part(b"x.y.:Z"), Some((3, false)));
+        assert_eq!(part(b"127.0.0.1:123456"), None);
+        assert_eq!(part(b"x.Y:1"), Some((3, true)));
+        assert_eq!(part(b"x.y:1"), Some((3, false)));
+        assert_eq!(part(b"x.y.:1"), Some((3, false)));
+        assert_eq!(part(b"[A::1]:1"), Some((6, true)));
     }
 }

@@ -1,6 +1,7 @@
 //! The request line, byte for byte as nginx's `ngx_http_parse_request_line`
-//! (1.22) accepts it: method `[A-Z_-]+`, one or more spaces, an origin-form
-//! (`/…`) or absolute-form (`scheme://host[:port][/…]`) target, spaces,
+//! accepts it: method `[A-Z_-]+`, one or more spaces, an origin-form
+//! (`/…`) or absolute-form (`scheme://host[:port][/…]`) target — for
+//! CONNECT the authority-form `host:port` only (nginx 1.29.3+) — spaces,
 //! `HTTP/major.minor`, optional trailing spaces, CRLF or bare LF.
 
 use crate::{HttpError, HttpErrorKind as K, Method, Version};
@@ -12,7 +13,8 @@ pub(crate) struct RequestLine {
     pub method: Method,
     pub method_span: Range<usize>,
     pub target: Range<usize>,
-    /// Host of an absolute-form target (not yet validated as a Host).
+    /// Host and port of an absolute-form or authority-form target, as
+    /// nginx's `host_start..host_end` (not yet validated as a Host).
     pub host: Option<Range<usize>>,
     /// Where the path starts inside the target span (`None`: absolute-form
     /// target without a path, which nginx treats as `/`).
@@ -118,7 +120,12 @@ pub(crate) fn parse_line_general(
 
     // Target.
     let target_start = p;
-    let Some((host, path_start, scan, target_end)) = parse_target(buf, p)? else {
+    let parts = if method == Method::Connect {
+        parse_connect_target(buf, p)?
+    } else {
+        parse_target(buf, p)?
+    };
+    let Some((host, path_start, scan, target_end)) = parts else {
         return Ok(None);
     };
     p = target_end;
@@ -375,8 +382,32 @@ fn after_slash(buf: &[u8], i: usize, scan: &mut TargetScan) {
     }
 }
 
+/// CONNECT's authority-form target, as nginx 1.29.3+: `host:port` with a
+/// port of at least one digit, then a space (no path, no HTTP/0.9 form).
+/// Its path is `/`, as nginx's (`uri_start` on the `/` of `HTTP/`). nginx
+/// 1.22 read it as an absolute-form target (so `host:port` was 400 there).
+fn parse_connect_target(buf: &[u8], start: usize) -> Result<Option<TargetParts>, HttpError> {
+    let mut p = start;
+    let Some(host) = parse_authority(buf, &mut p)? else {
+        return Ok(None);
+    };
+    let port = buf
+        .get(host.clone())
+        .and_then(|h| h.iter().rposition(|&b| b == b':'));
+    let has_port = port.is_some_and(|c| host.start + c + 1 < host.end);
+    if buf.get(p) != Some(&b' ') || !has_port || buf.get(host.end - 1) == Some(&b']') {
+        return Err(bad(K::InvalidTarget));
+    }
+    let scan = TargetScan {
+        path_end: p,
+        ..TargetScan::default()
+    };
+    Ok(Some((Some(host), None, scan, p)))
+}
+
 /// host = reg-name of `[a-zA-Z0-9.-]` or an IP literal in brackets, then an
-/// optional `:digits` port. Leaves `p` on the byte after the authority.
+/// optional `:digits` port. Leaves `p` on the byte after the authority and
+/// returns the host with its port (nginx validates the port with the host).
 fn parse_authority(buf: &[u8], p: &mut usize) -> Result<Option<Range<usize>>, HttpError> {
     let at = |p: usize| buf.get(p).copied();
     let start = *p;
@@ -401,7 +432,6 @@ fn parse_authority(buf: &[u8], p: &mut usize) -> Result<Option<Range<usize>>, Ht
             *p += 1;
         }
     }
-    let host = start..*p;
     if at(*p) == Some(b':') {
         *p += 1;
         while at(*p).is_some_and(|b| b.is_ascii_digit()) {
@@ -410,7 +440,7 @@ fn parse_authority(buf: &[u8], p: &mut usize) -> Result<Option<Range<usize>>, Ht
     }
     match at(*p) {
         None => Ok(None),
-        Some(b'/' | b'?' | b' ') => Ok(Some(host)),
+        Some(b'/' | b'?' | b' ') => Ok(Some(start..*p)),
         Some(b'\r' | b'\n') => Err(bad(K::Http09)),
         Some(_) => Err(bad(K::InvalidTarget)),
     }
