@@ -93,13 +93,22 @@ fn stub_status_counts() {
         "5 + keep-alive + this status request"
     );
     assert_eq!(after[2] - before[2], 7);
-    let r = s.get("/status");
+    // The closed connections leave the counts when the worker has read
+    // their FIN, which may be a moment after the client saw its answer
+    // (nginx likewise): wait for the counts to settle, up to a bound.
+    let deadline = std::time::Instant::now() + crate::support::IO_TIMEOUT;
+    let mut r = s.get("/status");
+    while !r.body_str().contains("Active connections: 2 ") && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        r = s.get("/status");
+    }
     assert!(
         r.body_str().contains("Active connections: 2 "),
         "{}",
         r.body_str()
     );
     assert!(r.body_str().contains("Waiting: 1 "), "{}", r.body_str());
+    drop(keep);
 }
 
 fn counts(s: &Server) -> Vec<u64> {
