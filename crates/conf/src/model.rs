@@ -212,10 +212,8 @@ pub struct ListenConf {
     pub backlog: i32,
     /// `deferred` (or `deferred=on`): `Some(true)`; Peregrine's
     /// `deferred=off`: `Some(false)`; not said: `None`, and the engine's
-    /// default applies (deferred: see `peregrine_engine::listen`).
+    /// default applies (not deferred, as nginx: see `peregrine_engine::listen`).
     pub deferred: Option<bool>,
-    pub ssl: bool,
-    pub http2: bool,
     pub span: Span,
 }
 

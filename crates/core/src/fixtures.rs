@@ -211,8 +211,6 @@ pub fn server_with(
                 reuseport: false,
                 backlog: 511,
                 deferred: None,
-                ssl: false,
-                http2: false,
                 span: Span::default(),
             })
             .collect(),

@@ -11,7 +11,9 @@ use peregrine_conf::model::LogEscape;
 use crate::escape::push_escaped;
 use crate::record::{Headers, with_first};
 
-fn sextet(c: u8) -> Option<u32> {
+/// A base64 character's six bits (the standard alphabet nginx decodes);
+/// also the userid cookie's decoder (`uid.rs`).
+pub(crate) fn sextet(c: u8) -> Option<u32> {
     Some(u32::from(match c {
         b'A'..=b'Z' => c - b'A',
         b'a'..=b'z' => c - b'a' + 26,

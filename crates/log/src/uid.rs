@@ -56,15 +56,7 @@ fn decode(text: &[u8]) -> Option<[u8; 16]> {
     let mut out = [0u8; 16];
     let (mut acc, mut bits, mut n) = (0u32, 0, 0);
     for &c in text {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        };
-        acc = (acc << 6) | u32::from(v);
+        acc = (acc << 6) | crate::auth::sextet(c)?;
         bits += 6;
         if bits >= 8 {
             bits -= 8;

@@ -139,8 +139,6 @@ pub fn parse(d: &Directive) -> Result<ListenConf> {
         reuseport: false,
         backlog: DEFAULT_BACKLOG,
         deferred: None,
-        ssl: false,
-        http2: false,
         span: d.span.clone(),
     };
     for p in d.args.iter().skip(1) {
@@ -265,8 +263,6 @@ pub fn default_listen(span: &Span) -> ListenConf {
         reuseport: false,
         backlog: DEFAULT_BACKLOG,
         deferred: None,
-        ssl: false,
-        http2: false,
         span: span.clone(),
     }
 }
