@@ -385,6 +385,15 @@ impl Conn {
     }
 
     pub fn step_send(&mut self, key: usize, cx: &mut Ctx) -> Step {
+        if self.readable && (self.delayed || !self.writable) {
+            if self.client_closed() {
+                return self.end_closed(cx);
+            }
+            if self.delayed {
+                // `limit_rate`'s timer is still armed: wait it out.
+                return Step::Wait;
+            }
+        }
         if !self.writable {
             // Keep the body flowing meanwhile: a client that sends its whole
             // body before reading would otherwise deadlock with us.
@@ -452,6 +461,42 @@ impl Conn {
     }
 
     #[inline(never)]
+    /// nginx's `ngx_http_test_reading`: while a response is held back
+    /// (paused by `limit_rate`, or blocked on a full send buffer), a
+    /// readable event may be the client's close. A one-byte `MSG_PEEK`
+    /// tells, and leaves any pipelined byte where it is.
+    fn client_closed(&mut self) -> bool {
+        match peregrine_sys::peek(&self.stream) {
+            Ok(0) => true,
+            Ok(_) => false,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                self.readable = false;
+                false
+            }
+            Err(e) => e.kind() != std::io::ErrorKind::Interrupted,
+        }
+    }
+
+    /// The client went away mid-response: nginx logs it at `info` and
+    /// finalizes with 499 (`NGX_HTTP_CLIENT_CLOSED_REQUEST`), which becomes
+    /// the logged status only when nothing was sent yet
+    /// (`ngx_http_terminate_request`). The access log line follows at close.
+    fn end_closed(&mut self, cx: &mut Ctx) -> Step {
+        self.log(
+            cx,
+            LogLevel::Info,
+            "client prematurely closed connection",
+            "",
+        );
+        if let Some(ex) = self.ex.as_mut()
+            && ex.out.head_bytes + ex.out.body_bytes == 0
+            && let Some(resp) = ex.resp.as_mut()
+        {
+            resp.status = 499;
+        }
+        Step::Close(Close::Normal)
+    }
+
     fn discard_while_blocked(&mut self, cx: &mut Ctx) -> Step {
         let pending = self.ex.as_ref().is_some_and(|e| e.body.is_some());
         if !pending || !self.readable {
