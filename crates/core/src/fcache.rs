@@ -95,7 +95,7 @@ const NIL: usize = usize::MAX;
 /// An LRU map from path to lookup result; slots are reused.
 #[derive(Debug, Default)]
 pub(crate) struct OpenFileCache {
-    map: HashMap<Box<str>, usize>,
+    map: HashMap<Box<str>, usize, crate::fxhash::PathBuild>,
     slots: Vec<Option<Entry>>,
     free: Vec<usize>,
     /// Most recently used.
@@ -115,6 +115,21 @@ fn age(now: SystemTime, then: SystemTime) -> Duration {
 }
 
 impl OpenFileCache {
+    /// An empty cache; `request_filled` when some location caches lookup
+    /// errors (`open_file_cache_errors on`), so that requests choose keys
+    /// (see [`crate::fxhash::PathBuild`]).
+    pub(crate) fn new(request_filled: bool) -> Self {
+        OpenFileCache {
+            map: HashMap::with_hasher(crate::fxhash::PathBuild::new(request_filled)),
+            ..Default::default()
+        }
+    }
+
+    #[cfg(test)]
+    pub(crate) fn hasher(&self) -> &crate::fxhash::PathBuild {
+        self.map.hasher()
+    }
+
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.map.len()

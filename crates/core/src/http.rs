@@ -180,6 +180,20 @@ pub(crate) enum Step {
     Named(String),
 }
 
+/// Whether any level of the configuration says `open_file_cache_errors
+/// on` (with an `open_file_cache`): the open file cache then keeps paths
+/// that do not exist, which requests choose.
+fn caches_errors(conf: &Config) -> bool {
+    fn loc(l: &peregrine_conf::model::LocationConf) -> bool {
+        l.conf.open_file_cache_errors || l.locations.iter().any(|c| loc(c))
+    }
+    conf.http.as_ref().is_some_and(|h| {
+        h.servers
+            .iter()
+            .any(|s| s.conf.open_file_cache_errors || s.locations.iter().any(|l| loc(l)))
+    })
+}
+
 impl HttpCore {
     pub fn new(conf: Arc<Config>) -> Self {
         let servers: Vec<ServerRt> = conf
@@ -209,7 +223,7 @@ impl HttpCore {
         HttpCore {
             servers: Rc::new(servers),
             index,
-            fcache: OpenFileCache::default(),
+            fcache: OpenFileCache::new(caches_errors(&conf)),
             mcache: MemCache::default(),
             heads: HeadMemo::default(),
             routes: Default::default(),
@@ -647,5 +661,26 @@ mod tests {
         let mcache_hits = offset_of!(HttpCore, mcache) + offset_of!(crate::mcache::MemCache, hits);
         assert!(mcache_hits + size_of::<u64>() <= 128, "{mcache_hits}");
         assert!(offset_of!(HttpCore, last_server) < 128);
+    }
+
+    /// The open file cache hashes with SipHash exactly when some location,
+    /// however deeply nested, caches lookup errors (requests then choose
+    /// its keys), and with Fx otherwise.
+    #[test]
+    fn the_file_cache_hasher_follows_open_file_cache_errors() {
+        use crate::fixtures::{config, loc, loc_conf, nested, server_with};
+        use crate::fxhash::PathBuild;
+        let plain = loc_conf("html");
+        let mut errors = plain.clone();
+        errors.open_file_cache_errors = true;
+        let deep = vec![nested("/a/", &plain, vec![loc("/a/b/", &errors)])];
+        let sip = config(vec![server_with(&[], &[], deep, plain.clone())]);
+        let fx = config(vec![server_with(&[], &[], vec![loc("/a/", &plain)], plain)]);
+        let hasher = |c| match HttpCore::new(std::sync::Arc::new(c)).fcache.hasher() {
+            PathBuild::Fx => "fx",
+            PathBuild::Sip(_) => "sip",
+        };
+        assert_eq!(hasher(sip), "sip");
+        assert_eq!(hasher(fx), "fx");
     }
 }

@@ -18,15 +18,14 @@ use crate::special::Special;
 /// `/i../x`) and values expanded from variables.
 pub(crate) fn escapes_root(path: &str) -> bool {
     let b = path.as_bytes();
-    // One pass over the bytes (this runs on every request): a dot that
-    // starts a segment and is followed by the segment's end, or by one more
-    // dot and the end, is a `.` or `..` segment.
-    b.iter().enumerate().any(|(i, &c)| match c {
-        0 => true,
-        b'.' if i == 0 || b[i - 1] == b'/' => {
-            matches!(&b[i + 1..], [] | [b'/', ..] | [b'.'] | [b'.', b'/', ..])
-        }
-        _ => false,
+    // This runs on every request: memchr visits only the dots and NULs (a
+    // path has few), where a byte loop costs a dozen instructions a byte.
+    // A dot that starts a segment and is followed by the segment's end, or
+    // by one more dot and the end, is a `.` or `..` segment.
+    memchr::memchr2_iter(b'.', 0, b).any(|i| {
+        b[i] == 0
+            || ((i == 0 || b[i - 1] == b'/')
+                && matches!(&b[i + 1..], [] | [b'/', ..] | [b'.'] | [b'.', b'/', ..]))
     })
 }
 
