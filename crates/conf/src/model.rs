@@ -364,6 +364,14 @@ pub struct LocConf {
     /// `error_log` of the http/server/location level in effect (inherited
     /// as nginx's `ngx_http_core_merge_loc_conf`); `None`: the main one.
     pub error_log: Option<Arc<[ErrorLogConf]>>,
+    // fastpath
+    /// The fast-path verdicts of the directives written in this level's
+    /// chain (http, server, enclosing locations, this one), for the levels
+    /// inside it ([`crate::fast`]).
+    pub fast_chain: crate::fast::FastChain,
+    /// Whether core's static fast path may record routes here: no
+    /// directive in the chain says otherwise ([`crate::fast::FastChain::admits`]).
+    pub fast_eligible: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -129,6 +129,15 @@ pub fn loc_conf(root: &str) -> LocConf {
     }
 }
 
+/// `conf` with its fast-path flag set as the parser would set it had every
+/// directive that could clear it been written
+/// ([`peregrine_conf::fast::admits_by_value`]): the tests that change a
+/// setting see its verdict.
+fn judged(mut conf: LocConf) -> LocConf {
+    conf.fast_eligible = peregrine_conf::fast::admits_by_value(&conf);
+    conf
+}
+
 /// Parses a location head as written after `location`: `= /x`, `^~ /x`,
 /// `~ re`, `~* re`, `@name`, `/x`.
 fn matcher(spec: &str) -> LocationMatch {
@@ -162,7 +171,7 @@ pub fn loc(spec: &str, conf: &LocConf) -> Arc<LocationConf> {
 pub fn nested(spec: &str, conf: &LocConf, children: Vec<Arc<LocationConf>>) -> Arc<LocationConf> {
     Arc::new(LocationConf {
         matcher: matcher(spec),
-        conf: Arc::new(conf.clone()),
+        conf: Arc::new(judged(conf.clone())),
         locations: children,
         span: Span::default(),
     })
@@ -219,7 +228,7 @@ pub fn server_with(
         client_header_buffer_size: DEFAULT_CLIENT_HEADER_BUFFER_SIZE,
         large_client_header_buffers: DEFAULT_LARGE_CLIENT_HEADER_BUFFERS,
         locations,
-        conf: Arc::new(conf),
+        conf: Arc::new(judged(conf)),
         span: Span::default(),
         merge_slashes: true,
         headers: Default::default(),

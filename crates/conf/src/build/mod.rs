@@ -104,6 +104,17 @@ pub enum Frame<'a> {
 }
 
 impl Frame<'_> {
+    /// The location-level settings of an http, server or location frame:
+    /// where a directive's fast-path verdict is noted.
+    fn loc(&mut self) -> Option<&mut RawLoc> {
+        match self {
+            Frame::Http(h) => Some(&mut h.loc),
+            Frame::Server(s) => Some(&mut s.loc),
+            Frame::Location(l) => Some(&mut l.loc),
+            Frame::Main(_) | Frame::Events(_) => None,
+        }
+    }
+
     fn ctx(&self) -> u16 {
         match self {
             Frame::Main(_) => ctx::MAIN,
@@ -202,6 +213,9 @@ impl Builder {
     fn directive(&mut self, d: &Directive, frame: &mut Frame<'_>) -> Result<()> {
         let spec = check(d, frame.ctx())?;
         self.dispatch(spec, d, frame)?;
+        if let Some(loc) = frame.loc() {
+            loc.fast.add(spec.name, spec.fast);
+        }
         vars::check_script(d)?;
         for v in vars::variable_values(d) {
             for name in vars::names(v) {

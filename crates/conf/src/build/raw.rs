@@ -135,6 +135,9 @@ pub struct RawLoc {
     // vars2
     /// `error_log` at this level (several add up, as nginx's).
     pub error_log: Option<Vec<crate::model::ErrorLogConf>>,
+    // fastpath
+    /// The fast-path verdicts of the directives written at this level.
+    pub fast: crate::fast::FastChain,
 }
 
 /// Resolves a path as `ngx_conf_full_name(cycle, name, 0)`: relative paths are
@@ -242,6 +245,8 @@ impl LocConf {
             if_modified_since: IfModifiedSince::Exact,
             conn: ConnConf::default(),
             error_log: None,
+            fast_chain: Default::default(),
+            fast_eligible: true,
         }
     }
 }
@@ -289,7 +294,7 @@ impl RawLoc {
         }
         let add_header_inherit = self.add_header_inherit.unwrap_or(p.add_header_inherit);
         let add_trailer_inherit = self.add_trailer_inherit.unwrap_or(p.add_trailer_inherit);
-        LocConf {
+        let mut conf = LocConf {
             root: inherit!(self.root, p.root),
             index: inherit!(self.index, p.index),
             autoindex: self.autoindex.unwrap_or(p.autoindex),
@@ -372,7 +377,11 @@ impl RawLoc {
                 Some(v) => Some(Arc::from(v.as_slice())),
                 None => p.error_log.clone(),
             },
-        }
+            fast_chain: self.fast.under(&p.fast_chain),
+            fast_eligible: false,
+        };
+        conf.fast_eligible = conf.fast_chain.admits(&conf);
+        conf
     }
 }
 

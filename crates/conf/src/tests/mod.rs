@@ -5,6 +5,7 @@ mod descriptions;
 mod directives;
 mod docs;
 mod errors;
+mod fast;
 mod files;
 mod fuzzish;
 mod inherit;
