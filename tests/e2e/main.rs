@@ -55,5 +55,6 @@ mod temp_paths;
 mod timeouts;
 mod trailers;
 mod tune;
+mod upstream_blocks;
 mod userid;
 mod variables;

@@ -128,6 +128,11 @@ pub static OWN_MODULES: &[&str] = &[
 ];
 
 /// The entries of an nginx directive (none: not nginx's).
+/// Whether nginx has `name` inside `upstream { }` (`NGX_HTTP_UPS_CONF`).
+pub fn upstream_directive(name: &str) -> bool {
+    entries(name).any(|e| e.contexts & ctx::UPS != 0)
+}
+
 pub fn entries(name: &str) -> impl Iterator<Item = &'static NginxDirective> + '_ {
     DIRECTIVES
         .iter()
@@ -167,15 +172,13 @@ pub fn status(name: &str) -> Option<Status> {
     }
 }
 
-/// The contexts Peregrine can be in: nginx's `if`, `limit_except` and
-/// `upstream` blocks count once their directive has a table row.
+/// The contexts the directive table serves: nginx's `if` and
+/// `limit_except` blocks count once their directive has a table row.
 pub fn reachable() -> u16 {
+    // `upstream { }` reads its own directives (build/upstream.rs), not
+    // through the table: its context never counts here.
     let mut r = ctx::MAIN | ctx::EVENTS | ctx::HSL;
-    for (block, bits) in [
-        ("upstream", ctx::UPS),
-        ("if", ctx::SIF | ctx::LIF),
-        ("limit_except", ctx::LMT),
-    ] {
+    for (block, bits) in [("if", ctx::SIF | ctx::LIF), ("limit_except", ctx::LMT)] {
         if table::lookup(block).is_some() {
             r |= bits;
         }

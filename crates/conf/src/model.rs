@@ -155,6 +155,9 @@ pub struct HttpConf {
     // request
     /// `charset_map` blocks, in configuration order.
     pub charset_maps: Vec<CharsetMap>,
+    // upstream
+    /// `upstream { }` groups, in configuration order.
+    pub upstreams: Vec<UpstreamConf>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -746,4 +749,59 @@ impl Default for ConnConf {
             chunked_transfer_encoding: true,
         }
     }
+}
+
+// upstream
+
+/// One `upstream NAME { }` group (nothing refers to one until the proxy
+/// lands: `proxy_pass` is refused).
+#[derive(Debug, Clone, PartialEq)]
+pub struct UpstreamConf {
+    pub name: String,
+    pub method: BalanceMethod,
+    /// `hash KEY`: the key as written (its variables checked at load).
+    pub hash_key: Option<String>,
+    pub servers: Vec<UpstreamServer>,
+    /// `keepalive N`: idle connections kept per worker (none by default).
+    pub keepalive: Option<u32>,
+    pub keepalive_requests: u64,
+    pub keepalive_time: Duration,
+    pub keepalive_timeout: Duration,
+    /// `zone NAME [SIZE]`: accepted; the state stays per worker.
+    pub zone: Option<(String, Option<usize>)>,
+    pub span: Span,
+}
+
+/// The balancing method of a group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BalanceMethod {
+    RoundRobin,
+    IpHash,
+    Hash { consistent: bool },
+    LeastConn,
+    Random { two: bool },
+}
+
+/// One `server` line of a group.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UpstreamServer {
+    /// The address as written (`backend:8080`): peers' names in logs, and
+    /// the consistent hash's points.
+    pub name: String,
+    /// What it resolved to when the configuration loaded.
+    pub addrs: Vec<PeerAddr>,
+    pub weight: u32,
+    pub max_fails: u32,
+    pub fail_timeout: Duration,
+    pub max_conns: u32,
+    pub backup: bool,
+    pub down: bool,
+    pub span: Span,
+}
+
+/// A peer's address.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PeerAddr {
+    Inet(std::net::SocketAddr),
+    Unix(PathBuf),
 }

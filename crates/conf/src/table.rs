@@ -830,6 +830,9 @@ pub static TABLE: &[Spec] = &[
         Handler::Srv(c::underscores_in_headers),
         Neutral,
     ),
+    // upstream: the block reads its own directives (server, hash, ...);
+    // a group changes no location's answer until `proxy_pass` uses it.
+    row("upstream", HTTP, ONE, Handler::Block(B::Upstream), Neutral),
     // Tuning hints: nginx settings with no effect in Peregrine's design,
     // accepted (their values checked) with a notice. Neutral, as every row
     // below.
@@ -1263,7 +1266,6 @@ pub static UNSUPPORTED: &[&str] = &[
     "stream",
     "sub_filter",
     "thread_pool",
-    "upstream",
     "uwsgi_pass",
     "worker_rlimit_core",
     "working_directory",

@@ -258,6 +258,7 @@ pub fn config(servers: Vec<ServerConf>) -> Config {
             servers: servers.into_iter().map(Arc::new).collect(),
             log_formats: Vec::new(),
             charset_maps: Vec::new(),
+            upstreams: Vec::new(),
         }),
         files: Vec::new(),
         temp_paths: Vec::new(),

@@ -22,14 +22,6 @@ pub enum Method {
     Random { two: bool },
 }
 
-impl Method {
-    /// Whether `server ... backup` is allowed (nginx sets
-    /// `NGX_HTTP_UPSTREAM_BACKUP` only for round robin and least_conn).
-    pub fn supports_backup(self) -> bool {
-        matches!(self, Method::RoundRobin | Method::LeastConn)
-    }
-}
-
 /// What a request balances by.
 #[derive(Debug, Clone, Copy)]
 pub enum Key<'a> {

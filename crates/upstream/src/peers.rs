@@ -134,10 +134,6 @@ pub enum UpstreamError {
     /// `ngx_http_upstream_init_round_robin`.
     #[error("no servers in upstream \"{0}\"")]
     NoServers(String),
-    /// A `server` parameter the method cannot honour
-    /// (`ngx_http_upstream_server`'s `not_supported`).
-    #[error("balancing method does not support parameter \"{0}\"")]
-    NotSupported(String),
     #[error("invalid parameter \"{0}\"")]
     Invalid(String),
 }
@@ -165,9 +161,10 @@ impl Upstream {
         method: Method,
         seed: u64,
     ) -> Result<Self, UpstreamError> {
-        if peers.iter().any(|p| p.backup) && !method.supports_backup() {
-            return Err(UpstreamError::NotSupported("backup".into()));
-        }
+        // `backup` with a hash method is refused by the configuration only
+        // when the method comes first (nginx checks the flags as it reads
+        // each `server`); otherwise the backups serve the method's round
+        // robin fallback, as nginx's `peers->next`.
         if peers.iter().any(|p| p.weight == 0) {
             return Err(UpstreamError::Invalid("weight=0".into()));
         }

@@ -20,6 +20,7 @@ pub mod modules;
 pub mod raw;
 pub mod request;
 mod syslog;
+mod upstream;
 mod vars;
 
 use std::cell::RefCell;
@@ -92,6 +93,8 @@ pub enum BlockKind {
     Types,
     // request
     CharsetMap,
+    // upstream
+    Upstream,
 }
 
 /// The context being filled.
@@ -459,6 +462,11 @@ impl Builder {
                 h.charset_maps.push(map);
                 Ok(())
             }
+            (BlockKind::Upstream, Frame::Http(h)) => {
+                let up = self.upstream(d, block, &h.upstreams)?;
+                h.upstreams.push(up);
+                Ok(())
+            }
             _ => Err(ConfError::at(
                 &d.span,
                 format!("\"{}\" directive is not allowed here", d.name),
@@ -570,6 +578,7 @@ impl Builder {
             servers,
             log_formats: self.log_formats.clone(),
             charset_maps: http.charset_maps.clone(),
+            upstreams: http.upstreams.clone(),
         })
     }
 

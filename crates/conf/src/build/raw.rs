@@ -475,6 +475,8 @@ pub struct RawHttp {
     pub servers: Vec<RawServer>,
     // request
     pub charset_maps: Vec<CharsetMap>,
+    // upstream
+    pub upstreams: Vec<crate::model::UpstreamConf>,
 }
 
 /// One `server { }` as written.

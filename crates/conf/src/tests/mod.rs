@@ -13,6 +13,7 @@ mod modules;
 mod refused;
 mod request;
 mod soup;
+mod upstream;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -16,7 +16,13 @@ fn well_formed_nginx_directives_are_refused_by_name() {
         ),
         (server("ssl_protocols TLSv1.2;"), "ssl_protocols", 4),
         (server("ssl on;"), "ssl", 4),
-        (http("upstream u { server 127.0.0.1; }"), "upstream", 3),
+        (
+            http(
+                "upstream u { server 127.0.0.1; }\nserver { location / { proxy_pass http://u; } }",
+            ),
+            "proxy_pass",
+            4,
+        ),
         (
             "events {}\nstream { server { listen 1; } }\n".into(),
             "stream",

@@ -212,18 +212,26 @@ fn random_spreads_by_weight_and_two_prefers_the_less_loaded() {
 
 #[test]
 fn configuration_errors_in_nginx_words() {
-    let mut spec = peers(&[("a", 1), ("b", 1)]);
-    spec[1].backup = true;
-    let e = Upstream::new("g", spec.clone(), Method::IpHash, 1).unwrap_err();
-    assert_eq!(
-        e.to_string(),
-        "balancing method does not support parameter \"backup\""
-    );
-    assert!(Upstream::new("g", spec, Method::LeastConn, 1).is_ok());
     let mut only_backup = peers(&[("a", 1)]);
     only_backup[0].backup = true;
     assert_eq!(
         Upstream::new("up", only_backup, Method::RoundRobin, 1).unwrap_err(),
         UpstreamError::NoServers("up".into())
     );
+    assert_eq!(
+        Upstream::new("up", peers(&[("a", 0)]), Method::RoundRobin, 1).unwrap_err(),
+        UpstreamError::Invalid("weight=0".into())
+    );
+}
+
+/// A hash method's round-robin fallback reaches the backups, as nginx's
+/// (a configuration may list `backup` before the method).
+#[test]
+fn hash_fallback_uses_the_backup_tier() {
+    let mut spec = peers(&[("a", 1), ("b", 1), ("c", 1)]);
+    spec[0].down = true;
+    spec[1].down = true;
+    spec[2].backup = true;
+    let mut u = Upstream::new("g", spec, Method::Hash { consistent: false }, 1).unwrap();
+    assert_eq!(once(&mut u, Key::Bytes(b"k"), 0), "c");
 }
