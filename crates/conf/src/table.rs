@@ -11,6 +11,7 @@ use crate::build::headers as hd;
 use crate::build::hints as t;
 use crate::build::modules as m;
 use crate::build::request as r;
+use crate::build::rewrite as rw;
 
 /// Context bits (nginx's `NGX_MAIN_CONF`, `NGX_EVENT_CONF`, `NGX_HTTP_*_CONF`).
 pub mod ctx {
@@ -162,7 +163,6 @@ pub static TABLE: &[Spec] = &[
     row("index", HSL, MORE, Handler::Loc(h::index)),
     row("autoindex", HSL, ONE, Handler::Loc(h::autoindex)),
     row("try_files", SL, MORE2, Handler::Loc(h::try_files)),
-    row("return", SL, ONE_TWO, Handler::Loc(h::return_)),
     row("error_page", HSL, MORE2, Handler::Loc(h::error_page)),
     row(
         "stub_status",
@@ -692,14 +692,25 @@ pub static TABLE: &[Spec] = &[
         ONE,
         Handler::Hint(h::hint_number),
     ),
-    // Logging of rewrite processing and of uninitialised variables:
-    // `rewrite`, `set` and `if` are refused, so there is nothing to log.
-    row("rewrite_log", HSL, ONE, Handler::Hint(h::hint_flag)),
+    // rewrite: ngx_http_rewrite_module's script (`build::rewrite`); inside
+    // `if`, nginx's own contexts apply (see `build::check`).
+    row("rewrite", SL, Args::Range(2, 3), Handler::Loc(rw::rewrite)),
+    row("return", SL, ONE_TWO, Handler::Loc(rw::return_)),
+    row("set", SL, TWO, Handler::Loc(rw::set)),
+    row("break", SL, NONE, Handler::Loc(rw::break_)),
+    row("if", SL, MORE, Handler::Block(B::If)),
+    row("rewrite_log", HSL, ONE, Handler::Loc(rw::rewrite_log)),
     row(
         "uninitialized_variable_warn",
         HSL,
         ONE,
-        Handler::Hint(h::hint_flag),
+        Handler::Loc(rw::uninitialized_variable_warn),
+    ),
+    row(
+        "recursive_error_pages",
+        HSL,
+        ONE,
+        Handler::Loc(rw::recursive_error_pages),
     ),
 ];
 
@@ -719,7 +730,6 @@ pub static UNSUPPORTED: &[&str] = &[
     "auth_basic",
     "auth_basic_user_file",
     "auth_request",
-    "break",
     "debug_connection",
     "deny",
     "directio",
@@ -732,7 +742,6 @@ pub static UNSUPPORTED: &[&str] = &[
     "geo",
     "grpc_pass",
     "http2",
-    "if",
     "ignore_invalid_headers",
     "if_modified_since",
     "internal",
@@ -764,10 +773,7 @@ pub static UNSUPPORTED: &[&str] = &[
     "proxy_send_timeout",
     "proxy_set_header",
     "real_ip_header",
-    "recursive_error_pages",
     "resolver",
-    "rewrite",
-    "rewrite_log",
     "satisfy",
     "scgi_pass",
     "send_lowat",
@@ -776,7 +782,6 @@ pub static UNSUPPORTED: &[&str] = &[
     "server_name_in_redirect",
     "server_tokens",
     "server_name_in_redirect",
-    "set",
     "set_real_ip_from",
     "split_clients",
     "ssi",

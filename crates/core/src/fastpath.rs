@@ -253,6 +253,7 @@ fn location_qualifies(conf: &LocConf) -> bool {
         // `add_header` and `expires` run the headers filter per answer.
         && !crate::headers::active(conf)
         && request_directives_allow(conf)
+        && conf.rewrite.is_none()
 }
 
 /// The request-processing directives that change a static answer keep
