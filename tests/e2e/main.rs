@@ -43,6 +43,7 @@ mod ranges_limits;
 mod redirects;
 mod referer;
 mod regex;
+mod rewrite;
 mod secure_link;
 mod seeds;
 mod server_tokens;

@@ -12,6 +12,7 @@ use crate::build::headers as hd;
 use crate::build::hints as t;
 use crate::build::modules as m;
 use crate::build::request as r;
+use crate::build::rewrite as rw;
 use crate::fast::{self as f, CARRIED, Fast, Fast::*, LONG_WAY, UNRECORDED, VARIABLES};
 
 /// Context bits (nginx's `NGX_MAIN_CONF`, `NGX_EVENT_CONF`, `NGX_HTTP_*_CONF`).
@@ -211,7 +212,6 @@ pub static TABLE: &[Spec] = &[
         Handler::Loc(h::try_files),
         When(f::no_try_files),
     ),
-    row("return", SL, ONE_TWO, Handler::Loc(h::return_), Never),
     row(
         "error_page",
         HSL,
@@ -1158,20 +1158,42 @@ pub static TABLE: &[Spec] = &[
         Handler::Hint(h::hint_number),
         Neutral,
     ),
-    // Logging of rewrite processing and of uninitialised variables:
-    // `rewrite`, `set` and `if` are refused, so there is nothing to log.
+    // rewrite: ngx_http_rewrite_module's script (`build::rewrite`); inside
+    // `if`, nginx's own contexts apply (see `build::check`). A script runs
+    // per request (it may change the URI, answer, or set variables): a
+    // location with one in its chain takes no route.
+    row(
+        "rewrite",
+        SL,
+        Args::Range(2, 3),
+        Handler::Loc(rw::rewrite),
+        Never,
+    ),
+    row("return", SL, ONE_TWO, Handler::Loc(rw::return_), Never),
+    row("set", SL, TWO, Handler::Loc(rw::set), Never),
+    row("break", SL, NONE, Handler::Loc(rw::break_), Never),
+    row("if", SL, MORE, Handler::Block(B::If), Never),
+    // Logging of a script's steps: nothing runs without a script.
     row(
         "rewrite_log",
         HSL,
         ONE,
-        Handler::Hint(h::hint_flag),
+        Handler::Loc(rw::rewrite_log),
         Neutral,
     ),
     row(
         "uninitialized_variable_warn",
         HSL,
         ONE,
-        Handler::Hint(h::hint_flag),
+        Handler::Loc(rw::uninitialized_variable_warn),
+        Neutral,
+    ),
+    // Which error pages apply: a route serves found files only.
+    row(
+        "recursive_error_pages",
+        HSL,
+        ONE,
+        Handler::Loc(rw::recursive_error_pages),
         Neutral,
     ),
 ];
@@ -1192,7 +1214,6 @@ pub static UNSUPPORTED: &[&str] = &[
     "auth_basic",
     "auth_basic_user_file",
     "auth_request",
-    "break",
     "debug_connection",
     "deny",
     "directio",
@@ -1205,7 +1226,6 @@ pub static UNSUPPORTED: &[&str] = &[
     "geo",
     "grpc_pass",
     "http2",
-    "if",
     "ignore_invalid_headers",
     "if_modified_since",
     "internal",
@@ -1237,10 +1257,7 @@ pub static UNSUPPORTED: &[&str] = &[
     "proxy_send_timeout",
     "proxy_set_header",
     "real_ip_header",
-    "recursive_error_pages",
     "resolver",
-    "rewrite",
-    "rewrite_log",
     "satisfy",
     "scgi_pass",
     "send_lowat",
@@ -1249,7 +1266,6 @@ pub static UNSUPPORTED: &[&str] = &[
     "server_name_in_redirect",
     "server_tokens",
     "server_name_in_redirect",
-    "set",
     "set_real_ip_from",
     "split_clients",
     "ssi",

@@ -259,9 +259,38 @@ pub fn config(servers: Vec<ServerConf>) -> Config {
             log_formats: Vec::new(),
             charset_maps: Vec::new(),
             upstreams: Vec::new(),
+            set_vars: Arc::from([]),
         }),
         files: Vec::new(),
         temp_paths: Vec::new(),
         notices: Vec::new(),
     }
+}
+
+/// Gives `conf` the script `return code [text]` (`$name` variables in
+/// `text` compiled as the configuration compiles them).
+pub fn set_return(conf: &mut LocConf, code: u16, text: Option<&str>) {
+    use peregrine_conf::model::{Op, Part, Script, Template};
+    let text = text.map(|t| {
+        let mut parts = Vec::new();
+        for (i, piece) in t.split('$').enumerate() {
+            if i == 0 {
+                if !piece.is_empty() {
+                    parts.push(Part::Lit(piece.to_string()));
+                }
+                continue;
+            }
+            let n = piece
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(piece.len());
+            parts.push(Part::Var(piece[..n].to_string()));
+            if n < piece.len() {
+                parts.push(Part::Lit(piece[n..].to_string()));
+            }
+        }
+        Template { parts }
+    });
+    conf.rewrite.script = Some(Arc::new(Script {
+        ops: vec![Op::Return { code, text }],
+    }));
 }

@@ -38,6 +38,9 @@ pub(crate) struct ServerRt {
     pub name: String,
     /// A `server_name` regex has named captures (variables).
     pub named_captures: bool,
+    // rewrite
+    /// The names of the configuration's `set` variables.
+    pub set_vars: Arc<[String]>,
 }
 
 /// One per worker thread (owns the worker's open-file cache and memory
@@ -70,6 +73,11 @@ pub struct HttpCore {
     // request
     /// The `charset_map` tables (`charset` with `source_charset` recodes).
     pub(crate) charset_maps: Rc<Vec<peregrine_conf::model::CharsetMap>>,
+    // rewrite
+    /// What to log about the last request's 500 (a redirection cycle).
+    pub(crate) note: Option<crate::response::ErrorNote>,
+    /// Lines for the error log (see [`HttpCore::take_log_lines`]).
+    pub(crate) log_lines: Vec<crate::rewrite::LogLine>,
 }
 
 /// The state of one request across internal redirects.
@@ -108,6 +116,9 @@ pub(crate) struct Ctx<'a> {
     /// The engine's counters (`$connections_active`...), read only when a
     /// variable asks.
     pub status: Option<std::rc::Rc<dyn StatusSource>>,
+    // rewrite
+    /// The values `set` gave this request.
+    pub sets: crate::rewrite::SetVars<'a>,
 }
 
 impl Ctx<'_> {
@@ -145,6 +156,8 @@ impl Ctx<'_> {
             named: &self.named,
             conn: self.conn,
             status: self.status.as_deref(),
+            sets: &self.sets,
+            name_len: self.name_len,
         }
     }
 
@@ -178,6 +191,8 @@ pub(crate) enum Step {
     /// Internal redirect to (uri, args).
     Redirect(String, Option<String>),
     Named(String),
+    /// The internal redirect budget ran out: 500 without error_page.
+    Cycle(crate::response::ErrorNote),
 }
 
 /// Whether any level of the configuration says `open_file_cache_errors
@@ -207,6 +222,11 @@ impl HttpCore {
                         locs: Locations::new(&s.locations),
                         name: primary_name(s),
                         named_captures: crate::servers::has_named_captures(s),
+                        set_vars: conf
+                            .http
+                            .as_ref()
+                            .map(|h| h.set_vars.clone())
+                            .unwrap_or_else(|| Arc::from([])),
                     })
                     .collect()
             })
@@ -239,6 +259,8 @@ impl HttpCore {
                     .map(|h| h.charset_maps.clone())
                     .unwrap_or_default(),
             ),
+            note: None,
+            log_lines: Vec::new(),
         }
     }
 
@@ -396,6 +418,10 @@ impl HttpCore {
                 Vec::new()
             },
             status: None,
+            sets: crate::rewrite::SetVars {
+                names: &srv.set_vars,
+                values: Vec::new(),
+            },
         }
     }
 
@@ -445,8 +471,16 @@ impl HttpCore {
                     return r;
                 }
                 Step::Special(sp) => self.special(ctx, sp),
+                Step::Cycle(note) => {
+                    self.note = Some(note);
+                    return self.cycle(ctx);
+                }
                 Step::Redirect(uri, args) => {
                     if !count_change(ctx) {
+                        self.note = Some(crate::response::ErrorNote::Cycle {
+                            doing: "while internally redirecting to",
+                            uri,
+                        });
                         return self.cycle(ctx);
                     }
                     ctx.uri = Cow::Owned(uri);
@@ -455,6 +489,10 @@ impl HttpCore {
                 }
                 Step::Named(name) => {
                     if !count_change(ctx) {
+                        self.note = Some(crate::response::ErrorNote::Cycle {
+                            doing: "while redirect to named location",
+                            uri: name,
+                        });
                         return self.cycle(ctx);
                     }
                     let srv = &servers[ctx.server];
@@ -480,13 +518,24 @@ impl HttpCore {
         self.builtin(ctx, &Special::status(500))
     }
 
+    /// The server's script (nginx's server-rewrite phase), then the
+    /// location's phases.
     fn server_rewrite_phase(&mut self, ctx: &mut Ctx<'_>, servers: &[ServerRt]) -> Step {
         let srv = &servers[ctx.server];
-        if let Some(ret) = &srv.conf.conf.return_ {
+        if let Some(script) = &srv.conf.conf.rewrite.script {
             ctx.conf = srv.conf.conf.clone();
             ctx.name_len = Some(0);
-            return self.do_return(ctx, ret);
+            if let crate::rewrite::Flow::Step(step) = self.run_script(ctx, script) {
+                return step;
+            }
         }
+        self.find_config_phase(ctx, servers)
+    }
+
+    /// nginx's find-config phase: the location of the URI, `internal`,
+    /// `client_max_body_size`; then the location's phases.
+    fn find_config_phase(&mut self, ctx: &mut Ctx<'_>, servers: &[ServerRt]) -> Step {
+        let srv = &servers[ctx.server];
         // Assigned once (reference counts are not free on the hot path).
         let (conf, name_len) = match srv.locs.find(&ctx.uri) {
             Some(id) => {
@@ -518,11 +567,10 @@ impl HttpCore {
     }
 
     fn location_phases(&mut self, ctx: &mut Ctx<'_>) -> Step {
-        if ctx.conf.return_.is_some() {
-            let conf = ctx.conf.clone();
-            if let Some(ret) = &conf.return_ {
-                return self.do_return(ctx, ret);
-            }
+        if ctx.conf.rewrite.script.is_some()
+            && let Some(step) = self.rewrite_phase(ctx)
+        {
+            return step;
         }
         if !ctx.conf.try_files.is_empty()
             && let Some(step) = self.try_files(ctx)
@@ -538,6 +586,33 @@ impl HttpCore {
         self.content(ctx)
     }
 
+    /// nginx's rewrite phase and post-rewrite phase: the location's script
+    /// (not the server's again when no location matched), then a changed
+    /// URI searched again, within the internal redirect budget.
+    #[inline(never)]
+    fn rewrite_phase(&mut self, ctx: &mut Ctx<'_>) -> Option<Step> {
+        let servers = self.servers.clone();
+        let srv = &servers[ctx.server];
+        let conf = ctx.conf.clone();
+        let script = conf.rewrite.script.as_ref()?;
+        if Arc::ptr_eq(&conf, &srv.conf.conf) {
+            return None;
+        }
+        match self.run_script(ctx, script) {
+            crate::rewrite::Flow::Next => None,
+            crate::rewrite::Flow::Step(step) => Some(step),
+            crate::rewrite::Flow::Last => {
+                if !count_change(ctx) {
+                    return Some(Step::Cycle(crate::response::ErrorNote::Cycle {
+                        doing: "while processing",
+                        uri: ctx.uri.to_string(),
+                    }));
+                }
+                Some(self.find_config_phase(ctx, &servers))
+            }
+        }
+    }
+
     /// `ngx_http_special_response_handler`: error_page, else the built-in page.
     pub(crate) fn special(&mut self, ctx: &mut Ctx<'_>, sp: Special) -> Step {
         ctx.close |= special::closes_connection(sp.status);
@@ -546,7 +621,9 @@ impl HttpCore {
             && ctx.uri_changes != 0
             && let Some(ep) = find_error_page(&ctx.conf, sp.status).cloned()
         {
-            ctx.error_page_done = true;
+            // nginx's `r->error_page`: one error_page per request unless
+            // `recursive_error_pages on`.
+            ctx.error_page_done = !ctx.conf.rewrite.recursive_error_pages;
             ctx.err_status = match ep.overwrite {
                 None => Some(sp.status),
                 Some(None) => None,

@@ -41,6 +41,7 @@ pub mod range;
 mod referer;
 pub mod request;
 pub mod response;
+pub mod rewrite;
 mod secure_link;
 mod servers;
 mod slots;

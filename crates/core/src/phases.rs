@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use peregrine_conf::model::{DocRoot, ReturnConf};
+use peregrine_conf::model::DocRoot;
 
 use crate::fcache::{self, Errno, FileInfo, Policy};
 use crate::head::{HeadSpec, charset_for, content_type};
@@ -121,12 +121,10 @@ impl HttpCore {
 
     /// `return code [text|URL]` (`ngx_http_rewrite_return`,
     /// `ngx_http_send_response`).
-    pub(crate) fn do_return(&mut self, ctx: &mut Ctx<'_>, ret: &ReturnConf) -> Step {
-        let code = ret.code;
+    pub(crate) fn do_return(&mut self, ctx: &mut Ctx<'_>, code: u16, text: Option<String>) -> Step {
         if code == 444 {
             return Step::Done(close_silently(&ctx.conf));
         }
-        let text = ret.text.as_deref().map(|t| ctx.vars().expand(t));
         if code >= 400 && text.is_none() {
             return Step::Special(Special::status(code));
         }

@@ -170,6 +170,12 @@ pub enum ErrorNote {
     /// `client intended to send too large body: N bytes`
     /// (`ngx_http_core_find_config_handler`, over `client_max_body_size`).
     TooLargeBody { length: u64 },
+    // rewrite
+    /// `rewrite or internal redirection cycle while processing "URI"`
+    /// (and nginx's other two wordings: `doing` is the middle).
+    Cycle { doing: &'static str, uri: String },
+    /// `the rewritten URI has a zero length`.
+    EmptyRewrite,
 }
 
 /// nginx's `(ERRNO: strerror)`.
@@ -197,6 +203,10 @@ impl std::fmt::Display for ErrorNote {
             ErrorNote::TooLargeBody { length } => {
                 write!(f, "client intended to send too large body: {length} bytes")
             }
+            ErrorNote::Cycle { doing, uri } => {
+                write!(f, "rewrite or internal redirection cycle {doing} \"{uri}\"")
+            }
+            ErrorNote::EmptyRewrite => f.write_str("the rewritten URI has a zero length"),
         }
     }
 }

@@ -179,8 +179,10 @@ impl HttpCore {
         }
         self.path_buf.clear();
         let resp = self.handle_parsed(conn, req, server, &fast, now);
+        let pending = self.note.take();
         let note = match resp.status {
             _ if !explain => None,
+            500 => pending,
             403 | 404 => explain_failure(&self.path_buf, &resp),
             413 => too_large(req, &resp),
             _ => None,
@@ -348,10 +350,7 @@ mod tests {
         assert_eq!(explained(conf(), "/fifo"), (404, None));
         // `return 404` and `try_files ... =404` log nothing (nginx neither).
         let mut ret = conf();
-        ret.return_ = Some(peregrine_conf::model::ReturnConf {
-            code: 404,
-            text: None,
-        });
+        crate::fixtures::set_return(&mut ret, 404, None);
         assert_eq!(explained(ret, "/missing"), (404, None));
         let mut tf = conf();
         tf.try_files = vec!["$uri".into(), "=404".into()];
@@ -370,10 +369,7 @@ mod tests {
         );
         assert_eq!(explained_raw(small.clone(), &post(10), true).1, None);
         let mut ret413 = conf();
-        ret413.return_ = Some(peregrine_conf::model::ReturnConf {
-            code: 413,
-            text: None,
-        });
+        crate::fixtures::set_return(&mut ret413, 413, None);
         assert_eq!(explained(ret413, "/a.txt"), (413, None));
         // Nothing is looked at when the error level is off.
         assert_eq!(explained_raw(small, &post(2000), false), (413, None));

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use peregrine_conf::model::{
-    DocRoot, ErrorPageConf, LocConf, MemoryCacheConf, OpenFileCacheConf, ReturnConf, ServerConf,
+    DocRoot, ErrorPageConf, LocConf, MemoryCacheConf, OpenFileCacheConf, ServerConf,
 };
 
 use crate::HttpCore;
@@ -360,10 +360,7 @@ fn return_directive_variants() {
     let with_ret = |code: u16, text: Option<&str>| {
         let mut l = c.clone();
         l.default_type = "application/octet-stream".into();
-        l.return_ = Some(ReturnConf {
-            code,
-            text: text.map(str::to_string),
-        });
+        crate::fixtures::set_return(&mut l, code, text);
         l
     };
     let mut f = Fixture::one(
@@ -433,10 +430,7 @@ fn error_pages() {
         l
     };
     let mut named = c.clone();
-    named.return_ = Some(ReturnConf {
-        code: 200,
-        text: Some("named $uri".into()),
-    });
+    crate::fixtures::set_return(&mut named, 200, Some("named $uri"));
     let mut f = Fixture::one(
         c.clone(),
         vec![
@@ -697,10 +691,7 @@ fn nested_location_settings_apply() {
     let d = TestDir::new("core-nested");
     d.file("a/x.txt", b"x");
     let mut inner = loc_conf(d.root());
-    inner.return_ = Some(ReturnConf {
-        code: 200,
-        text: Some("inner".into()),
-    });
+    crate::fixtures::set_return(&mut inner, 200, Some("inner"));
     let outer = loc_conf(d.root());
     let mut f = Fixture::one(
         loc_conf(d.root()),

@@ -32,10 +32,15 @@ pub(crate) struct VarCtx<'a> {
     pub conn: &'a crate::response::ConnInfo,
     /// The engine's counters (`$connections_active`...).
     pub status: Option<&'a dyn crate::response::StatusSource>,
+    // rewrite
+    /// The values `set` gave the request (they shadow name families).
+    pub sets: &'a crate::rewrite::SetVars<'a>,
+    /// What `alias` replaces of the URI (`$request_filename`).
+    pub name_len: Option<usize>,
 }
 
 impl VarCtx<'_> {
-    fn push(&self, out: &mut String, name: &str) {
+    pub(crate) fn push(&self, out: &mut String, name: &str) {
         use std::fmt::Write;
         match name {
             "uri" | "document_uri" => out.push_str(self.uri),
@@ -68,6 +73,7 @@ impl VarCtx<'_> {
                 let _ = write!(out, "{}", self.peer.port());
             }
             "document_root" => out.push_str(self.document_root),
+            "request_filename" => self.push_request_filename(out),
             "invalid_referer" => out.push_str(crate::referer::invalid_referer(self)),
             "secure_link" | "secure_link_expires" => crate::secure_link::push(self, name, out),
             "uid_got" | "uid_set" | "uid_reset" => crate::userid::push(self, name, out),
@@ -91,6 +97,9 @@ impl VarCtx<'_> {
                 };
                 let _ = write!(out, "{n}");
             }
+            _ if !self.sets.names.is_empty() && self.sets.by_name(name).is_some() => {
+                out.push_str(self.sets.by_name(name).unwrap_or(""));
+            }
             _ => {
                 if name.bytes().all(|c| c.is_ascii_digit()) {
                     let n: usize = name.parse().unwrap_or(usize::MAX);
@@ -106,6 +115,25 @@ impl VarCtx<'_> {
                 }
             }
         }
+    }
+
+    /// `$request_filename`: the URI mapped under `root`/`alias`
+    /// (`ngx_http_map_uri_to_path`).
+    fn push_request_filename(&self, out: &mut String) {
+        use peregrine_conf::model::DocRoot;
+        let raw = crate::phases::root_text(&self.conf.root);
+        let root = if raw.contains('$') {
+            let e = self.expand(raw);
+            match self.conf.root {
+                DocRoot::Root(_) => DocRoot::Root(e),
+                DocRoot::Alias(_) => DocRoot::Alias(e),
+            }
+        } else {
+            self.conf.root.clone()
+        };
+        let mut path = String::new();
+        crate::phases::map_path(&mut path, &root, self.name_len, self.uri);
+        out.push_str(&path);
     }
 
     /// Expands every `$name` / `${name}` in `template`.
@@ -202,6 +230,8 @@ mod tests {
             named: &[("sub".to_string(), "www".to_string())],
             conn: &crate::fixtures::conn("127.0.0.1:8080"),
             status: None,
+            sets: &Default::default(),
+            name_len: Some(0),
         };
         assert_eq!(
             v.expand("https://$host$request_uri"),

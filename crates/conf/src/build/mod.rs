@@ -19,6 +19,7 @@ mod logs;
 pub mod modules;
 pub mod raw;
 pub mod request;
+pub mod rewrite;
 mod syslog;
 mod upstream;
 mod vars;
@@ -54,6 +55,11 @@ pub struct Env<'a> {
     pub hostname: &'a str,
     /// nginx's `[warn]`s (the configuration is accepted), reported as notices.
     pub warnings: &'a RefCell<Vec<String>>,
+    // rewrite
+    /// Variables the directive defines (`set`, a regex's named groups).
+    pub declared: &'a RefCell<Vec<String>>,
+    /// The names `set` may define, by index (see [`Part::Set`]).
+    pub set_vars: &'a RefCell<Vec<String>>,
 }
 
 impl Env<'_> {
@@ -62,6 +68,23 @@ impl Env<'_> {
         self.warnings
             .borrow_mut()
             .push(format!("{message} in {}", d.span));
+    }
+
+    /// Makes `name` (lowercase) a known variable of this configuration.
+    pub fn declare(&self, name: &str) {
+        self.declared.borrow_mut().push(name.to_string());
+    }
+
+    /// The index of `name` (lowercase) in a request's table of set values.
+    pub fn set_index(&self, name: &str) -> usize {
+        let mut v = self.set_vars.borrow_mut();
+        match v.iter().position(|n| n == name) {
+            Some(i) => i,
+            None => {
+                v.push(name.to_string());
+                v.len() - 1
+            }
+        }
     }
 }
 
@@ -95,6 +118,8 @@ pub enum BlockKind {
     CharsetMap,
     // upstream
     Upstream,
+    // rewrite
+    If,
 }
 
 /// The context being filled.
@@ -104,6 +129,8 @@ pub enum Frame<'a> {
     Http(&'a mut RawHttp),
     Server(&'a mut RawServer),
     Location(&'a mut RawLocation),
+    /// An `if` block's settings, with its context (`SIF` or `LIF`).
+    If(&'a mut RawLoc, u16),
 }
 
 impl Frame<'_> {
@@ -114,6 +141,7 @@ impl Frame<'_> {
             Frame::Http(h) => Some(&mut h.loc),
             Frame::Server(s) => Some(&mut s.loc),
             Frame::Location(l) => Some(&mut l.loc),
+            Frame::If(l, _) => Some(l),
             Frame::Main(_) | Frame::Events(_) => None,
         }
     }
@@ -125,6 +153,7 @@ impl Frame<'_> {
             Frame::Http(_) => ctx::HTTP,
             Frame::Server(_) => ctx::SERVER,
             Frame::Location(_) => ctx::LOCATION,
+            Frame::If(_, c) => *c,
         }
     }
 }
@@ -160,6 +189,11 @@ pub struct Builder {
     used_vars: Vec<String>,
     /// Names directives defined (see [`Builder::declare_variable`]).
     declared_vars: HashSet<String>,
+    // rewrite
+    /// Names the last directive defined ([`Env::declare`]).
+    pending_declared: RefCell<Vec<String>>,
+    /// The variables `set` may define ([`Env::set_index`]).
+    set_vars: RefCell<Vec<String>>,
 }
 
 impl Builder {
@@ -185,6 +219,8 @@ impl Builder {
             hostname,
             used_vars: Vec::new(),
             declared_vars: HashSet::new(),
+            pending_declared: RefCell::new(Vec::new()),
+            set_vars: RefCell::new(Vec::new()),
         }
     }
 
@@ -215,7 +251,9 @@ impl Builder {
 
     fn directive(&mut self, d: &Directive, frame: &mut Frame<'_>) -> Result<()> {
         let spec = check(d, frame.ctx())?;
-        self.dispatch(spec, d, frame)?;
+        let r = self.dispatch(spec, d, frame);
+        self.flush_declared();
+        r?;
         if let Some(loc) = frame.loc() {
             loc.fast.add(spec.name, spec.fast);
         }
@@ -234,6 +272,26 @@ impl Builder {
     /// that define one (`set`, `map`, `geo`...).
     pub fn declare_variable(&mut self, name: &str) {
         self.declared_vars.insert(name.to_ascii_lowercase());
+    }
+
+    /// Moves the names [`Env::declare`] recorded to the declared ones.
+    fn flush_declared(&mut self) {
+        for n in self.pending_declared.take() {
+            self.declared_vars.insert(n);
+        }
+    }
+
+    /// The handlers' view of the builder.
+    fn env(&self, named_location: bool) -> Env<'_> {
+        Env {
+            prefix: &self.prefix,
+            log_formats: &self.log_formats,
+            named_location,
+            hostname: &self.hostname,
+            warnings: &self.warnings,
+            declared: &self.pending_declared,
+            set_vars: &self.set_vars,
+        }
     }
 
     /// Named groups of server-name and location regexes are variables, as
@@ -285,6 +343,8 @@ impl Builder {
             named_location,
             hostname: &self.hostname,
             warnings: &self.warnings,
+            declared: &self.pending_declared,
+            set_vars: &self.set_vars,
         };
         match (&spec.handler, frame) {
             (Handler::Block(kind), frame) => {
@@ -319,6 +379,7 @@ impl Builder {
             (Handler::Loc(f), Frame::Http(h)) => f(&mut h.loc, d, &env),
             (Handler::Loc(f), Frame::Server(s)) => f(&mut s.loc, d, &env),
             (Handler::Loc(f), Frame::Location(l)) => f(&mut l.loc, d, &env),
+            (Handler::Loc(f), Frame::If(l, _)) => f(l, d, &env),
             (Handler::Server(f), Frame::Server(s)) => f(s, d, &mut self.listens, &env),
             (Handler::LogFormat, _) => {
                 let lf = logs::log_format(d, &self.log_formats)?;
@@ -337,6 +398,7 @@ impl Builder {
                     Frame::Http(h) => &mut h.loc,
                     Frame::Server(s) => &mut s.loc,
                     Frame::Location(l) => &mut l.loc,
+                    Frame::If(l, _) => l,
                     _ => return Ok(()),
                 };
                 loc.error_log.get_or_insert_with(Vec::new).push(conf);
@@ -457,6 +519,8 @@ impl Builder {
                 let types = raw.types.get_or_insert_with(MimeTypes::default);
                 self.types(&block.items, block.error.as_ref(), types)
             }
+            (BlockKind::If, Frame::Server(s)) => self.if_block(d, block, &mut s.loc, true),
+            (BlockKind::If, Frame::Location(l)) => self.if_block(d, block, &mut l.loc, false),
             (BlockKind::CharsetMap, Frame::Http(h)) => {
                 let map = request::charset_map(d, block, &h.charset_maps)?;
                 h.charset_maps.push(map);
@@ -579,6 +643,7 @@ impl Builder {
             log_formats: self.log_formats.clone(),
             charset_maps: http.charset_maps.clone(),
             upstreams: http.upstreams.clone(),
+            set_vars: Arc::from(self.set_vars.borrow().as_slice()),
         })
     }
 
@@ -619,9 +684,13 @@ impl Builder {
 fn check(d: &Directive, ctx: u16) -> Result<&'static table::Spec> {
     let n = d.args.len();
     if let Some(spec) = table::lookup(&d.name) {
+        // Inside `if`, nginx's own contexts say what is allowed (a row's
+        // `LOCATION` stands for the rest of nginx's declaration).
+        let in_if = ctx & (ctx::SIF | ctx::LIF) != 0
+            && known::entries(&d.name).any(|e| e.contexts & ctx != 0);
         check_shape(
             d,
-            spec.contexts & ctx != 0,
+            spec.contexts & ctx != 0 || in_if,
             spec.block,
             spec.args.accepts(n),
         )?;

@@ -70,7 +70,6 @@ pub struct RawLoc {
     pub index: Option<Vec<String>>,
     pub autoindex: Option<bool>,
     pub try_files: Option<Vec<String>>,
-    pub return_: Option<ReturnConf>,
     pub error_pages: Option<Vec<ErrorPageConf>>,
     pub stub_status: Option<bool>,
     pub metrics: Option<bool>,
@@ -138,6 +137,8 @@ pub struct RawLoc {
     // fastpath
     /// The fast-path verdicts of the directives written at this level.
     pub fast: crate::fast::FastChain,
+    // rewrite
+    pub rewrite: super::rewrite::RawRewrite,
 }
 
 /// Resolves a path as `ngx_conf_full_name(cycle, name, 0)`: relative paths are
@@ -172,7 +173,6 @@ impl LocConf {
             index: vec!["index.html".into()],
             autoindex: false,
             try_files: Vec::new(),
-            return_: None,
             error_pages: Vec::new(),
             stub_status: false,
             metrics: false,
@@ -247,6 +247,10 @@ impl LocConf {
             error_log: None,
             fast_chain: Default::default(),
             fast_eligible: true,
+            rewrite: RewriteConf {
+                uninitialized_warn: true,
+                ..RewriteConf::default()
+            },
         }
     }
 }
@@ -299,7 +303,6 @@ impl RawLoc {
             index: inherit!(self.index, p.index),
             autoindex: self.autoindex.unwrap_or(p.autoindex),
             try_files: self.try_files.clone().unwrap_or_default(),
-            return_: self.return_.clone(),
             error_pages: inherit!(self.error_pages, p.error_pages),
             stub_status: self.stub_status.unwrap_or(false),
             metrics: self.metrics.unwrap_or(false),
@@ -379,7 +382,9 @@ impl RawLoc {
             },
             fast_chain: self.fast.under(&p.fast_chain),
             fast_eligible: false,
+            rewrite: RewriteConf::default(),
         };
+        conf.rewrite = super::rewrite::merge(&self.rewrite, &conf, p);
         conf.fast_eligible = conf.fast_chain.admits(&conf);
         conf
     }
@@ -537,10 +542,10 @@ mod tests {
         let srv = RawLoc {
             keepalive: Some((Duration::from_secs(5), Some(Duration::from_secs(4)))),
             gzip_types: Some(vec!["text/css".into()]),
-            return_: Some(ReturnConf {
-                code: 404,
-                text: None,
-            }),
+            rewrite: super::super::rewrite::RawRewrite {
+                ops: vec![super::super::rewrite::RawOp::Op(Op::Break)],
+                ..Default::default()
+            },
             ..Default::default()
         }
         .merge(&http);
@@ -554,7 +559,8 @@ mod tests {
         assert_eq!(loc.keepalive_header, Some(Duration::from_secs(4)));
         assert!(loc.gzip.on);
         assert_eq!(loc.gzip.types, vec!["text/html", "text/css"]);
-        assert!(srv.return_.is_some() && loc.return_.is_none());
+        assert!(srv.rewrite.script.is_some() && loc.rewrite.script.is_none());
+        assert!(loc.rewrite.outer_script && !loc.rewrite.is_none());
         assert_eq!(loc.root, DocRoot::Root("/p/html".into()));
         assert!(!base.sendfile && base.tcp_nodelay);
     }
