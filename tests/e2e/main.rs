@@ -37,6 +37,7 @@ mod location_error_log;
 mod log_flush;
 mod log_formats;
 mod logs;
+mod map;
 mod metrics;
 mod random_index;
 mod ranges_limits;

@@ -158,6 +158,9 @@ pub struct HttpConf {
     // upstream
     /// `upstream { }` groups, in configuration order.
     pub upstreams: Vec<UpstreamConf>,
+    // map
+    /// `map` blocks, in configuration order (a variable names one).
+    pub maps: Vec<MapConf>,
     // rewrite
     /// The names of the variables `set` defines, by their index in a
     /// request's table of set values ([`Part::Set`]).
@@ -968,4 +971,36 @@ impl Template {
             _ => None,
         }
     }
+}
+
+// map
+
+/// One `map SOURCE $VAR { }` (`ngx_http_map_module`).
+#[derive(Debug, Clone)]
+pub struct MapConf {
+    /// The source value, its variables expanded per request.
+    pub source: String,
+    /// The variable it defines (lowercase, without `$`).
+    pub var: String,
+    pub default: Option<String>,
+    /// `hostnames`: wildcard keys, a trailing dot of the source ignored.
+    pub hostnames: bool,
+    /// `volatile`: accepted (values are not cached per request anyway).
+    pub volatile: bool,
+    /// Exact keys, lowercase (nginx's hash compares case-insensitively).
+    pub exact: std::collections::HashMap<String, String>,
+    pub wildcards: Vec<(MapWildcard, String)>,
+    /// `~` and `~*` keys, tried in order after the others.
+    pub regexes: Vec<(crate::regex::Regex, String)>,
+    pub span: Span,
+}
+
+/// A `hostnames` wildcard key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MapWildcard {
+    /// `*.example.com` (`bare: false`) or `.example.com` (`bare`: also
+    /// `example.com` itself), stored as `.example.com`.
+    Head { suffix: String, bare: bool },
+    /// `www.example.*`, stored as `www.example.`.
+    Tail(String),
 }

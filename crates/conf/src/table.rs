@@ -833,6 +833,9 @@ pub static TABLE: &[Spec] = &[
     // upstream: the block reads its own directives (server, hash, ...);
     // a group changes no location's answer until `proxy_pass` uses it.
     row("upstream", HTTP, ONE, Handler::Block(B::Upstream), Neutral),
+    // map: defines a variable; the directives that use it state their own
+    // verdicts (`VARIABLES` rows).
+    row("map", HTTP, TWO, Handler::Block(B::Map), Neutral),
     // Tuning hints: nginx settings with no effect in Peregrine's design,
     // accepted (their values checked) with a notice. Neutral, as every row
     // below.
@@ -1236,7 +1239,6 @@ pub static UNSUPPORTED: &[&str] = &[
     "limit_req_zone",
     "load_module",
     "lock_file",
-    "map",
     "master_process",
     "memcached_pass",
     "mp4",

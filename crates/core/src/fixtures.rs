@@ -259,6 +259,7 @@ pub fn config(servers: Vec<ServerConf>) -> Config {
             log_formats: Vec::new(),
             charset_maps: Vec::new(),
             upstreams: Vec::new(),
+            maps: Vec::new(),
             set_vars: Arc::from([]),
         }),
         files: Vec::new(),

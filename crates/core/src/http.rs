@@ -41,6 +41,9 @@ pub(crate) struct ServerRt {
     // rewrite
     /// The names of the configuration's `set` variables.
     pub set_vars: Arc<[String]>,
+    // map
+    /// The configuration's `map` variables (shared by every server).
+    pub maps: Arc<[peregrine_conf::model::MapConf]>,
 }
 
 /// One per worker thread (owns the worker's open-file cache and memory
@@ -119,6 +122,10 @@ pub(crate) struct Ctx<'a> {
     // rewrite
     /// The values `set` gave this request.
     pub sets: crate::rewrite::SetVars<'a>,
+    /// The configuration's `map` variables.
+    pub maps: &'a [peregrine_conf::model::MapConf],
+    /// Their values so far (across internal redirects, as nginx's).
+    pub map_cache: crate::map::MapCache,
 }
 
 impl Ctx<'_> {
@@ -158,6 +165,8 @@ impl Ctx<'_> {
             status: self.status.as_deref(),
             sets: &self.sets,
             name_len: self.name_len,
+            maps: self.maps,
+            map_cache: &self.map_cache,
         }
     }
 
@@ -211,6 +220,11 @@ fn caches_errors(conf: &Config) -> bool {
 
 impl HttpCore {
     pub fn new(conf: Arc<Config>) -> Self {
+        let maps: Arc<[peregrine_conf::model::MapConf]> = conf
+            .http
+            .as_ref()
+            .map(|h| Arc::from(h.maps.as_slice()))
+            .unwrap_or_else(|| Arc::from([]));
         let servers: Vec<ServerRt> = conf
             .http
             .as_ref()
@@ -227,6 +241,7 @@ impl HttpCore {
                             .as_ref()
                             .map(|h| h.set_vars.clone())
                             .unwrap_or_else(|| Arc::from([])),
+                        maps: maps.clone(),
                     })
                     .collect()
             })
@@ -422,6 +437,8 @@ impl HttpCore {
                 names: &srv.set_vars,
                 values: Vec::new(),
             },
+            maps: &srv.maps,
+            map_cache: Default::default(),
         }
     }
 

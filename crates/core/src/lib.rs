@@ -32,6 +32,7 @@ mod headers;
 mod headmemo;
 mod http;
 mod locations;
+mod map;
 mod mcache;
 pub mod metrics;
 mod msie_refresh;

@@ -29,6 +29,20 @@ pub(crate) fn escapes_root(path: &str) -> bool {
     })
 }
 
+/// How much of a mapped `path` is the configured `root`/`alias` itself,
+/// trusted as nginx trusts it (`alias /srv/./a/../b/;` is the
+/// administrator's to write): its text less its last byte, so that a `..`
+/// joining it to the URI (`alias /d/;` with `/i../x`) is still seen. A
+/// value with variables is not trusted (a request may choose them).
+fn trusted_prefix(path: &str, ctx: &Ctx<'_>) -> usize {
+    let raw = root_text(&ctx.conf.root);
+    if raw.contains('$') || !path.starts_with(raw) {
+        0
+    } else {
+        raw.len().saturating_sub(1)
+    }
+}
+
 /// `ngx_http_map_uri_to_path`: root + URI, or alias + the URI after the
 /// location name (a regex location's alias is the whole path).
 pub(crate) fn map_path(out: &mut String, root: &DocRoot, name_len: Option<usize>, uri: &str) {
@@ -94,7 +108,7 @@ pub(crate) fn open_error_status(err: Errno) -> u16 {
 impl HttpCore {
     /// Opens through the location's open_file_cache, or directly.
     pub(crate) fn open_path(&mut self, ctx: &Ctx<'_>, test_only: bool) -> Result<FileInfo, Errno> {
-        if escapes_root(&self.path_buf) {
+        if escapes_root(&self.path_buf[trusted_prefix(&self.path_buf, ctx)..]) {
             return Err(libc::ENOENT);
         }
         let ds = &ctx.conf.request.disable_symlinks;

@@ -8,6 +8,7 @@ use std::net::SocketAddr;
 use crate::request::RequestView;
 
 /// What the expansion can see.
+#[derive(Clone, Copy)]
 pub(crate) struct VarCtx<'a> {
     pub req: &'a RequestView<'a>,
     pub uri: &'a str,
@@ -37,6 +38,12 @@ pub(crate) struct VarCtx<'a> {
     pub sets: &'a crate::rewrite::SetVars<'a>,
     /// What `alias` replaces of the URI (`$request_filename`).
     pub name_len: Option<usize>,
+    // map
+    /// The configuration's `map` variables.
+    pub maps: &'a [peregrine_conf::model::MapConf],
+    /// Their values so far in this request (nginx caches a variable's
+    /// value for the request unless its map is `volatile`).
+    pub map_cache: &'a crate::map::MapCache,
 }
 
 impl VarCtx<'_> {
@@ -72,6 +79,16 @@ impl VarCtx<'_> {
             "remote_port" | "realip_remote_port" => {
                 let _ = write!(out, "{}", self.peer.port());
             }
+            // `ngx_http_variable_document_root`: the `root`/`alias` value
+            // with its variables (`alias /d/$1;`) expanded; inside that
+            // expansion the name itself is empty, not a loop.
+            "document_root" if self.document_root.contains('$') => {
+                let inner = VarCtx {
+                    document_root: "",
+                    ..*self
+                };
+                out.push_str(&inner.expand(self.document_root));
+            }
             "document_root" => out.push_str(self.document_root),
             "request_filename" => self.push_request_filename(out),
             "invalid_referer" => out.push_str(crate::referer::invalid_referer(self)),
@@ -99,6 +116,9 @@ impl VarCtx<'_> {
             }
             _ if !self.sets.names.is_empty() && self.sets.by_name(name).is_some() => {
                 out.push_str(self.sets.by_name(name).unwrap_or(""));
+            }
+            _ if let Some(m) = self.maps.iter().find(|m| m.var == name) => {
+                crate::map::push(self, m, out);
             }
             _ => {
                 if name.bytes().all(|c| c.is_ascii_digit()) {
@@ -232,6 +252,8 @@ mod tests {
             status: None,
             sets: &Default::default(),
             name_len: Some(0),
+            maps: &[],
+            map_cache: &Default::default(),
         };
         assert_eq!(
             v.expand("https://$host$request_uri"),

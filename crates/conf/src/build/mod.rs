@@ -16,6 +16,7 @@ pub mod hints;
 mod location;
 pub use headers::parse_expires;
 mod logs;
+mod map;
 pub mod modules;
 pub mod raw;
 pub mod request;
@@ -118,6 +119,8 @@ pub enum BlockKind {
     CharsetMap,
     // upstream
     Upstream,
+    // map
+    Map,
     // rewrite
     If,
 }
@@ -526,6 +529,11 @@ impl Builder {
                 h.charset_maps.push(map);
                 Ok(())
             }
+            (BlockKind::Map, Frame::Http(h)) => {
+                let map = self.map(d, block)?;
+                h.maps.push(map);
+                Ok(())
+            }
             (BlockKind::Upstream, Frame::Http(h)) => {
                 let up = self.upstream(d, block, &h.upstreams)?;
                 h.upstreams.push(up);
@@ -643,6 +651,7 @@ impl Builder {
             log_formats: self.log_formats.clone(),
             charset_maps: http.charset_maps.clone(),
             upstreams: http.upstreams.clone(),
+            maps: http.maps.clone(),
             set_vars: Arc::from(self.set_vars.borrow().as_slice()),
         })
     }

@@ -482,6 +482,8 @@ pub struct RawHttp {
     pub charset_maps: Vec<CharsetMap>,
     // upstream
     pub upstreams: Vec<crate::model::UpstreamConf>,
+    // map
+    pub maps: Vec<crate::model::MapConf>,
 }
 
 /// One `server { }` as written.

@@ -9,6 +9,7 @@ mod fast;
 mod files;
 mod fuzzish;
 mod inherit;
+mod map;
 mod modules;
 mod refused;
 mod request;

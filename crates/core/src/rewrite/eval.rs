@@ -31,6 +31,9 @@ pub(crate) fn eval(core: &mut HttpCore, ctx: &Ctx<'_>, t: &Template, quote: bool
             }
             Part::Set(i, name) => match ctx.sets.values.get(*i).and_then(Option::as_deref) {
                 Some(v) => out.push_str(v),
+                None if let Some(m) = ctx.maps.iter().find(|m| m.var == *name) => {
+                    crate::map::push(&ctx.vars(), m, &mut out);
+                }
                 None => match ctx.named.iter().find(|(n, _)| n == name) {
                     Some((_, v)) => out.push_str(v),
                     None if ctx.conf.rewrite.uninitialized_warn => {
