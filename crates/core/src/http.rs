@@ -70,6 +70,10 @@ pub struct HttpCore {
     // request
     /// The `charset_map` tables (`charset` with `source_charset` recodes).
     pub(crate) charset_maps: Rc<Vec<peregrine_conf::model::CharsetMap>>,
+    // fastpath
+    /// What nginx's handlers would have logged of this request's failure,
+    /// from the failed call itself ([`HttpCore::note_failure`]).
+    pub(crate) failure: Option<crate::response::ErrorNote>,
 }
 
 /// The state of one request across internal redirects.
@@ -225,6 +229,7 @@ impl HttpCore {
                     .map(|h| h.charset_maps.clone())
                     .unwrap_or_default(),
             ),
+            failure: None,
         }
     }
 
