@@ -523,6 +523,9 @@ impl HttpCore {
         if ctx.conf.stub_status {
             return self.stub_status(ctx);
         }
+        if ctx.conf.metrics {
+            return self.metrics(ctx);
+        }
         if ctx.conf.empty_gif {
             return self.empty_gif(ctx);
         }

@@ -151,6 +151,12 @@ pub struct StubStatus {
 /// `HttpCore::set_status_source`; without one, stub_status renders zeros.
 pub trait StatusSource {
     fn stub_status(&self) -> StubStatus;
+
+    /// The scrape of a `metrics on` location, summed over workers; `None`
+    /// (the default) renders zeros.
+    fn metrics(&self) -> Option<crate::metrics::MetricsSnapshot> {
+        None
+    }
 }
 
 /// Why a request failed, for the error log (nginx logs these from the
