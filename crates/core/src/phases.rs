@@ -410,10 +410,29 @@ impl HttpCore {
 }
 
 impl HttpCore {
+    /// `ngx_http_autoindex_handler`'s failure: the status, and its error
+    /// line when opening the directory failed with a 403 or 404.
+    #[cold]
+    fn list_failed(&mut self, dir: &str, e: crate::autoindex::ListError) -> Step {
+        let status = open_error_status(e.errno);
+        let logged = matches!(
+            e.errno,
+            libc::ENOENT | libc::ENOTDIR | libc::ENAMETOOLONG | libc::EACCES
+        );
+        if e.opendir && logged {
+            self.note_failure(ErrorNote::Open {
+                call: "opendir()",
+                path: dir.to_string(),
+                errno: e.errno,
+            });
+        }
+        Step::Special(Special::status(status))
+    }
+
     /// The listing of `dir` in the location's `autoindex_format`, its
     /// Content-Type and charset (xml is always utf-8, as nginx sets it).
     fn listing<'c>(
-        &self,
+        &mut self,
         ctx: &Ctx<'_>,
         conf: &'c peregrine_conf::model::LocConf,
         dir: &str,
@@ -428,14 +447,13 @@ impl HttpCore {
                 Err(()) => return Err(Step::Special(Special::status(400))),
             }
         }
-        let failed = |e| Step::Special(Special::status(open_error_status(e)));
         if format == F::Html {
             let cs = charset_for(conf, "text/html");
             let utf8 = cs.is_some_and(|c| c.eq_ignore_ascii_case("utf-8"));
-            let html = crate::autoindex::render(dir, &ctx.uri, utf8).map_err(failed)?;
-            return Ok((html, "text/html", cs));
+            let html = crate::autoindex::render(dir, &ctx.uri, utf8);
+            return Ok((html.map_err(|e| self.list_failed(dir, e))?, "text/html", cs));
         }
-        let entries = crate::autoindex::entries(dir).map_err(failed)?;
+        let entries = crate::autoindex::entries(dir).map_err(|e| self.list_failed(dir, e))?;
         Ok(match format {
             F::Xml => (
                 crate::autoindex_format::xml(&entries),
