@@ -82,7 +82,7 @@ fn a_refused_symlink_is_logged_as_openat() {
 /// handler's `open()`; one in an unsearchable directory fails the stat:
 /// `ngx_http_index_error`'s line, naming the index file. With a cache it
 /// opens it: the index module's line for both. A directory listed by
-/// `autoindex` that may not be read: `opendir()`'s line.
+/// `autoindex` or `random_index` that may not be read: `opendir()`'s line.
 #[test]
 fn unreadable_index_files() {
     use std::os::unix::fs::PermissionsExt;
@@ -101,20 +101,23 @@ fn unreadable_index_files() {
     mode(&p.dir.join("html/shut"), 0o644);
     p.write("html/ai/sub/x", "x");
     mode(&p.dir.join("html/ai/sub"), 0o311);
+    p.write("html/ri/sub/x", "x");
+    mode(&p.dir.join("html/ri/sub"), 0o311);
     mode(&p.dir, 0o755);
     let s = Server::start(
         p,
         &conf_with(
             "    server {\n        listen 127.0.0.1:PORT;\n        root html;\n\
              location /c/ { open_file_cache max=10; }\n\
-             location /ai/ { autoindex on; }\n    }\n",
+             location /ai/ { autoindex on; }\n\
+             location /ri/ { random_index on; }\n    }\n",
         )
         .replace(
             "worker_processes 1;",
             "worker_processes 1;\nuser nobody nogroup;",
         ),
     );
-    for uri in ["/locked/", "/shut/", "/c/locked/", "/ai/sub/"] {
+    for uri in ["/locked/", "/shut/", "/c/locked/", "/ai/sub/", "/ri/sub/"] {
         assert_eq!(s.get(uri).status, 403, "{uri}");
     }
     let root = s.prefix.dir.join("html");
@@ -124,6 +127,7 @@ fn unreadable_index_files() {
         format!("\"{root}/shut/index.html\" is forbidden (13: Permission denied)"),
         format!("\"{root}/c/locked/index.html\" is forbidden (13: Permission denied)"),
         format!("opendir() \"{root}/ai/sub\" failed (13: Permission denied)"),
+        format!("opendir() \"{root}/ri/sub\" failed (13: Permission denied)"),
     ];
     let lines = errors(&s.prefix.dir, "(13: Permission denied)", want.len());
     assert_eq!(lines.len(), want.len(), "{lines:#?}");

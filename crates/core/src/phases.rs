@@ -410,10 +410,11 @@ impl HttpCore {
 }
 
 impl HttpCore {
-    /// `ngx_http_autoindex_handler`'s failure: the status, and its error
-    /// line when opening the directory failed with a 403 or 404.
+    /// `ngx_http_autoindex_handler`'s (and `ngx_http_random_index_handler`'s)
+    /// failure: the status, and its error line when opening the directory
+    /// failed with a 403 or 404.
     #[cold]
-    fn list_failed(&mut self, dir: &str, e: crate::autoindex::ListError) -> Step {
+    pub(crate) fn list_failed(&mut self, dir: &str, e: crate::autoindex::ListError) -> Step {
         let status = open_error_status(e.errno);
         let logged = matches!(
             e.errno,
