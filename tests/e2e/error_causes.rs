@@ -135,3 +135,33 @@ fn unreadable_index_files() {
         assert!(l.contains(w.as_str()), "{l}\nwant {w}");
     }
 }
+
+/// A failure is logged where it happens, whatever `error_page` then makes
+/// of the answer (here a page of its own, and a 200).
+#[test]
+fn a_failure_under_error_page_is_still_logged() {
+    let p = Prefix::new("cause-error-page");
+    p.write("html/404.html", "not here\n");
+    let s = Server::start(
+        p,
+        &conf_with(
+            "    server {\n        listen 127.0.0.1:PORT;\n        root html;\n\
+             error_page 404 /404.html;\n\
+             location /ok/ { error_page 404 =200 /404.html; }\n    }\n",
+        ),
+    );
+    let r = s.get("/gone.txt");
+    assert_eq!((r.status, r.body_str()), (404, "not here\n"));
+    let r = s.get("/ok/gone.txt");
+    assert_eq!((r.status, r.body_str()), (200, "not here\n"));
+    let root = s.prefix.dir.join("html");
+    let lines = errors(&s.prefix.dir, "gone.txt", 2);
+    assert_eq!(lines.len(), 2, "{lines:#?}");
+    for (l, uri) in lines.iter().zip(["/gone.txt", "/ok/gone.txt"]) {
+        let want = format!(
+            "open() \"{}{uri}\" failed (2: No such file or directory)",
+            root.display()
+        );
+        assert!(l.contains(&want), "{l}\nwant {want}");
+    }
+}
