@@ -211,7 +211,13 @@ pub static TABLE: &[Spec] = &[
         Handler::Loc(h::try_files),
         When(f::no_try_files),
     ),
-    row("return", SL, ONE_TWO, Handler::Loc(h::return_), Never),
+    row(
+        "return",
+        SL,
+        ONE_TWO,
+        Handler::Loc(h::return_),
+        When(f::no_handler),
+    ),
     row(
         "error_page",
         HSL,
@@ -224,9 +230,15 @@ pub static TABLE: &[Spec] = &[
         SL,
         Args::Range(0, 1),
         Handler::Loc(h::stub_status),
-        Never,
+        When(f::no_handler),
     ),
-    row("metrics", LOCATION, ONE, Handler::Loc(h::metrics), Never),
+    row(
+        "metrics",
+        LOCATION,
+        ONE,
+        Handler::Loc(h::metrics),
+        When(f::no_handler),
+    ),
     row(
         "default_type",
         HSL,
@@ -479,7 +491,7 @@ pub static TABLE: &[Spec] = &[
         LOCATION,
         NONE,
         Handler::Loc(m::empty_gif),
-        Never,
+        When(f::no_handler),
     ),
     row(
         "random_index",
