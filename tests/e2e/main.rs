@@ -20,6 +20,7 @@ mod compress_nginx;
 mod conditional;
 mod conn_vars;
 mod empty_gif;
+mod error_causes;
 mod expires;
 mod gzip;
 mod header_rules;

@@ -20,7 +20,9 @@ pub enum Fast {
     /// It does not change a static file's answer, or the route's answer
     /// carries its effect (see the named verdicts below).
     Neutral,
-    /// A location with it in its chain never takes a route.
+    /// A location with it in its chain never takes a route: for
+    /// directives whose effect the merged settings do not show (the
+    /// rewrite module's, whose scripts run per request).
     Never,
     /// A location with it in its chain takes routes only when this holds
     /// of its merged settings: for directives whose default is neutral
@@ -119,6 +121,13 @@ pub fn root_fixed(c: &LocConf) -> bool {
     match &c.root {
         DocRoot::Root(r) | DocRoot::Alias(r) => !r.contains('$'),
     }
+}
+
+/// Not answered by a handler of its own (`stub_status`, `metrics`,
+/// `empty_gif`: no file; `return` is the rewrite module's, `Never`). None
+/// of them is inherited, so a location inside one keeps its flag.
+pub fn no_handler(c: &LocConf) -> bool {
+    !c.stub_status && !c.metrics && !c.empty_gif
 }
 
 /// No `try_files`: it probes the file system per request.

@@ -224,9 +224,15 @@ pub static TABLE: &[Spec] = &[
         SL,
         Args::Range(0, 1),
         Handler::Loc(h::stub_status),
-        Never,
+        When(f::no_handler),
     ),
-    row("metrics", LOCATION, ONE, Handler::Loc(h::metrics), Never),
+    row(
+        "metrics",
+        LOCATION,
+        ONE,
+        Handler::Loc(h::metrics),
+        When(f::no_handler),
+    ),
     row(
         "default_type",
         HSL,
@@ -479,7 +485,7 @@ pub static TABLE: &[Spec] = &[
         LOCATION,
         NONE,
         Handler::Loc(m::empty_gif),
-        Never,
+        When(f::no_handler),
     ),
     row(
         "random_index",

@@ -77,10 +77,12 @@ pub struct HttpCore {
     /// The `charset_map` tables (`charset` with `source_charset` recodes).
     pub(crate) charset_maps: Rc<Vec<peregrine_conf::model::CharsetMap>>,
     // rewrite
-    /// What to log about the last request's 500 (a redirection cycle).
-    pub(crate) note: Option<crate::response::ErrorNote>,
     /// Lines for the error log (see [`HttpCore::take_log_lines`]).
     pub(crate) log_lines: Vec<crate::rewrite::LogLine>,
+    // fastpath
+    /// What nginx's handlers would have logged of this request's failure,
+    /// from the failed call itself ([`HttpCore::note_failure`]).
+    pub(crate) failure: Option<crate::response::ErrorNote>,
 }
 
 /// The state of one request across internal redirects.
@@ -274,8 +276,8 @@ impl HttpCore {
                     .map(|h| h.charset_maps.clone())
                     .unwrap_or_default(),
             ),
-            note: None,
             log_lines: Vec::new(),
+            failure: None,
         }
     }
 
@@ -489,12 +491,12 @@ impl HttpCore {
                 }
                 Step::Special(sp) => self.special(ctx, sp),
                 Step::Cycle(note) => {
-                    self.note = Some(note);
+                    self.note_failure(note);
                     return self.cycle(ctx);
                 }
                 Step::Redirect(uri, args) => {
                     if !count_change(ctx) {
-                        self.note = Some(crate::response::ErrorNote::Cycle {
+                        self.note_failure(crate::response::ErrorNote::Cycle {
                             doing: "while internally redirecting to",
                             uri,
                         });
@@ -506,7 +508,7 @@ impl HttpCore {
                 }
                 Step::Named(name) => {
                     if !count_change(ctx) {
-                        self.note = Some(crate::response::ErrorNote::Cycle {
+                        self.note_failure(crate::response::ErrorNote::Cycle {
                             doing: "while redirect to named location",
                             uri: name,
                         });
@@ -596,6 +598,9 @@ impl HttpCore {
         }
         if ctx.conf.stub_status {
             return self.stub_status(ctx);
+        }
+        if ctx.conf.metrics {
+            return self.metrics(ctx);
         }
         if ctx.conf.empty_gif {
             return self.empty_gif(ctx);

@@ -27,15 +27,22 @@ fn a_plain_static_location_is_eligible() {
     assert_eq!(locs, [true, true]);
 }
 
-/// A directive marked `Never` anywhere in the chain keeps the location
-/// off; a sibling is not affected.
+/// A content handler of its own (`stub_status`, `empty_gif`) keeps its
+/// location off; it is not inherited, so a location inside keeps its flag,
+/// and a sibling is not affected. `return` keeps its location off too.
 #[test]
-fn never_reaches_every_level_inside() {
+fn content_handlers_keep_their_own_location_off() {
     let (srv, locs) = flags(&server(
-        "location /s { stub_status; location /s/in { } }\nlocation /f { }\nlocation /r { return 204; }",
+        "location /s { stub_status; location /s/in { } }\nlocation /f { }\nlocation /r { return 204; }\n\
+         location /g { empty_gif; }",
     ));
     assert!(srv);
-    assert_eq!(locs, [false, false, true, false]);
+    assert_eq!(locs, [false, true, true, false, false]);
+    // The rewrite module's `return` (`Never`): a server's script runs in
+    // the server-rewrite phase, before any location, for every request.
+    let (srv, locs) = flags(&server("return 204;\nlocation /a { }"));
+    assert!(!srv);
+    assert_eq!(locs, [false], "the server's return runs first everywhere");
 }
 
 /// A `When` test is evaluated on the merged settings of each location with

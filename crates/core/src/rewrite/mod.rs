@@ -156,7 +156,7 @@ impl HttpCore {
             );
         }
         if uri.is_empty() {
-            self.note = Some(crate::response::ErrorNote::EmptyRewrite);
+            self.note_failure(crate::response::ErrorNote::EmptyRewrite);
             return Some(Flow::Step(Step::Special(Special::status(500))));
         }
         ctx.uri = Cow::Owned(uri);
