@@ -381,6 +381,9 @@ pub struct LocConf {
     // rewrite
     /// The rewrite module's script and flags (`crate::build::rewrite`).
     pub rewrite: RewriteConf,
+    /// The `root`/`alias` text has variables (`$`): computed once at load,
+    /// so the static path does not scan it per request.
+    pub root_has_vars: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -122,6 +122,7 @@ pub fn mime_types() -> MimeTypes {
 pub fn loc_conf(root: &str) -> LocConf {
     LocConf {
         root: DocRoot::Root(root.to_string()),
+        root_has_vars: root.contains('$'),
         types: Arc::new(mime_types()),
         memory_cache: None,
         access_log: Vec::new(),

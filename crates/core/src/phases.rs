@@ -36,7 +36,7 @@ pub(crate) fn escapes_root(path: &str) -> bool {
 /// value with variables is not trusted (a request may choose them).
 fn trusted_prefix(path: &str, ctx: &Ctx<'_>) -> usize {
     let raw = root_text(&ctx.conf.root);
-    if raw.contains('$') || !path.starts_with(raw) {
+    if ctx.conf.root_has_vars || !path.starts_with(raw) {
         0
     } else {
         raw.len().saturating_sub(1)
@@ -82,7 +82,7 @@ pub(crate) fn root_text(root: &DocRoot) -> &str {
 pub(crate) fn map_uri(out: &mut String, ctx: &Ctx<'_>, uri: &str) {
     let root = &ctx.conf.root;
     let raw = root_text(root);
-    if !raw.contains('$') {
+    if !ctx.conf.root_has_vars {
         map_path(out, root, ctx.name_len, uri);
         return;
     }

@@ -251,6 +251,7 @@ impl LocConf {
                 uninitialized_warn: true,
                 ..RewriteConf::default()
             },
+            root_has_vars: false,
         }
     }
 }
@@ -383,6 +384,10 @@ impl RawLoc {
             fast_chain: self.fast.under(&p.fast_chain),
             fast_eligible: false,
             rewrite: RewriteConf::default(),
+            root_has_vars: false,
+        };
+        conf.root_has_vars = match &conf.root {
+            DocRoot::Root(r) | DocRoot::Alias(r) => r.contains('$'),
         };
         conf.rewrite = super::rewrite::merge(&self.rewrite, &conf, p);
         conf.fast_eligible = conf.fast_chain.admits(&conf);

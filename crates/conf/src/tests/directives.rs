@@ -703,3 +703,16 @@ fn nginx_warnings_become_notices() {
 fn only_listen_addr(c: &Config) -> std::net::SocketAddr {
     c.http.as_ref().unwrap().servers[0].listen[0].addr
 }
+
+/// Whether `root`/`alias` has variables is decided once, at load, for
+/// every level (the static path reads the flag instead of the text).
+#[test]
+fn root_variables_flag_follows_the_merged_root() {
+    let c = parse(&server(
+        "root /srv/$host;\nlocation /a { }\nlocation /b { root /plain; }\nlocation ~ ^/c(.*) { alias /d$1; }",
+    ));
+    let s = only_server(&c);
+    assert!(s.conf.root_has_vars);
+    let flags: Vec<bool> = s.locations.iter().map(|l| l.conf.root_has_vars).collect();
+    assert_eq!(flags, [true, false, true]);
+}
