@@ -9,6 +9,7 @@ mod support;
 
 mod abnormal_end;
 mod accept;
+mod access;
 mod autoindex_format;
 mod bad_request_pages;
 mod bench;

@@ -130,6 +130,13 @@ pub fn no_handler(c: &LocConf) -> bool {
     !c.stub_status && !c.metrics && !c.empty_gif
 }
 
+/// No `allow`/`deny` rules reach the location (`deny` in a parent is
+/// undone by a level with rules of its own, e.g. `allow all`, which still
+/// decides per client).
+pub fn no_access(c: &LocConf) -> bool {
+    c.access.is_empty()
+}
+
 /// No `try_files`: it probes the file system per request.
 pub fn no_try_files(c: &LocConf) -> bool {
     c.try_files.is_empty()

@@ -384,6 +384,9 @@ pub struct LocConf {
     /// The `root`/`alias` text has variables (`$`): computed once at load,
     /// so the static path does not scan it per request.
     pub root_has_vars: bool,
+    // access
+    /// `allow`/`deny` rules in order (a level's own, else its parent's).
+    pub access: Arc<[AccessRule]>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -1006,4 +1009,30 @@ pub enum MapWildcard {
     Head { suffix: String, bare: bool },
     /// `www.example.*`, stored as `www.example.`.
     Tail(String),
+}
+
+// access
+
+/// One `allow` or `deny` rule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AccessRule {
+    pub deny: bool,
+    pub net: AccessNet,
+}
+
+/// What an access rule matches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AccessNet {
+    All,
+    /// Clients on a UNIX socket (`unix:`).
+    Unix,
+    /// Address and mask, the address already masked.
+    V4 {
+        addr: u32,
+        mask: u32,
+    },
+    V6 {
+        addr: u128,
+        mask: u128,
+    },
 }

@@ -839,6 +839,22 @@ pub static TABLE: &[Spec] = &[
     // upstream: the block reads its own directives (server, hash, ...);
     // a group changes no location's answer until `proxy_pass` uses it.
     row("upstream", HTTP, ONE, Handler::Block(B::Upstream), Neutral),
+    // access: a per-client decision, so a location with rules in its
+    // chain takes no route (its answer depends on who asks).
+    row(
+        "allow",
+        HSL,
+        ONE,
+        Handler::Loc(crate::build::access::rule),
+        When(f::no_access),
+    ),
+    row(
+        "deny",
+        HSL,
+        ONE,
+        Handler::Loc(crate::build::access::rule),
+        When(f::no_access),
+    ),
     // map: defines a variable; the directives that use it state their own
     // verdicts (`VARIABLES` rows).
     row("map", HTTP, TWO, Handler::Block(B::Map), Neutral),
@@ -1219,12 +1235,10 @@ pub static UNSUPPORTED: &[&str] = &[
     "add_trailer",
     "absolute_redirect",
     "aio",
-    "allow",
     "auth_basic",
     "auth_basic_user_file",
     "auth_request",
     "debug_connection",
-    "deny",
     "directio",
     "env",
     "fastcgi_buffers",

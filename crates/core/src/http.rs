@@ -591,6 +591,12 @@ impl HttpCore {
         {
             return step;
         }
+        // The access phase (`allow`/`deny`), for every location a request
+        // reaches, internal redirects included.
+        if !ctx.conf.access.is_empty() && crate::access::denied(&ctx.conf.access, ctx.conn.peer) {
+            self.note_failure(crate::response::ErrorNote::AccessForbidden);
+            return Step::Special(Special::status(403));
+        }
         if !ctx.conf.try_files.is_empty()
             && let Some(step) = self.try_files(ctx)
         {

@@ -15,6 +15,7 @@
 //! responses the content filter chain may compress — the hook point is
 //! where the engine turns a `Response` into bytes), logging (log).
 
+mod access;
 mod autoindex;
 mod autoindex_format;
 mod bad_request;

@@ -192,6 +192,9 @@ pub enum ErrorNote {
     Cycle { doing: &'static str, uri: String },
     /// `the rewritten URI has a zero length`.
     EmptyRewrite,
+    // access
+    /// `access forbidden by rule` (`ngx_http_access_found`).
+    AccessForbidden,
 }
 
 /// nginx's `(ERRNO: strerror)`.
@@ -227,6 +230,7 @@ impl std::fmt::Display for ErrorNote {
                 write!(f, "rewrite or internal redirection cycle {doing} \"{uri}\"")
             }
             ErrorNote::EmptyRewrite => f.write_str("the rewritten URI has a zero length"),
+            ErrorNote::AccessForbidden => f.write_str("access forbidden by rule"),
         }
     }
 }

@@ -6,6 +6,7 @@
 //! a syntax error when reading reached it, the http-wide checks (duplicate
 //! locations) at the end of `http { }`, and `no "events" section` last.
 
+pub mod access;
 pub mod conn;
 pub mod handlers;
 mod include;

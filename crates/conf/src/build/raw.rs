@@ -139,6 +139,8 @@ pub struct RawLoc {
     pub fast: crate::fast::FastChain,
     // rewrite
     pub rewrite: super::rewrite::RawRewrite,
+    // access
+    pub access: Option<Vec<crate::model::AccessRule>>,
 }
 
 /// Resolves a path as `ngx_conf_full_name(cycle, name, 0)`: relative paths are
@@ -252,6 +254,7 @@ impl LocConf {
                 ..RewriteConf::default()
             },
             root_has_vars: false,
+            access: Arc::from([]),
         }
     }
 }
@@ -385,6 +388,10 @@ impl RawLoc {
             fast_eligible: false,
             rewrite: RewriteConf::default(),
             root_has_vars: false,
+            access: match &self.access {
+                Some(v) => Arc::from(v.as_slice()),
+                None => p.access.clone(),
+            },
         };
         conf.root_has_vars = match &conf.root {
             DocRoot::Root(r) | DocRoot::Alias(r) => r.contains('$'),

@@ -4,6 +4,14 @@
 
 pub static DESCRIPTIONS: &[(&str, &str)] = &[
     (
+        "allow",
+        "lets a client address, CIDR, `unix:` or `all` in (first matching rule decides)",
+    ),
+    (
+        "deny",
+        "keeps a client address, CIDR, `unix:` or `all` out: 403, `access forbidden by rule`",
+    ),
+    (
         "map",
         "a variable looked up from another value: exact keys, `default`, `hostnames` \
          wildcards, `~`/`~*` regexes whose captures the value may use, `include`, `volatile`",

@@ -1,6 +1,7 @@
 //! Tests of the whole pipeline (text → Config). Messages were checked against
 //! `nginx -t` (nginx 1.22.1) where nginx has the same directive.
 
+mod access;
 mod descriptions;
 mod directives;
 mod docs;
