@@ -12,6 +12,18 @@ use crate::request::Method;
 use crate::response::{Body, HeadLines, Response, StubStatus};
 use crate::special::Special;
 
+/// [`escapes_root`] for a path mapped under `conf`'s `root`/`alias`: a
+/// literal root is the configuration's own (nginx's test suite writes
+/// `alias /t/./cached/../;`), only what follows it is checked.
+pub(crate) fn escapes(conf: &peregrine_conf::model::LocConf, path: &str) -> bool {
+    let root = root_text(&conf.root);
+    let rest = match path.strip_prefix(root) {
+        Some(rest) if !root.contains('$') => rest,
+        _ => path,
+    };
+    escapes_root(rest)
+}
+
 /// Whether `path` (built from configuration and URI) could leave its root:
 /// a `..` or `.` segment or a NUL. The codec normalizes the request path;
 /// this also covers `alias` joins (`location /i { alias /d/; }` with
@@ -95,7 +107,7 @@ pub(crate) fn open_error_status(err: Errno) -> u16 {
 impl HttpCore {
     /// Opens through the location's open_file_cache, or directly.
     pub(crate) fn open_path(&mut self, ctx: &Ctx<'_>, test_only: bool) -> Result<FileInfo, Errno> {
-        if escapes_root(&self.path_buf) {
+        if escapes(&ctx.conf, &self.path_buf) {
             return Err(libc::ENOENT);
         }
         let ds = &ctx.conf.request.disable_symlinks;
@@ -305,7 +317,7 @@ impl HttpCore {
         if dir.len() > 1 {
             dir.pop();
         }
-        if escapes_root(&dir) {
+        if escapes(&conf, &dir) {
             return Step::Special(Special::status(404));
         }
         let (html, ty, cs) = match self.listing(ctx, &conf, &dir) {

@@ -72,6 +72,12 @@ impl VarCtx<'_> {
             "remote_port" | "realip_remote_port" => {
                 let _ = write!(out, "{}", self.peer.port());
             }
+            // nginx runs a root with variables (`alias /d/$1`) for it.
+            "document_root" if self.document_root.contains('$') => {
+                if !self.document_root.contains("document_root") {
+                    out.push_str(&self.expand(self.document_root));
+                }
+            }
             "document_root" => out.push_str(self.document_root),
             "request_filename" => self.push_request_filename(out),
             "invalid_referer" => out.push_str(crate::referer::invalid_referer(self)),
