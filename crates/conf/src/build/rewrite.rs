@@ -205,7 +205,7 @@ pub fn set(l: &mut RawLoc, d: &Directive, env: &Env<'_>) -> Result<()> {
     };
     let lower = var.to_ascii_lowercase();
     let target = match lower.as_str() {
-        "args" | "query_string" => SetTarget::Args,
+        "args" => SetTarget::Args,
         // nginx's core variables are not changeable (but its prefix
         // families are: `set $arg_x` makes a variable of its own).
         n if crate::variables::KNOWN.contains(&n) => {
