@@ -303,7 +303,11 @@ pub fn cond_words(d: &Directive) -> Result<CondWords<'_>> {
     if !first.starts_with('(') {
         return Err(invalid(first));
     }
-    let last = args.last().map_or("", String::as_str);
+    // nginx strips the `(` in place: a single word is checked without it.
+    let last = match args.as_slice() {
+        [only] => only.get(1..).unwrap_or(""),
+        _ => args.last().map_or("", String::as_str),
+    };
     if !last.ends_with(')') {
         return Err(invalid(last));
     }
