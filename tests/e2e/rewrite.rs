@@ -172,6 +172,14 @@ fn if_block_settings_apply_when_true() {
                 add_header X-If yes;
             }
         }
+        location /tf {
+            try_files /file.txt =404;
+            if ($arg_x) { }
+        }
+        location /args {
+            set $args "a=1&$args";
+            return 200 "args=$args arg_a=$arg_a";
+        }
         location /stop {
             set $v before;
             break;
@@ -195,6 +203,11 @@ fn if_block_settings_apply_when_true() {
     assert_eq!(r.body_str(), "other root");
     let r = s.get("/file.txt");
     assert_eq!(r.body_str(), "file");
+    // nginx's "if is evil": a true `if` selects settings without the
+    // location's try_files.
+    assert_eq!(s.get("/tf").body_str(), "file");
+    assert_eq!(s.get("/tf?x=1").status, 404);
+    assert_eq!(s.get("/args?b=2").body_str(), "args=a=1&b=2 arg_a=1");
     // `break` stops the script: no return, the static file answers 404.
     assert_eq!(s.get("/stop").status, 404);
 }
