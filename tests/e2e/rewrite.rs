@@ -172,6 +172,14 @@ fn if_block_settings_apply_when_true() {
                 add_header X-If yes;
             }
         }
+        location /tf {
+            try_files /file.txt =404;
+            if ($arg_x) { }
+        }
+        location /args {
+            set $args "a=1&$args";
+            return 200 "args=$args arg_a=$arg_a";
+        }
         location /stop {
             set $v before;
             break;
@@ -195,6 +203,11 @@ fn if_block_settings_apply_when_true() {
     assert_eq!(r.body_str(), "other root");
     let r = s.get("/file.txt");
     assert_eq!(r.body_str(), "file");
+    // nginx's "if is evil": a true `if` selects settings without the
+    // location's try_files.
+    assert_eq!(s.get("/tf").body_str(), "file");
+    assert_eq!(s.get("/tf?x=1").status, 404);
+    assert_eq!(s.get("/args?b=2").body_str(), "args=a=1&b=2 arg_a=1");
     // `break` stops the script: no return, the static file answers 404.
     assert_eq!(s.get("/stop").status, 404);
 }
@@ -284,4 +297,76 @@ fn rewrite_cycle_is_500_with_nginx_log_line() {
     let r = s.get("/a/");
     assert_eq!((r.status, r.body_str()), (200, "reached /a/xxxxxxxxxx"));
     assert_eq!(s.get("/b/").status, 500);
+}
+
+/// `-t` on `conf` (a server body): the exit code and the text after
+/// `[emerg] ` (nginx says `nginx:`, Peregrine `peregrine:` before it).
+fn test_conf(server_body: &str) -> (Option<i32>, String) {
+    let p = Prefix::new("rw-bad");
+    p.conf(&conf_with(&format!(
+        "    server {{\n        listen 127.0.0.1:1;\n{server_body}\n    }}"
+    )));
+    let bin = if crate::support::is_nginx() {
+        "/usr/sbin/nginx"
+    } else {
+        crate::support::BIN
+    };
+    let out = std::process::Command::new(bin)
+        .arg("-t")
+        .arg("-p")
+        .arg(&p.dir)
+        .args(["-c", "conf/nginx.conf"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let line = err
+        .lines()
+        .find_map(|l| l.split_once("[emerg] ").map(|(_, m)| m.to_string()))
+        .unwrap_or_default();
+    let line = line.replace(&p.dir.display().to_string(), "PREFIX");
+    // nginx's stderr lines carry its `PID#TID: `.
+    let line = match line.split_once("#") {
+        Some((pid, rest)) if pid.bytes().all(|b| b.is_ascii_digit()) => rest
+            .split_once(": ")
+            .map_or(rest.to_string(), |(_, m)| m.to_string()),
+        _ => line,
+    };
+    (out.status.code(), line)
+}
+
+#[test]
+fn bad_scripts_get_nginx_s_messages() {
+    for (body, want) in [
+        (
+            "location / { if ($a { return 204; } }",
+            "invalid condition \"$a\" in PREFIX/conf/nginx.conf:10",
+        ),
+        (
+            "location / { if ($arg_a == 1) { return 204; } }",
+            "unexpected \"==\" in condition in PREFIX/conf/nginx.conf:10",
+        ),
+        (
+            "location / { return 200 $nothing; }",
+            "unknown \"nothing\" variable",
+        ),
+        (
+            "location / { set $x a$; }",
+            "invalid variable name in PREFIX/conf/nginx.conf:10",
+        ),
+        (
+            "location / { set x 1; }",
+            "invalid variable name \"x\" in PREFIX/conf/nginx.conf:10",
+        ),
+        (
+            "location / { rewrite ^ /x forever; }",
+            "invalid parameter \"forever\" in PREFIX/conf/nginx.conf:10",
+        ),
+        (
+            "if ($a) { root /x; }",
+            "\"root\" directive is not allowed here in PREFIX/conf/nginx.conf:10",
+        ),
+    ] {
+        let (code, line) = test_conf(body);
+        assert_eq!((code, line.as_str()), (Some(1), want), "{body}");
+    }
 }

@@ -398,13 +398,6 @@ pub enum DocRoot {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ReturnConf {
-    pub code: u16,
-    /// Body text (codes other than 301/302/303/307/308) or URL (those).
-    pub text: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ErrorPageConf {
     pub codes: Vec<u16>,
     /// `=` alone: `Some(None)` (the target's status); `=404`: `Some(Some(404))`.

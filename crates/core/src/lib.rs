@@ -6,7 +6,8 @@
 //! `index`, map the URI to a file under `root`/`alias`, answer conditional
 //! and range requests, render autoindex listings, error pages and
 //! stub_status, and keep the per-worker open-file and memory caches and
-//! the static hit fast path's routes (`fastpath`).
+//! the static hit fast path's routes (`fastpath`); run the rewrite
+//! module's scripts ([`rewrite`]: `rewrite`, `if`, `set`, `return`).
 //! The result is a [`Response`] description: status, serialized header
 //! lines and where the body bytes live; the engine writes it.
 //!

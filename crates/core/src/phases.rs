@@ -12,6 +12,22 @@ use crate::request::Method;
 use crate::response::{Body, ErrorNote, HeadLines, Response, StubStatus};
 use crate::special::Special;
 
+/// [`escapes_root`] for a path mapped under `conf`'s `root`/`alias`: the
+/// configured text is the administrator's, trusted as nginx trusts it
+/// (nginx's test suite writes `alias /t/./cached/../;`), so only what the
+/// URI added is checked, from the root's last byte on (a `..` joining
+/// `alias /d/;` to the URI `/i../x` is still seen). A root with variables
+/// is not trusted: a request may choose them.
+pub(crate) fn escapes(conf: &peregrine_conf::model::LocConf, path: &str) -> bool {
+    let root = root_text(&conf.root);
+    let from = if conf.root_has_vars || !path.starts_with(root) {
+        0
+    } else {
+        root.len().saturating_sub(1)
+    };
+    escapes_root(&path[from..])
+}
+
 /// Whether `path` (built from configuration and URI) could leave its root:
 /// a `..` or `.` segment or a NUL. The codec normalizes the request path;
 /// this also covers `alias` joins (`location /i { alias /d/; }` with
@@ -27,20 +43,6 @@ pub(crate) fn escapes_root(path: &str) -> bool {
             || ((i == 0 || b[i - 1] == b'/')
                 && matches!(&b[i + 1..], [] | [b'/', ..] | [b'.'] | [b'.', b'/', ..]))
     })
-}
-
-/// How much of a mapped `path` is the configured `root`/`alias` itself,
-/// trusted as nginx trusts it (`alias /srv/./a/../b/;` is the
-/// administrator's to write): its text less its last byte, so that a `..`
-/// joining it to the URI (`alias /d/;` with `/i../x`) is still seen. A
-/// value with variables is not trusted (a request may choose them).
-fn trusted_prefix(path: &str, ctx: &Ctx<'_>) -> usize {
-    let raw = root_text(&ctx.conf.root);
-    if ctx.conf.root_has_vars || !path.starts_with(raw) {
-        0
-    } else {
-        raw.len().saturating_sub(1)
-    }
 }
 
 /// `ngx_http_map_uri_to_path`: root + URI, or alias + the URI after the
@@ -113,7 +115,7 @@ impl HttpCore {
         ctx: &Ctx<'_>,
         test_only: bool,
     ) -> Result<FileInfo, OpenError> {
-        if escapes_root(&self.path_buf[trusted_prefix(&self.path_buf, ctx)..]) {
+        if escapes(&ctx.conf, &self.path_buf) {
             return Err(OpenError {
                 call: Call::Open,
                 errno: libc::ENOENT,
@@ -385,7 +387,7 @@ impl HttpCore {
         if dir.len() > 1 {
             dir.pop();
         }
-        if escapes_root(&dir) {
+        if escapes(&conf, &dir) {
             return Step::Special(Special::status(404));
         }
         let (html, ty, cs) = match self.listing(ctx, &conf, &dir) {

@@ -6,7 +6,7 @@
 use std::cell::Cell;
 
 use crate::http::{Ctx, HttpCore, Step};
-use crate::phases::{escapes_root, map_uri};
+use crate::phases::map_uri;
 use crate::request::Method;
 use crate::special::Special;
 
@@ -47,7 +47,7 @@ impl HttpCore {
         if dir.len() > 1 {
             dir.pop();
         }
-        if escapes_root(&dir) {
+        if crate::phases::escapes(&ctx.conf, &dir) {
             return Some(Step::Special(Special::status(404)));
         }
         let entries = match std::fs::read_dir(&dir) {

@@ -19,7 +19,6 @@ use crate::conditional::Verdict;
 use crate::fcache::{FileInfo, open_uncached};
 use crate::head::etag_value;
 use crate::http::{Ctx, HttpCore, Step};
-use crate::phases::escapes_root;
 use crate::request::Method;
 use crate::response::HeadLines;
 use crate::special::Special;
@@ -45,7 +44,7 @@ impl HttpCore {
     /// `self.path_buf` (already mapped).
     pub(crate) fn precompressed(&mut self, ctx: &Ctx<'_>) -> Precompressed {
         let c = &ctx.conf;
-        if statics_off(c) || escapes_root(&self.path_buf) {
+        if statics_off(c) || crate::phases::escapes(c, &self.path_buf) {
             return Precompressed::NotServed(Precheck::default());
         }
         let plan = static_plan(

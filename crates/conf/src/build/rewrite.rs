@@ -102,9 +102,6 @@ fn if_conf(body: &RawLoc, base: &LocConf) -> LocConf {
     conf
 }
 
-/// HTTP status codes whose `return` text is a URL.
-pub const REDIRECT_CODES: &[u16] = &[301, 302, 303, 307, 308];
-
 /// Largest status `return` takes (`ngx_http_rewrite_return`).
 pub const MAX_RETURN_CODE: u16 = 999;
 
@@ -120,7 +117,7 @@ pub fn return_(l: &mut RawLoc, d: &Directive, env: &Env<'_>) -> Result<()> {
         _ if d.args.len() == 1 && is_absolute_redirect(first) => (302, d.args.first()),
         _ => return Err(msg(d, format!("invalid return code \"{first}\""))),
     };
-    let text = text.map(|t| compile(t, d, env, false)).transpose()?;
+    let text = text.map(|t| compile(t, d, env)).transpose()?;
     push(l, Op::Return { code, text });
     Ok(())
 }
@@ -155,7 +152,7 @@ pub fn rewrite(l: &mut RawLoc, d: &Directive, env: &Env<'_>) -> Result<()> {
     // internal rewrite; a redirect keeps it in the Location.
     let (uri, args) = match redirect {
         None => split_literal_args(value, d, env)?,
-        Some(_) => (compile(value, d, env, false)?, None),
+        Some(_) => (compile(value, d, env)?, None),
     };
     push(
         l,
@@ -177,7 +174,7 @@ fn split_literal_args(
     d: &Directive,
     env: &Env<'_>,
 ) -> Result<(Template, Option<Template>)> {
-    let t = compile(value, d, env, true)?;
+    let t = compile(value, d, env)?;
     let at = t
         .parts
         .iter()
@@ -205,7 +202,7 @@ pub fn set(l: &mut RawLoc, d: &Directive, env: &Env<'_>) -> Result<()> {
     };
     let lower = var.to_ascii_lowercase();
     let target = match lower.as_str() {
-        "args" | "query_string" => SetTarget::Args,
+        "args" => SetTarget::Args,
         // nginx's core variables are not changeable (but its prefix
         // families are: `set $arg_x` makes a variable of its own).
         n if crate::variables::KNOWN.contains(&n) => {
@@ -216,7 +213,7 @@ pub fn set(l: &mut RawLoc, d: &Directive, env: &Env<'_>) -> Result<()> {
             SetTarget::Var(env.set_index(n))
         }
     };
-    let value = compile(arg(d, 1), d, env, false)?;
+    let value = compile(arg(d, 1), d, env)?;
     push(l, Op::Set { target, value });
     Ok(())
 }
@@ -303,7 +300,11 @@ pub fn cond_words(d: &Directive) -> Result<CondWords<'_>> {
     if !first.starts_with('(') {
         return Err(invalid(first));
     }
-    let last = args.last().map_or("", String::as_str);
+    // nginx strips the `(` in place: a single word is checked without it.
+    let last = match args.as_slice() {
+        [only] => only.get(1..).unwrap_or(""),
+        _ => args.last().map_or("", String::as_str),
+    };
     if !last.ends_with(')') {
         return Err(invalid(last));
     }
@@ -361,7 +362,7 @@ pub fn condition(d: &Directive, env: &Env<'_>) -> Result<Cond> {
         return match *op {
             "=" | "!=" => Ok(Cond::Eq {
                 var,
-                value: compile(value, d, env, false)?,
+                value: compile(value, d, env)?,
                 negate: *op == "!=",
             }),
             "~" | "~*" | "!~" | "!~*" => {
@@ -384,7 +385,7 @@ pub fn condition(d: &Directive, env: &Env<'_>) -> Result<Cond> {
     let [_, path] = words else {
         return Err(invalid(head));
     };
-    let path = compile(path, d, env, false)?;
+    let path = compile(path, d, env)?;
     let op = match test {
         b'f' => FileTest::Plain,
         b'd' => FileTest::Dir,
@@ -418,8 +419,8 @@ fn part_of(name: &str, env: &Env<'_>) -> Part {
 /// Compiles a value as `ngx_http_script_compile`: `$1`..`$9` captures,
 /// `$name` and `${name}` variables, the rest literal. Errors are nginx's:
 /// `invalid variable name`, `the closing bracket in "NAME" variable is
-/// missing`. `_args`: the caller splits at a literal `?` itself.
-pub fn compile(value: &str, d: &Directive, env: &Env<'_>, _args: bool) -> Result<Template> {
+/// missing`. An internal rewrite's caller splits at a literal `?` itself.
+pub fn compile(value: &str, d: &Directive, env: &Env<'_>) -> Result<Template> {
     let b = value.as_bytes();
     let mut parts: Vec<Part> = Vec::new();
     let mut lit = String::new();

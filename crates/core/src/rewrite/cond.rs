@@ -31,7 +31,7 @@ impl HttpCore {
                     } else {
                         "does not match"
                     };
-                    let line = format!("\"{}\" {verb} \"{subject}\"", regex.as_str());
+                    let line = || format!("\"{}\" {verb} \"{subject}\"", regex.as_str());
                     self.log_line("notice", line);
                 }
                 match caps {

@@ -38,7 +38,9 @@ pub(crate) fn eval(core: &mut HttpCore, ctx: &Ctx<'_>, t: &Template, quote: bool
                     Some((_, v)) => out.push_str(v),
                     None if ctx.conf.rewrite.uninitialized_warn => {
                         // `ngx_http_rewrite_var`.
-                        core.log_line("warn", format!("using uninitialized \"{name}\" variable"));
+                        core.log_line("warn", || {
+                            format!("using uninitialized \"{name}\" variable")
+                        });
                     }
                     None => {}
                 },

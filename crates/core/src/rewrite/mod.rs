@@ -127,8 +127,10 @@ impl HttpCore {
             } else {
                 "does not match"
             };
-            let line = format!("\"{}\" {verb} \"{}\"", r.regex.as_str(), ctx.uri);
-            self.log_line("notice", line);
+            let uri = &ctx.uri;
+            self.log_line("notice", || {
+                format!("\"{}\" {verb} \"{uri}\"", r.regex.as_str())
+            });
         }
         let Some(caps) = matched else {
             // nginx: `r->ncaptures = 0`.
@@ -139,7 +141,7 @@ impl HttpCore {
         if let Some(status) = r.redirect {
             let location = eval::redirect_target(self, ctx, r);
             if log {
-                self.log_line("notice", format!("rewritten redirect: \"{location}\""));
+                self.log_line("notice", || format!("rewritten redirect: \"{location}\""));
             }
             return Some(Flow::Step(Step::Special(Special {
                 status,
@@ -150,10 +152,9 @@ impl HttpCore {
         let (uri, args) = eval::rewritten(self, ctx, r);
         if log {
             let a = args.as_deref().unwrap_or("");
-            self.log_line(
-                "notice",
-                format!("rewritten data: \"{uri}\", args: \"{a}\""),
-            );
+            self.log_line("notice", || {
+                format!("rewritten data: \"{uri}\", args: \"{a}\"")
+            });
         }
         if uri.is_empty() {
             self.note_failure(crate::response::ErrorNote::EmptyRewrite);
@@ -167,10 +168,14 @@ impl HttpCore {
         })
     }
 
-    /// Keeps an error-log line for the engine (bounded).
-    pub(crate) fn log_line(&mut self, level: &'static str, text: String) {
+    /// Keeps an error-log line for the engine (bounded: past the bound the
+    /// line is not even formatted).
+    pub(crate) fn log_line(&mut self, level: &'static str, text: impl FnOnce() -> String) {
         if self.log_lines.len() < MAX_PENDING_LOG_LINES {
-            self.log_lines.push(LogLine { level, text });
+            self.log_lines.push(LogLine {
+                level,
+                text: text(),
+            });
         }
     }
 

@@ -165,7 +165,7 @@ fn conditions_as_nginx_reads_them() {
     for (cond, m) in [
         ("$a", "invalid condition \"$a\""),
         ("(a)", "invalid condition \"a\""),
-        ("($a", "invalid condition \"($a\""),
+        ("($a", "invalid condition \"$a\""),
         ("($a = b c)", "invalid condition \"$a\""),
         ("($a == b)", "unexpected \"==\" in condition"),
         ("(-q /x)", "invalid condition \"-q\""),
