@@ -10,6 +10,7 @@ mod support;
 mod abnormal_end;
 mod accept;
 mod access;
+mod auth_basic;
 mod autoindex_format;
 mod bad_request_pages;
 mod bench;

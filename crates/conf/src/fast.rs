@@ -137,6 +137,11 @@ pub fn no_access(c: &LocConf) -> bool {
     c.access.is_empty()
 }
 
+/// No `auth_basic` realm applies (`auth_basic off` below one does).
+pub fn no_auth_basic(c: &LocConf) -> bool {
+    c.auth_basic.as_deref().is_none_or(|r| r == "off") || c.auth_basic_user_file.is_none()
+}
+
 /// No `try_files`: it probes the file system per request.
 pub fn no_try_files(c: &LocConf) -> bool {
     c.try_files.is_empty()

@@ -387,6 +387,11 @@ pub struct LocConf {
     // access
     /// `allow`/`deny` rules in order (a level's own, else its parent's).
     pub access: Arc<[AccessRule]>,
+    // auth_basic
+    /// `auth_basic` realm (with variables; `off` disables), inherited alone.
+    pub auth_basic: Option<String>,
+    /// `auth_basic_user_file` (with variables), inherited alone.
+    pub auth_basic_user_file: Option<UserFile>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -1028,4 +1033,16 @@ pub enum AccessNet {
         addr: u128,
         mask: u128,
     },
+}
+
+// auth_basic
+
+/// `auth_basic_user_file`: the path as written (variables unexpanded), and
+/// the directory a relative result is taken from (nginx's conf prefix,
+/// applied after expansion: `$arg_f` giving `htpasswd` reads
+/// `CONF_DIR/htpasswd`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserFile {
+    pub path: String,
+    pub conf_dir: String,
 }

@@ -855,6 +855,22 @@ pub static TABLE: &[Spec] = &[
         Handler::Loc(crate::build::access::rule),
         When(f::no_access),
     ),
+    // auth_basic: per request credentials, so a location with a realm in
+    // its chain takes no route.
+    row(
+        "auth_basic",
+        HSL,
+        ONE,
+        Handler::Loc(crate::build::auth_basic::auth_basic),
+        When(f::no_auth_basic),
+    ),
+    row(
+        "auth_basic_user_file",
+        HSL,
+        ONE,
+        Handler::Loc(crate::build::auth_basic::auth_basic_user_file),
+        When(f::no_auth_basic),
+    ),
     // map: defines a variable; the directives that use it state their own
     // verdicts (`VARIABLES` rows).
     row("map", HTTP, TWO, Handler::Block(B::Map), Neutral),
@@ -1235,8 +1251,6 @@ pub static UNSUPPORTED: &[&str] = &[
     "add_trailer",
     "absolute_redirect",
     "aio",
-    "auth_basic",
-    "auth_basic_user_file",
     "auth_request",
     "debug_connection",
     "directio",

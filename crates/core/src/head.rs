@@ -30,6 +30,8 @@ pub(crate) struct HeadSpec<'a> {
     pub etag: Option<(i64, u64)>,
     pub content_range: Option<&'a str>,
     pub accept_ranges: bool,
+    /// A 401's challenge: after Connection, as nginx's headers list.
+    pub www_authenticate: Option<&'a str>,
 }
 
 /// Serialized lines and the offset where Connection/Keep-Alive go.
@@ -73,6 +75,9 @@ impl HeadSpec<'_> {
             b.extend_from_slice(b"Transfer-Encoding: chunked\r\n");
         }
         let split = b.len();
+        if let Some(w) = self.www_authenticate {
+            push_header(&mut b, b"WWW-Authenticate", w.as_bytes());
+        }
         if let Some(l) = self.location_rel {
             push_header(&mut b, b"Location", l.as_bytes());
         }

@@ -597,6 +597,11 @@ impl HttpCore {
             self.note_failure(crate::response::ErrorNote::AccessForbidden);
             return Step::Special(Special::status(403));
         }
+        if ctx.conf.auth_basic.is_some()
+            && let Some(step) = self.auth_basic(ctx)
+        {
+            return step;
+        }
         if !ctx.conf.try_files.is_empty()
             && let Some(step) = self.try_files(ctx)
         {

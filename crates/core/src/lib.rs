@@ -17,6 +17,7 @@
 //! where the engine turns a `Response` into bytes), logging (log).
 
 mod access;
+mod auth_basic;
 mod autoindex;
 mod autoindex_format;
 mod bad_request;

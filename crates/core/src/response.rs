@@ -195,6 +195,11 @@ pub enum ErrorNote {
     // access
     /// `access forbidden by rule` (`ngx_http_access_found`).
     AccessForbidden,
+    // auth_basic
+    /// `user "NAME" was not found in "FILE"`.
+    UserNotFound { user: String, file: String },
+    /// `user "NAME": password mismatch`.
+    PasswordMismatch { user: String },
 }
 
 /// nginx's `(ERRNO: strerror)`.
@@ -231,6 +236,10 @@ impl std::fmt::Display for ErrorNote {
             }
             ErrorNote::EmptyRewrite => f.write_str("the rewritten URI has a zero length"),
             ErrorNote::AccessForbidden => f.write_str("access forbidden by rule"),
+            ErrorNote::UserNotFound { user, file } => {
+                write!(f, "user \"{user}\" was not found in \"{file}\"")
+            }
+            ErrorNote::PasswordMismatch { user } => write!(f, "user \"{user}\": password mismatch"),
         }
     }
 }

@@ -36,6 +36,8 @@ pub(crate) struct Special {
     /// compression filter found eligible (nginx 1.22 writes it, as on the
     /// 206 of the same file; checked with `gzip_vary on`).
     pub vary: bool,
+    /// `WWW-Authenticate` of a 401 (`auth_basic`'s challenge).
+    pub www_authenticate: Option<String>,
 }
 
 impl Special {
@@ -119,6 +121,7 @@ pub(crate) fn builtin(sp: &Special, ctx: &PageCtx<'_>) -> Response {
             .as_deref()
             .filter(|l| !l.starts_with('/') || ctx.origin.is_empty()),
         content_range: sp.content_range.as_deref(),
+        www_authenticate: sp.www_authenticate.as_deref(),
         ..HeadSpec::default()
     }
     .write();

@@ -7,7 +7,8 @@
 //! (`tcp_nopush` is `MSG_MORE` on the send, see the engine's writer), CPU
 //! affinity, `RLIMIT_NOFILE`, dropping privileges (`user` directive),
 //! process identity and signals (blocking them and reading them from a
-//! `signalfd(2)`), `daemon on` (fork + setsid), and the hot path's socket
+//! `signalfd(2)`), `daemon on` (fork + setsid), the system's `crypt(3)`
+//! for htpasswd files ([`crypt`]), and the hot path's socket
 //! reads and writes without glibc's cancellation-point wrappers
 //! ([`sock_io`], through rustix's direct system calls).
 //!
@@ -16,6 +17,7 @@
 //! block carries a `// SAFETY:` comment saying why the call is sound.
 
 pub mod cpu;
+pub mod crypt;
 pub mod net;
 pub mod process;
 pub mod rlimit;

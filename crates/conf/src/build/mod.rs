@@ -7,6 +7,7 @@
 //! locations) at the end of `http { }`, and `no "events" section` last.
 
 pub mod access;
+pub mod auth_basic;
 pub mod conn;
 pub mod handlers;
 mod include;
@@ -57,6 +58,10 @@ pub struct Env<'a> {
     pub hostname: &'a str,
     /// nginx's `[warn]`s (the configuration is accepted), reported as notices.
     pub warnings: &'a RefCell<Vec<String>>,
+    // ssl
+    /// The main configuration file's directory (nginx's conf prefix:
+    /// `ssl_certificate` and the like are relative to it).
+    pub conf_dir: &'a Path,
     // rewrite
     /// Variables the directive defines (`set`, a regex's named groups).
     pub declared: &'a RefCell<Vec<String>>,
@@ -293,6 +298,7 @@ impl Builder {
             named_location,
             hostname: &self.hostname,
             warnings: &self.warnings,
+            conf_dir: &self.conf_dir,
             declared: &self.pending_declared,
             set_vars: &self.set_vars,
         }
@@ -347,6 +353,7 @@ impl Builder {
             named_location,
             hostname: &self.hostname,
             warnings: &self.warnings,
+            conf_dir: &self.conf_dir,
             declared: &self.pending_declared,
             set_vars: &self.set_vars,
         };

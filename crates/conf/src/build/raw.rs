@@ -141,6 +141,9 @@ pub struct RawLoc {
     pub rewrite: super::rewrite::RawRewrite,
     // access
     pub access: Option<Vec<crate::model::AccessRule>>,
+    // auth_basic
+    pub auth_basic: Option<String>,
+    pub auth_basic_user_file: Option<crate::model::UserFile>,
 }
 
 /// Resolves a path as `ngx_conf_full_name(cycle, name, 0)`: relative paths are
@@ -255,6 +258,8 @@ impl LocConf {
             },
             root_has_vars: false,
             access: Arc::from([]),
+            auth_basic: None,
+            auth_basic_user_file: None,
         }
     }
 }
@@ -392,6 +397,11 @@ impl RawLoc {
                 Some(v) => Arc::from(v.as_slice()),
                 None => p.access.clone(),
             },
+            auth_basic: self.auth_basic.clone().or_else(|| p.auth_basic.clone()),
+            auth_basic_user_file: self
+                .auth_basic_user_file
+                .clone()
+                .or_else(|| p.auth_basic_user_file.clone()),
         };
         conf.root_has_vars = match &conf.root {
             DocRoot::Root(r) | DocRoot::Alias(r) => r.contains('$'),

@@ -4,6 +4,15 @@
 
 pub static DESCRIPTIONS: &[(&str, &str)] = &[
     (
+        "auth_basic",
+        "HTTP Basic authentication's realm (variables; `off`): 401 until the credentials match",
+    ),
+    (
+        "auth_basic_user_file",
+        "the htpasswd file, read per request: `$apr1$`, `{PLAIN}`, `{SHA}`, `{SSHA}`, and the \
+         system's crypt(3) for DES, `$1$`, `$5$`, `$6$`, `$2y$`",
+    ),
+    (
         "allow",
         "lets a client address, CIDR, `unix:` or `all` in (first matching rule decides)",
     ),
