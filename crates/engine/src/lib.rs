@@ -51,8 +51,10 @@
 
 mod compress;
 mod conn;
+mod ctx;
 mod errlog;
 mod exchange;
+mod http1;
 mod keepalive;
 mod listen;
 mod loc_errlog;
@@ -62,6 +64,7 @@ mod pool;
 mod rate;
 mod stats;
 mod timer;
+mod transport;
 mod worker;
 mod write;
 

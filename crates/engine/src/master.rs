@@ -244,13 +244,6 @@ fn commands(
     cmds
 }
 
-pub fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
-    p.downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| p.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic".into())
-}
-
 impl Master {
     fn start_generation(&mut self) -> Result<(), EngineError> {
         self.generation += 1;
@@ -298,7 +291,7 @@ impl Master {
                 let r =
                     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| worker::run(setup)));
                 registry.release(slot);
-                let panic = r.err().map(|p| panic_text(&*p));
+                let panic = r.err().map(|p| crate::errlog::panic_text(&*p));
                 if let Ok(mut e) = exits.lock() {
                     e.push(Exit {
                         generation,

@@ -1,0 +1,155 @@
+//! The transport under a connection's protocol session: the bytes a
+//! session reads and writes go through it, plain TCP or TLS, and the
+//! session (HTTP/1 now, HTTP/2 later) does not know which.
+//!
+//! Readiness is edge-triggered (`mio`), so the transport remembers whether
+//! the socket may still have bytes (`readable`) or room (`writable`); a
+//! read shorter than the room offered means the socket is drained (see
+//! [`Transport::recv`]), which every transport keeps true.
+//!
+//! Writing goes through [`Sink`], the three calls a response's output
+//! makes; the output is generic over it, so the plain path compiles to the
+//! system calls it always made.
+
+use std::io::{self, IoSlice};
+use std::net::Shutdown;
+
+use mio::net::TcpStream;
+
+/// What a response's output writes to: a plain socket (the system calls
+/// themselves) or a TLS session (records).
+pub trait Sink {
+    /// `send(2)`; `more` is `MSG_MORE` (more bytes follow at once).
+    fn send(&mut self, buf: &[u8], more: bool) -> io::Result<usize>;
+    /// `sendmsg(2)` of `iov`.
+    fn send_vectored(&mut self, iov: &[IoSlice<'_>], more: bool) -> io::Result<usize>;
+    /// `sendfile(2)` of `count` bytes at `*offset` (advanced).
+    fn sendfile(
+        &mut self,
+        file: &std::fs::File,
+        offset: &mut u64,
+        count: usize,
+    ) -> io::Result<usize>;
+}
+
+impl Sink for TcpStream {
+    #[inline(always)]
+    fn send(&mut self, buf: &[u8], more: bool) -> io::Result<usize> {
+        peregrine_sys::send(&*self, buf, more)
+    }
+    #[inline(always)]
+    fn send_vectored(&mut self, iov: &[IoSlice<'_>], more: bool) -> io::Result<usize> {
+        peregrine_sys::send_vectored(&*self, iov, more)
+    }
+    #[inline(always)]
+    fn sendfile(
+        &mut self,
+        file: &std::fs::File,
+        offset: &mut u64,
+        count: usize,
+    ) -> io::Result<usize> {
+        peregrine_sys::sendfile(&*self, file, offset, count)
+    }
+}
+
+/// The byte stream of one connection.
+pub enum Stream {
+    Plain(TcpStream),
+}
+
+/// A connection's transport: its stream and what is known of the socket.
+pub struct Transport {
+    stream: Stream,
+    /// The socket may have bytes to read.
+    pub readable: bool,
+    /// The socket may have room to write.
+    pub writable: bool,
+    /// Registered for writability too. A connection starts registered for
+    /// reading only: with edge-triggered epoll a write interest makes every
+    /// ACK that frees send-buffer space queue an event (and a loop turn),
+    /// while a response that fits the socket buffer — nearly all of them —
+    /// never needs one. The interest is added the first time a write
+    /// blocks (see [`Transport::needs_write_interest`]) and then kept.
+    pub write_interest: bool,
+    /// `TCP_NODELAY` is set.
+    pub nodelay: bool,
+}
+
+impl Transport {
+    pub fn plain(stream: TcpStream) -> Transport {
+        Transport {
+            stream: Stream::Plain(stream),
+            readable: false,
+            writable: true,
+            write_interest: false,
+            nodelay: false,
+        }
+    }
+
+    /// The socket, for epoll registration and socket options.
+    pub fn socket(&mut self) -> &mut TcpStream {
+        match &mut self.stream {
+            Stream::Plain(s) => s,
+        }
+    }
+
+    /// The stream, for an output to write to (see [`Sink`]).
+    #[inline(always)]
+    pub fn stream(&mut self) -> &mut Stream {
+        &mut self.stream
+    }
+
+    /// Whether a file body may go out with `sendfile(2)` (plain TCP only:
+    /// under TLS a file is read and encrypted, as nginx does without kTLS).
+    #[inline(always)]
+    pub fn can_sendfile(&self) -> bool {
+        match self.stream {
+            Stream::Plain(_) => true,
+        }
+    }
+
+    /// A write blocked and epoll does not yet report writability for this
+    /// connection: the worker must add the interest before waiting.
+    pub fn needs_write_interest(&self) -> bool {
+        !self.writable && !self.write_interest
+    }
+
+    /// Reads into `buf`. A short read drained the socket; with
+    /// edge-triggered epoll any later arrival raises a new event (nginx
+    /// clears `rev->ready` the same way), so `readable` is cleared then
+    /// with no extra read just to see `EAGAIN`.
+    #[inline(always)]
+    pub fn recv(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let room = buf.len();
+        let n = match &mut self.stream {
+            Stream::Plain(s) => peregrine_sys::recv(&*s, buf)?,
+        };
+        if n < room {
+            self.readable = false;
+        }
+        Ok(n)
+    }
+
+    /// Sends what the transport itself still holds (TLS records); true
+    /// when nothing is left. Plain TCP holds nothing.
+    #[inline(always)]
+    pub fn flush(&mut self) -> io::Result<bool> {
+        match &mut self.stream {
+            Stream::Plain(_) => Ok(true),
+        }
+    }
+
+    /// Ends the write side (FIN).
+    pub fn shutdown_write(&mut self) {
+        let _ = self.socket().shutdown(Shutdown::Write);
+    }
+
+    pub fn set_nodelay(&mut self) {
+        self.nodelay = peregrine_sys::set_tcp_nodelay(&*self.socket(), true).is_ok();
+    }
+
+    /// `SO_LINGER 0`: the close sends RST (`reset_timedout_connection`).
+    pub fn set_linger_zero(&mut self) {
+        let _ = peregrine_sys::set_linger_zero(&*self.socket());
+    }
+}
