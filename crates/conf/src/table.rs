@@ -11,6 +11,7 @@ use crate::build::headers as hd;
 use crate::build::hints as t;
 use crate::build::modules as m;
 use crate::build::request as r;
+use crate::build::ssl as sl;
 
 /// Context bits (nginx's `NGX_MAIN_CONF`, `NGX_EVENT_CONF`, `NGX_HTTP_*_CONF`).
 pub mod ctx {
@@ -701,6 +702,45 @@ pub static TABLE: &[Spec] = &[
         ONE,
         Handler::Hint(h::hint_flag),
     ),
+    // ssl: the ssl module's directives (crates/conf/src/build/ssl.rs)
+    row(
+        "ssl_certificate",
+        HS,
+        ONE,
+        Handler::Srv(sl::ssl_certificate),
+    ),
+    row(
+        "ssl_certificate_key",
+        HS,
+        ONE,
+        Handler::Srv(sl::ssl_certificate_key),
+    ),
+    row("ssl_protocols", HS, MORE, Handler::Srv(sl::ssl_protocols)),
+    row("ssl_ciphers", HS, ONE, Handler::Srv(sl::ssl_ciphers)),
+    row(
+        "ssl_prefer_server_ciphers",
+        HS,
+        ONE,
+        Handler::Srv(sl::ssl_prefer_server_ciphers),
+    ),
+    row(
+        "ssl_session_cache",
+        HS,
+        ONE_TWO,
+        Handler::Srv(sl::ssl_session_cache),
+    ),
+    row(
+        "ssl_session_timeout",
+        HS,
+        ONE,
+        Handler::Srv(sl::ssl_session_timeout),
+    ),
+    row(
+        "ssl_session_tickets",
+        HS,
+        ONE,
+        Handler::Srv(sl::ssl_session_tickets),
+    ),
 ];
 
 /// Directives that are stored but are tuning hints nonetheless: accepted
@@ -781,14 +821,7 @@ pub static UNSUPPORTED: &[&str] = &[
     "split_clients",
     "ssi",
     "ssl",
-    "ssl_certificate",
-    "ssl_certificate_key",
-    "ssl_ciphers",
     "ssl_dhparam",
-    "ssl_prefer_server_ciphers",
-    "ssl_protocols",
-    "ssl_session_cache",
-    "ssl_session_timeout",
     "ssl_stapling",
     "stream",
     "sub_filter",

@@ -61,7 +61,7 @@ impl Default for HostMemo {
 /// every request reads first, see [`crate::HttpCore`]).
 #[derive(Debug, Default)]
 #[repr(C)]
-pub(crate) struct ServerIndex {
+pub struct ServerIndex {
     /// The server every lookup finds, when there is one: no address holds
     /// several servers and all addresses default to the same one (a
     /// single `server` block, however many `listen`s). A connection's
@@ -73,7 +73,7 @@ pub(crate) struct ServerIndex {
 
 impl ServerIndex {
     /// Builds the tables; server `i` is `servers[i]`.
-    pub(crate) fn new(servers: &[std::sync::Arc<ServerConf>]) -> ServerIndex {
+    pub fn new(servers: &[std::sync::Arc<ServerConf>]) -> ServerIndex {
         let mut tables: Vec<AddrTable> = Vec::new();
         for (si, server) in servers.iter().enumerate() {
             for listen in &server.listen {
@@ -115,7 +115,7 @@ impl ServerIndex {
 
     /// The index of the server for a connection accepted on `local` with
     /// this Host (`None`: no Host, looked up as the empty name as nginx does).
-    pub(crate) fn find(&self, local: SocketAddr, host: Option<&str>) -> Option<usize> {
+    pub fn find(&self, local: SocketAddr, host: Option<&str>) -> Option<usize> {
         if self.only.is_some() {
             return self.only;
         }

@@ -15,6 +15,7 @@ use crate::loc_errlog::LocErrLogs;
 use crate::pool::{Pool, READ_BUF_SIZE};
 use crate::stats::Counters;
 use crate::timer::Timers;
+use crate::tls::TlsTable;
 use crate::write::HeadStart;
 use crate::{AccessLog, ErrorLog};
 
@@ -32,6 +33,9 @@ pub struct ListenCtx {
     /// The default server and its settings: what answers (and logs) a
     /// request that failed before a server was chosen, as in nginx.
     pub default_server: Option<Arc<ServerConf>>,
+    // tls
+    /// The address speaks TLS: the configuration's TLS server blocks.
+    pub tls: Option<Arc<TlsTable>>,
 }
 
 /// Per-worker context shared by every connection of the worker.
@@ -90,7 +94,7 @@ fn default_server(conf: &Config, addr: SocketAddr) -> Option<&Arc<ServerConf>> {
         .or_else(|| servers.iter().find(on_addr))
 }
 
-pub fn listen_ctx(conf: &Config, spec_addr: SocketAddr) -> ListenCtx {
+pub fn listen_ctx(conf: &Config, spec_addr: SocketAddr, tls: Option<&Arc<TlsTable>>) -> ListenCtx {
     let srv = default_server(conf, spec_addr);
     let limits = Limits {
         header_buffer_size: srv.map_or(1024, |s| s.client_header_buffer_size),
@@ -124,5 +128,8 @@ pub fn listen_ctx(conf: &Config, spec_addr: SocketAddr) -> ListenCtx {
             .unwrap_or_default(),
         max_head,
         default_server: srv.cloned(),
+        tls: tls
+            .filter(|_| TlsTable::listens_on(conf, spec_addr))
+            .cloned(),
     }
 }

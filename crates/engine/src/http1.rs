@@ -34,7 +34,7 @@ use crate::exchange::{Exchange, Keep, Plan};
 use crate::pool::READ_BUF_SIZE;
 use crate::rate;
 use crate::stats::{Finished, Gauge};
-use crate::transport::{Stream, Transport};
+use crate::transport::{TlsSink, Transport};
 use crate::write::{Progress, WriteError};
 
 /// Bytes read and thrown away in lingering close before giving up (nginx
@@ -126,8 +126,10 @@ pub struct Http1 {
     pub phase: Phase,
     pub rbuf: Option<Buf>,
     pub ex: Option<Box<Exchange>>,
-    /// This connection's key in the worker's table (and timer wheel).
-    pub key: usize,
+    /// This connection's key in the worker's table (and timer wheel);
+    /// `u32` beside the one-byte fields keeps the slot small (see `conn`'s
+    /// test): `worker_connections` is far below it.
+    pub key: u32,
     pub gauge: Gauge,
     /// When the current request's first byte was read.
     pub req_start: SystemTime,
@@ -151,7 +153,7 @@ impl Http1 {
             phase: Phase::Idle { keepalive: false },
             rbuf: None,
             ex: None,
-            key,
+            key: u32::try_from(key).unwrap_or(u32::MAX),
             gauge: Gauge::None,
             req_start: now,
             pipelined: false,
@@ -345,7 +347,7 @@ impl Http1 {
     fn arm_deferred_header_timer(&mut self, cx: &mut Ctx) {
         if std::mem::take(&mut self.header_timer) {
             let d = cx.lctx(self.lst).header_timeout;
-            cx.timers.arm(self.key, cx.now, d);
+            cx.timers.arm(self.key as usize, cx.now, d);
         }
     }
 
@@ -590,8 +592,11 @@ impl Http1 {
         mut ex: Box<Exchange>,
         cx: &mut Ctx,
     ) -> Step {
+        if t.plain_on_tls() {
+            return self.plain_on_tls(t, ex, cx);
+        }
         self.set_gauge(Gauge::Writing, cx);
-        cx.timers.disarm(self.key);
+        cx.timers.disarm(self.key as usize);
         ex.set_parsed();
         let note = self.answer(&mut ex, cx);
         let (req, resp) = ex.split();
@@ -762,15 +767,21 @@ impl Http1 {
         };
         self.log(cx, LogLevel::Info, &e.kind.to_string(), doing);
         self.set_gauge(Gauge::Writing, cx);
-        cx.timers.disarm(self.key);
+        cx.timers.disarm(self.key as usize);
         // Nothing after a bad head can be trusted as the next request.
         if let Some(b) = self.rbuf.as_mut() {
             b.start = b.end;
         }
-        // The default server's `error_page` applies (nginx's special
-        // response handler); a panic there costs the page, not the worker.
+        ex.resp = Some(self.default_error_page(e.status, cx));
+        self.queue(t, ex, Plan::closing(), cx)
+    }
+
+    /// The default server's page for `status` (its `error_page` applies,
+    /// as nginx's special response handler); a panic there costs the
+    /// page, not the worker.
+    fn default_error_page(&self, status: u16, cx: &mut Ctx) -> Response {
         let default = cx.lctx(self.lst).default_server.clone();
-        let (info, wall, status) = (&self.info, cx.wall, e.status);
+        let (info, wall) = (&self.info, cx.wall);
         let core = &mut cx.core;
         let mut resp = catch_unwind(AssertUnwindSafe(|| {
             core.bad_request_response(info, default.as_ref(), status, wall)
@@ -781,7 +792,29 @@ impl Http1 {
             resp.conf = resp.conf.or_else(|| Some(srv.conf.clone()));
             resp.server = resp.server.or_else(|| Some(srv.clone()));
         }
-        ex.resp = Some(resp);
+        resp
+    }
+
+    /// A plain HTTP request on a TLS address: nginx logs it and answers
+    /// 497 (`ngx_http_process_request`: "client sent plain HTTP request to
+    /// HTTPS port"), sent as 400 with its own page, and closes.
+    #[cold]
+    #[inline(never)]
+    fn plain_on_tls(&mut self, t: &mut Transport, mut ex: Box<Exchange>, cx: &mut Ctx) -> Step {
+        self.info.https = false;
+        ex.set_parsed();
+        self.set_gauge(Gauge::Writing, cx);
+        cx.timers.disarm(self.key as usize);
+        self.log(
+            cx,
+            LogLevel::Info,
+            "client sent plain HTTP request to HTTPS port",
+            "while reading client request headers",
+        );
+        if let Some(b) = self.rbuf.as_mut() {
+            b.start = b.end;
+        }
+        ex.resp = Some(self.default_error_page(497, cx));
         self.queue(t, ex, Plan::closing(), cx)
     }
 
@@ -834,8 +867,12 @@ impl Http1 {
                 }
             }
         }
-        let written = match t.stream() {
-            Stream::Plain(s) => ex.out.write(s, &mut cx.pool, chunk),
+        let written = match t.tls.as_deref_mut() {
+            None => ex.out.write(&mut t.sock, &mut cx.pool, chunk),
+            Some(tls) => {
+                let mut sink = TlsSink { sock: &t.sock, tls };
+                ex.out.write(&mut sink, &mut cx.pool, chunk)
+            }
         };
         match written.and_then(|p| flushed(t, p)) {
             Ok(Progress::Done) => self.finish_output(t, key, cx),
@@ -907,7 +944,7 @@ impl Http1 {
 
     /// The whole response is in the kernel.
     fn finish_output(&mut self, t: &mut Transport, key: usize, cx: &mut Ctx) -> Step {
-        cx.timers.disarm(self.key);
+        cx.timers.disarm(self.key as usize);
         match self.discard_buffered() {
             Ok(true) => self.complete(t, key, cx),
             Ok(false) => {
@@ -942,7 +979,7 @@ impl Http1 {
         }
         ex.reset(&mut cx.pool);
         cx.exchanges.put(ex);
-        cx.timers.disarm(self.key);
+        cx.timers.disarm(self.key as usize);
         let Some((tcp_nodelay, keepalive_timeout)) = conf else {
             return Step::Close(Close::Normal);
         };
@@ -986,7 +1023,7 @@ impl Http1 {
             .map_or(LingeringClose::On, |c| c.conn.lingering_close);
         ex.reset(&mut cx.pool);
         cx.exchanges.put(ex);
-        cx.timers.disarm(self.key);
+        cx.timers.disarm(self.key as usize);
         let wanted = match mode {
             LingeringClose::Off => false,
             LingeringClose::Always => true,

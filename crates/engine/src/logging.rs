@@ -93,6 +93,7 @@ impl AccessLog for Nginx {
             connection_requests: e.conn.requests,
             server_name: server_name.as_bytes(),
             pipelined: e.pipelined,
+            https: e.conn.https,
             ..rec
         };
         self.logs.log_list(list, &rec);

@@ -19,6 +19,7 @@ use crate::http1::{Close, Phase};
 use crate::pool::Pool;
 use crate::stats::{Counters, Gauge, Registry};
 use crate::timer::Timers;
+use crate::transport::Transport;
 use crate::write::HeadStart;
 use crate::{AccessLog, ErrorLog};
 
@@ -66,6 +67,8 @@ pub struct Setup {
     pub errlog: ErrorLog,
     pub access: Option<Box<dyn AccessLog>>,
     pub ids: Arc<AtomicU64>,
+    /// The configuration's TLS server blocks (one table for all workers).
+    pub tls: Option<Arc<crate::tls::TlsTable>>,
 }
 
 struct Listener {
@@ -190,7 +193,7 @@ impl Worker {
         // Address indexes follow `wanted` order, as the master binds them.
         let listen_table: Vec<ListenCtx> = crate::listen::wanted(&s.conf)
             .iter()
-            .map(|sp| listen_ctx(&s.conf, sp.addr))
+            .map(|sp| listen_ctx(&s.conf, sp.addr, s.tls.as_ref()))
             .collect();
         let listeners = register_listeners(&s.poll, s.listeners)?;
         let now = Instant::now();
@@ -211,7 +214,7 @@ impl Worker {
                 log_level,
                 access: s.access.filter(|a| !a.logs_nothing()),
                 listen: listen_table,
-                listen_fallback: listen_ctx(&s.conf, SocketAddr::from(([0, 0, 0, 0], 0))),
+                listen_fallback: listen_ctx(&s.conf, SocketAddr::from(([0, 0, 0, 0], 0)), None),
                 draining: false,
                 loc_errlogs: crate::loc_errlog::LocErrLogs::open_all(&s.conf),
             },
@@ -314,7 +317,7 @@ impl Worker {
             None if conn.transport.needs_write_interest() => {
                 let t = &mut conn.transport;
                 let r = self.poll.registry().reregister(
-                    t.socket(),
+                    &mut t.sock,
                     Token(CONN_BASE + key),
                     Interest::READABLE | Interest::WRITABLE,
                 );
@@ -406,13 +409,18 @@ impl Worker {
             id,
             requests: 0,
             accepted: self.cx.wall,
+            https: self.cx.lctx(lst).tls.is_some(),
         };
         let key = self.free.pop().unwrap_or_else(|| {
             self.conns.push(None);
             self.conns.len() - 1
         });
         let born = self.cx.timers.nanos(self.cx.now);
-        let mut conn = Conn::new(stream, key, info, lst, (self.cx.wall, born));
+        let transport = match &self.cx.lctx(lst).tls {
+            None => Transport::plain(stream),
+            Some(table) => Transport::tls(stream, table.clone(), local),
+        };
+        let mut conn = Conn::new(transport, key, info, lst, (self.cx.wall, born));
         conn.set_gauge(Gauge::Waiting, &self.cx);
         let d = self.cx.lctx(lst).header_timeout;
         self.cx.timers.arm(key, self.cx.now, d);
@@ -439,11 +447,11 @@ impl Worker {
         let Some(Some(conn)) = self.conns.get_mut(key) else {
             return;
         };
-        if let Err(e) =
-            self.poll
-                .registry()
-                .register(conn.transport.socket(), Token(CONN_BASE + key), interest)
-        {
+        if let Err(e) = self.poll.registry().register(
+            &mut conn.transport.sock,
+            Token(CONN_BASE + key),
+            interest,
+        ) {
             self.epoll_failed(&e);
             self.close(key, Close::Normal);
         }

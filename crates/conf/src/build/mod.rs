@@ -19,6 +19,7 @@ mod logs;
 pub mod modules;
 pub mod raw;
 pub mod request;
+pub mod ssl;
 mod syslog;
 mod vars;
 
@@ -53,6 +54,10 @@ pub struct Env<'a> {
     pub hostname: &'a str,
     /// nginx's `[warn]`s (the configuration is accepted), reported as notices.
     pub warnings: &'a RefCell<Vec<String>>,
+    // ssl
+    /// The main configuration file's directory (nginx's conf prefix:
+    /// `ssl_certificate` and the like are relative to it).
+    pub conf_dir: &'a Path,
 }
 
 impl Env<'_> {
@@ -268,6 +273,7 @@ impl Builder {
             named_location,
             hostname: &self.hostname,
             warnings: &self.warnings,
+            conf_dir: &self.conf_dir,
         };
         match (&spec.handler, frame) {
             (Handler::Block(kind), frame) => {
@@ -512,6 +518,9 @@ impl Builder {
             location::check_duplicates(&s.locations)?;
             let conf = s.loc.merge(&http_loc);
             let srv = s.srv.merge(&http.srv);
+            if let Some(m) = srv.ssl.check_keys() {
+                return Err(ConfError::at(&s.span, m));
+            }
             let locations = s
                 .locations
                 .iter()
@@ -544,8 +553,10 @@ impl Builder {
                 span: s.span.clone(),
                 merge_slashes: srv.merge_slashes.unwrap_or(true),
                 headers: srv.headers.resolve(),
+                ssl: srv.ssl.resolve(),
             }));
         }
+        ssl::check_listen(&servers)?;
         self.warn_conflicting_names(&servers);
         check_locations(&servers, &|c| {
             request::check_recoding(c, &http.charset_maps)

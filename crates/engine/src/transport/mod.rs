@@ -16,6 +16,10 @@ use std::net::Shutdown;
 
 use mio::net::TcpStream;
 
+mod tls;
+
+pub use tls::{TlsSink, TlsStream};
+
 /// What a response's output writes to: a plain socket (the system calls
 /// themselves) or a TLS session (records).
 pub trait Sink {
@@ -52,14 +56,10 @@ impl Sink for TcpStream {
     }
 }
 
-/// The byte stream of one connection.
-pub enum Stream {
-    Plain(TcpStream),
-}
-
-/// A connection's transport: its stream and what is known of the socket.
+/// A connection's transport: its socket, what is known of it, and the
+/// TLS session over it, if any.
 pub struct Transport {
-    stream: Stream,
+    pub sock: TcpStream,
     /// The socket may have bytes to read.
     pub readable: bool,
     /// The socket may have room to write.
@@ -73,39 +73,47 @@ pub struct Transport {
     pub write_interest: bool,
     /// `TCP_NODELAY` is set.
     pub nodelay: bool,
+    /// TLS over the socket (boxed apart from it: a plain connection's slot
+    /// stays small, see `conn`'s test).
+    pub tls: Option<Box<TlsStream>>,
 }
 
 impl Transport {
-    pub fn plain(stream: TcpStream) -> Transport {
+    pub fn plain(sock: TcpStream) -> Transport {
         Transport {
-            stream: Stream::Plain(stream),
+            sock,
             readable: false,
             writable: true,
             write_interest: false,
             nodelay: false,
+            tls: None,
         }
     }
 
-    /// The socket, for epoll registration and socket options.
-    pub fn socket(&mut self) -> &mut TcpStream {
-        match &mut self.stream {
-            Stream::Plain(s) => s,
+    /// A connection to a TLS address (see [`TlsStream`]).
+    pub fn tls(
+        sock: TcpStream,
+        table: std::sync::Arc<crate::tls::TlsTable>,
+        local: std::net::SocketAddr,
+    ) -> Transport {
+        Transport {
+            tls: Some(Box::new(TlsStream::new(table, local))),
+            ..Transport::plain(sock)
         }
     }
 
-    /// The stream, for an output to write to (see [`Sink`]).
+    /// A connection to a TLS address whose client spoke plain HTTP (nginx
+    /// answers its request with 497, sent as 400).
     #[inline(always)]
-    pub fn stream(&mut self) -> &mut Stream {
-        &mut self.stream
+    pub fn plain_on_tls(&self) -> bool {
+        self.tls.as_ref().is_some_and(|t| t.is_plain())
     }
 
     /// Whether a file body may go out with `sendfile(2)` (plain TCP only:
     /// under TLS a file is read and encrypted, as nginx does without kTLS).
     #[inline(always)]
     pub fn can_sendfile(&self) -> bool {
-        match self.stream {
-            Stream::Plain(_) => true,
-        }
+        self.tls.is_none()
     }
 
     /// A write blocked and epoll does not yet report writability for this
@@ -120,36 +128,53 @@ impl Transport {
     /// with no extra read just to see `EAGAIN`.
     #[inline(always)]
     pub fn recv(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.tls.is_some() {
+            return self.recv_tls(buf);
+        }
         let room = buf.len();
-        let n = match &mut self.stream {
-            Stream::Plain(s) => peregrine_sys::recv(&*s, buf)?,
-        };
+        let n = peregrine_sys::recv(&self.sock, buf)?;
         if n < room {
             self.readable = false;
         }
         Ok(n)
     }
 
+    /// [`Transport::recv`] under TLS (a short read of plaintext says
+    /// nothing of the socket there: the session clears `readable`).
+    #[inline(never)]
+    fn recv_tls(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let Some(t) = self.tls.as_deref_mut() else {
+            return Ok(0);
+        };
+        match t.recv(&self.sock, buf, &mut self.readable)? {
+            tls::Recv::Data(n) | tls::Recv::Plain(n) => Ok(n),
+        }
+    }
+
     /// Sends what the transport itself still holds (TLS records); true
     /// when nothing is left. Plain TCP holds nothing.
     #[inline(always)]
     pub fn flush(&mut self) -> io::Result<bool> {
-        match &mut self.stream {
-            Stream::Plain(_) => Ok(true),
+        match self.tls.as_deref_mut() {
+            None => Ok(true),
+            Some(t) => t.write_pending(&self.sock),
         }
     }
 
     /// Ends the write side (FIN).
     pub fn shutdown_write(&mut self) {
-        let _ = self.socket().shutdown(Shutdown::Write);
+        if let Some(t) = self.tls.as_deref_mut() {
+            t.close_notify(&self.sock);
+        }
+        let _ = self.sock.shutdown(Shutdown::Write);
     }
 
     pub fn set_nodelay(&mut self) {
-        self.nodelay = peregrine_sys::set_tcp_nodelay(&*self.socket(), true).is_ok();
+        self.nodelay = peregrine_sys::set_tcp_nodelay(&self.sock, true).is_ok();
     }
 
     /// `SO_LINGER 0`: the close sends RST (`reset_timedout_connection`).
     pub fn set_linger_zero(&mut self) {
-        let _ = peregrine_sys::set_linger_zero(&*self.socket());
+        let _ = peregrine_sys::set_linger_zero(&self.sock);
     }
 }
