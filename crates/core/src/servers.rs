@@ -61,7 +61,7 @@ impl Default for HostMemo {
 /// every request reads first, see [`crate::HttpCore`]).
 #[derive(Debug, Default)]
 #[repr(C)]
-pub struct ServerIndex {
+pub(crate) struct ServerIndex {
     /// The server every lookup finds, when there is one: no address holds
     /// several servers and all addresses default to the same one (a
     /// single `server` block, however many `listen`s). A connection's
@@ -73,7 +73,7 @@ pub struct ServerIndex {
 
 impl ServerIndex {
     /// Builds the tables; server `i` is `servers[i]`.
-    pub fn new(servers: &[std::sync::Arc<ServerConf>]) -> ServerIndex {
+    pub(crate) fn new(servers: &[std::sync::Arc<ServerConf>]) -> ServerIndex {
         let mut tables: Vec<AddrTable> = Vec::new();
         for (si, server) in servers.iter().enumerate() {
             for listen in &server.listen {
@@ -115,7 +115,7 @@ impl ServerIndex {
 
     /// The index of the server for a connection accepted on `local` with
     /// this Host (`None`: no Host, looked up as the empty name as nginx does).
-    pub fn find(&self, local: SocketAddr, host: Option<&str>) -> Option<usize> {
+    pub(crate) fn find(&self, local: SocketAddr, host: Option<&str>) -> Option<usize> {
         if self.only.is_some() {
             return self.only;
         }
@@ -274,6 +274,27 @@ fn lookup(t: &AddrTable, name: &str) -> Option<usize> {
         .iter()
         .find(|(re, _)| re.is_match(name))
         .map(|(_, si)| *si)
+}
+
+// tls
+/// The server-name lookup for another crate (the engine chooses a TLS
+/// server block by SNI before any request exists, as nginx's
+/// `ngx_http_ssl_servername`): the same tables and rules as for a Host.
+#[derive(Debug)]
+pub struct ServerNames(ServerIndex);
+
+impl ServerNames {
+    /// Server `i` is `servers[i]`.
+    pub fn new(servers: &[std::sync::Arc<ServerConf>]) -> ServerNames {
+        ServerNames(ServerIndex::new(servers))
+    }
+
+    /// The index of the server for a connection accepted on `local`
+    /// naming `name` (`None`: the address's default server, as for no Host).
+    #[inline(never)]
+    pub fn find(&self, local: SocketAddr, name: Option<&str>) -> Option<usize> {
+        self.0.find(local, name)
+    }
 }
 
 #[cfg(test)]

@@ -35,7 +35,7 @@ use crate::pool::READ_BUF_SIZE;
 use crate::rate;
 use crate::stats::{Finished, Gauge};
 use crate::transport::{TlsSink, Transport};
-use crate::write::{Progress, WriteError};
+use crate::write::{Output, Progress, WriteError};
 
 /// Bytes read and thrown away in lingering close before giving up (nginx
 /// bounds only the time; a fast client could otherwise keep a worker busy
@@ -869,12 +869,9 @@ impl Http1 {
         }
         let written = match t.tls.as_deref_mut() {
             None => ex.out.write(&mut t.sock, &mut cx.pool, chunk),
-            Some(tls) => {
-                let mut sink = TlsSink { sock: &t.sock, tls };
-                ex.out.write(&mut sink, &mut cx.pool, chunk)
-            }
+            Some(tls) => write_tls(&mut ex.out, TlsSink { sock: &t.sock, tls }, cx, chunk),
         };
-        match written.and_then(|p| flushed(t, p)) {
+        match written {
             Ok(Progress::Done) => self.finish_output(t, key, cx),
             Ok(Progress::Limited) => {
                 let d = rate::pause(&ex.out, rate, after, before);
@@ -1138,12 +1135,20 @@ impl Http1 {
     }
 }
 
-/// A write that is `Done` is done only once the transport holds nothing
-/// either (TLS records still to send: wait for the socket like a blocked
-/// write). Plain TCP holds nothing, and this is nothing on its path.
-#[inline(always)]
-fn flushed(t: &mut Transport, p: Progress) -> Result<Progress, WriteError> {
-    if p == Progress::Done && !t.flush()? {
+/// [`Output::write`] under TLS, out of the plain path's line (the write
+/// is inlined where it is called: once for each kind of transport). A
+/// write that is `Done` is done only once the records rustls holds are
+/// sent too; until then it waits for the socket like a blocked write.
+#[cold]
+#[inline(never)]
+fn write_tls(
+    out: &mut Output,
+    mut sink: TlsSink<'_>,
+    cx: &mut Ctx,
+    chunk: usize,
+) -> Result<Progress, WriteError> {
+    let p = out.write(&mut sink, &mut cx.pool, chunk)?;
+    if p == Progress::Done && !sink.flush()? {
         return Ok(Progress::Blocked);
     }
     Ok(p)

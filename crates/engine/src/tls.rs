@@ -14,7 +14,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use peregrine_conf::model::{Config, ServerConf, SslConf, SslSessionCache};
-use peregrine_core::ServerIndex;
+use peregrine_core::ServerNames;
 use peregrine_tls::certs::CertPair;
 use peregrine_tls::config::{ServerTls, session_cache};
 use rustls::ServerConfig;
@@ -37,7 +37,7 @@ pub struct TlsConfError {
 
 /// Every TLS server block of a configuration.
 pub struct TlsTable {
-    index: ServerIndex,
+    index: ServerNames,
     /// By server index (`None`: the block has no certificate).
     configs: Vec<Option<Arc<ServerConfig>>>,
     /// What was dropped on the way (old protocols, unknown curves).
@@ -112,7 +112,7 @@ impl TlsTable {
             configs.push(Some(built.config));
         }
         Ok(Some(Arc::new(TlsTable {
-            index: ServerIndex::new(servers),
+            index: ServerNames::new(servers),
             configs,
             warnings,
         })))

@@ -91,6 +91,7 @@ impl Transport {
     }
 
     /// A connection to a TLS address (see [`TlsStream`]).
+    #[inline(never)]
     pub fn tls(
         sock: TcpStream,
         table: std::sync::Arc<crate::tls::TlsTable>,
@@ -141,6 +142,7 @@ impl Transport {
 
     /// [`Transport::recv`] under TLS (a short read of plaintext says
     /// nothing of the socket there: the session clears `readable`).
+    #[cold]
     #[inline(never)]
     fn recv_tls(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let Some(t) = self.tls.as_deref_mut() else {
@@ -148,16 +150,6 @@ impl Transport {
         };
         match t.recv(&self.sock, buf, &mut self.readable)? {
             tls::Recv::Data(n) | tls::Recv::Plain(n) => Ok(n),
-        }
-    }
-
-    /// Sends what the transport itself still holds (TLS records); true
-    /// when nothing is left. Plain TCP holds nothing.
-    #[inline(always)]
-    pub fn flush(&mut self) -> io::Result<bool> {
-        match self.tls.as_deref_mut() {
-            None => Ok(true),
-            Some(t) => t.write_pending(&self.sock),
         }
     }
 

@@ -74,6 +74,7 @@ fn tls_error(e: rustls::Error) -> io::Error {
 }
 
 impl TlsStream {
+    #[cold]
     pub fn new(table: Arc<TlsTable>, local: SocketAddr) -> TlsStream {
         TlsStream {
             state: State::Detect,
@@ -185,6 +186,7 @@ impl TlsStream {
 
     /// Sends the records rustls holds; true when none is left. A full
     /// socket is not an error here (false).
+    #[inline(never)]
     pub(super) fn write_pending(&mut self, sock: &TcpStream) -> io::Result<bool> {
         let State::Open(c) = &mut self.state else {
             return Ok(true);
@@ -202,6 +204,7 @@ impl TlsStream {
     }
 
     /// `close_notify`, sent as far as the socket takes it.
+    #[inline(never)]
     pub(super) fn close_notify(&mut self, sock: &TcpStream) {
         if let State::Open(c) = &mut self.state {
             c.send_close_notify();
@@ -244,6 +247,13 @@ impl TlsStream {
 pub struct TlsSink<'a> {
     pub sock: &'a TcpStream,
     pub tls: &'a mut TlsStream,
+}
+
+impl TlsSink<'_> {
+    /// Sends the records rustls holds; true when none is left.
+    pub fn flush(&mut self) -> io::Result<bool> {
+        self.tls.write_pending(self.sock)
+    }
 }
 
 impl Sink for TlsSink<'_> {
