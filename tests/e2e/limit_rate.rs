@@ -75,3 +75,49 @@ fn limit_rate_after_frees_the_first_bytes() {
         );
     }
 }
+
+/// A client that closes while its response waits out `limit_rate` is seen
+/// at once, as nginx's `ngx_http_test_reading` sees it: the request ends
+/// with `client prematurely closed connection` at `info`, its access-log
+/// line is written and stub_status no longer counts it, long before the
+/// pause would have ended (6,000 bytes at 15 a second: about 400 s).
+#[test]
+fn a_client_closing_during_the_pause_ends_the_request() {
+    use std::io::{Read, Write};
+    let p = Prefix::new("limit-rate-close");
+    p.write("html/slow/f.txt", body());
+    let s = Server::start(
+        p,
+        &conf_with(
+            "    log_format st \"$request $status\";\n    server {\n        \
+             listen 127.0.0.1:PORT;\n        root html;\n        \
+             access_log logs/st.log st;\n\
+             location /slow/ { limit_rate 15; }\n\
+             location = /stub { stub_status; }\n    }\n",
+        ),
+    );
+    let mut c = s.connect();
+    c.write_all(b"GET /slow/f.txt HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    let mut first = [0u8; 8];
+    c.read_exact(&mut first).unwrap();
+    assert_eq!(&first, b"HTTP/1.1");
+    let closed = Instant::now();
+    drop(c);
+    let errlog = s.prefix.dir.join("logs/error.log");
+    let lines = crate::support::wait_for_lines(&errlog, 1, |l| {
+        l.contains("[info]") && l.contains("client prematurely closed connection")
+    });
+    assert_eq!(lines.len(), 1, "no info line for the closed client");
+    let logged = crate::support::wait_for_lines(&s.prefix.dir.join("logs/st.log"), 1, |l| {
+        l.starts_with("GET /slow/f.txt")
+    });
+    assert_eq!(logged, ["GET /slow/f.txt HTTP/1.1 200"]);
+    assert!(closed.elapsed() < Duration::from_secs(60));
+    let stub = s.get("/stub");
+    let text = String::from_utf8_lossy(&stub.body).to_string();
+    assert!(
+        text.starts_with("Active connections: 1 "),
+        "the closed client is still counted: {text}"
+    );
+}

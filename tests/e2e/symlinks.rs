@@ -33,3 +33,26 @@ fn symlinks_refused_unless_off_or_before_from() {
         assert_eq!(s.get("/real/missing").status, 404);
     }
 }
+
+/// The configured `alias` is the administrator's: `.` and `..` segments
+/// in it are walked as nginx walks them, while a `..` the URI would add
+/// is still refused; `$document_root` of a regex location's alias is the
+/// alias with its captures (`disable_symlinks ... from=$document_root`
+/// relies on it).
+#[test]
+fn dot_segments_in_the_configured_alias_and_an_expanded_document_root() {
+    let p = Prefix::new("alias-dots");
+    p.write("html/sub/f.txt", "f\n");
+    let dir = p.dir.join("html").display().to_string();
+    let s = Server::start(
+        p,
+        &conf_with(&format!(
+            "    server {{\n        listen 127.0.0.1:PORT;\n\
+             location /dots/ {{ disable_symlinks on; alias {dir}/./sub/../sub/; }}\n\
+             location ~ ^/dr/(.+)$ {{ alias {dir}/$1; return 200 \"$document_root\\n\"; }}\n    }}\n"
+        )),
+    );
+    let r = s.get("/dots/f.txt");
+    assert_eq!((r.status, r.body.as_slice()), (200, &b"f\n"[..]));
+    assert_eq!(s.get("/dr/sub").body, format!("{dir}/sub\n").into_bytes());
+}

@@ -4,8 +4,10 @@
 //! ([`parse_request`] into a reusable [`Request`]), the incremental request
 //! body decoder ([`BodyDecoder`]: Content-Length and chunked), URI
 //! normalisation ([`uri`]), HTTP dates and nginx's log timestamps ([`date`]),
-//! and the byte-level pieces of responses: status lines, nginx's built-in
-//! error pages, header-writing helpers ([`response`]).
+//! the byte-level pieces of responses: status lines, nginx's built-in
+//! error pages, header-writing helpers ([`response`]), and a backend's
+//! response head as nginx's proxy reads it, with its body's framing
+//! ([`upstream`]; not wired yet: the proxy, issue 19).
 //!
 //! Does not own: any I/O, timers or buffering policy (engine), deciding what
 //! to answer (core, which also parses `Range`), compression (compress, which
@@ -35,6 +37,7 @@ mod error;
 pub mod proxy_protocol;
 pub mod request;
 pub mod response;
+pub mod upstream;
 pub mod uri;
 
 pub use body::{BodyDecoder, BodyProgress};

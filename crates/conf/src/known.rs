@@ -128,6 +128,11 @@ pub static OWN_MODULES: &[&str] = &[
 ];
 
 /// The entries of an nginx directive (none: not nginx's).
+/// Whether nginx has `name` inside `upstream { }` (`NGX_HTTP_UPS_CONF`).
+pub fn upstream_directive(name: &str) -> bool {
+    entries(name).any(|e| e.contexts & ctx::UPS != 0)
+}
+
 pub fn entries(name: &str) -> impl Iterator<Item = &'static NginxDirective> + '_ {
     DIRECTIVES
         .iter()
@@ -167,15 +172,13 @@ pub fn status(name: &str) -> Option<Status> {
     }
 }
 
-/// The contexts Peregrine can be in: nginx's `if`, `limit_except` and
-/// `upstream` blocks count once their directive has a table row.
+/// The contexts the directive table serves: nginx's `if` and
+/// `limit_except` blocks count once their directive has a table row.
 pub fn reachable() -> u16 {
+    // `upstream { }` reads its own directives (build/upstream.rs), not
+    // through the table: its context never counts here.
     let mut r = ctx::MAIN | ctx::EVENTS | ctx::HSL;
-    for (block, bits) in [
-        ("upstream", ctx::UPS),
-        ("if", ctx::SIF | ctx::LIF),
-        ("limit_except", ctx::LMT),
-    ] {
+    for (block, bits) in [("if", ctx::SIF | ctx::LIF), ("limit_except", ctx::LMT)] {
         if table::lookup(block).is_some() {
             r |= bits;
         }
@@ -187,7 +190,9 @@ pub fn reachable() -> u16 {
 /// covering every context of the entry Peregrine can be in (so http's
 /// `keepalive_timeout` does not stand in for upstream's).
 pub fn entry_has_row(e: &NginxDirective) -> bool {
-    let r = e.contexts & reachable();
+    // Inside `if`, a row's directive is allowed where nginx allows it
+    // (`build::check`), so `if` contexts need no bits of the row.
+    let r = e.contexts & reachable() & !(ctx::SIF | ctx::LIF);
     r != 0 && table::lookup(e.name).is_some_and(|s| s.contexts & r == r)
 }
 
@@ -197,10 +202,6 @@ pub fn entry_has_row(e: &NginxDirective) -> bool {
 /// the extras fail on a refused directive (loudly, by name), rather than
 /// skipping tests that pass.
 static KEY_DIRECTIVES: &[(&str, &[&str])] = &[
-    // nginx's test suite needs rewrite for `return`, which Peregrine has;
-    // `rewrite`, `if`, `set` and `break` are refused (by name, so a test that
-    // uses them fails loudly) until they are implemented.
-    ("http_rewrite", &["return"]),
     // The listing itself; its format and size/time options are refused by
     // name (the suite's autoindex_format.t fails on them, autoindex.t runs).
     ("http_autoindex", &["autoindex"]),

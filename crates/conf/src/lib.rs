@@ -17,6 +17,7 @@
 
 pub mod build;
 pub mod error;
+pub mod fast;
 pub mod known;
 pub mod lexer;
 pub mod model;

@@ -155,6 +155,16 @@ pub struct HttpConf {
     // request
     /// `charset_map` blocks, in configuration order.
     pub charset_maps: Vec<CharsetMap>,
+    // upstream
+    /// `upstream { }` groups, in configuration order.
+    pub upstreams: Vec<UpstreamConf>,
+    // map
+    /// `map` blocks, in configuration order (a variable names one).
+    pub maps: Vec<MapConf>,
+    // rewrite
+    /// The names of the variables `set` defines, by their index in a
+    /// request's table of set values ([`Part::Set`]).
+    pub set_vars: Arc<[String]>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -275,10 +285,6 @@ pub struct LocConf {
     /// `try_files file ... uri|=code`; empty when absent.
     /// Not inherited (nginx: belongs to its block).
     pub try_files: Vec<String>,
-    /// Not inherited: a server-level `return` (in `ServerConf::conf`) runs
-    /// before location selection (nginx's server rewrite phase); of several
-    /// `return`s in a block the first is kept, as only it can run.
-    pub return_: Option<ReturnConf>,
     /// Inherited only when the level has none of its own (nginx).
     pub error_pages: Vec<ErrorPageConf>,
     /// Not inherited; at server level it serves requests no location matches.
@@ -371,6 +377,20 @@ pub struct LocConf {
     /// `error_log` of the http/server/location level in effect (inherited
     /// as nginx's `ngx_http_core_merge_loc_conf`); `None`: the main one.
     pub error_log: Option<Arc<[ErrorLogConf]>>,
+    // fastpath
+    /// The fast-path verdicts of the directives written in this level's
+    /// chain (http, server, enclosing locations, this one), for the levels
+    /// inside it ([`crate::fast`]).
+    pub fast_chain: crate::fast::FastChain,
+    /// Whether core's static fast path may record routes here: no
+    /// directive in the chain says otherwise ([`crate::fast::FastChain::admits`]).
+    pub fast_eligible: bool,
+    // rewrite
+    /// The rewrite module's script and flags (`crate::build::rewrite`).
+    pub rewrite: RewriteConf,
+    /// The `root`/`alias` text has variables (`$`): computed once at load,
+    /// so the static path does not scan it per request.
+    pub root_has_vars: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -787,4 +807,251 @@ impl Default for SslConf {
     fn default() -> Self {
         crate::build::ssl::RawSsl::default().resolve()
     }
+}
+// upstream
+
+/// One `upstream NAME { }` group (nothing refers to one until the proxy
+/// lands: `proxy_pass` is refused).
+#[derive(Debug, Clone, PartialEq)]
+pub struct UpstreamConf {
+    pub name: String,
+    pub method: BalanceMethod,
+    /// `hash KEY`: the key as written (its variables checked at load).
+    pub hash_key: Option<String>,
+    pub servers: Vec<UpstreamServer>,
+    /// `keepalive N`: idle connections kept per worker (none by default).
+    pub keepalive: Option<u32>,
+    pub keepalive_requests: u64,
+    pub keepalive_time: Duration,
+    pub keepalive_timeout: Duration,
+    /// `zone NAME [SIZE]`: accepted; the state stays per worker.
+    pub zone: Option<(String, Option<usize>)>,
+    pub span: Span,
+}
+
+/// The balancing method of a group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BalanceMethod {
+    RoundRobin,
+    IpHash,
+    Hash { consistent: bool },
+    LeastConn,
+    Random { two: bool },
+}
+
+/// One `server` line of a group.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UpstreamServer {
+    /// The address as written (`backend:8080`): peers' names in logs, and
+    /// the consistent hash's points.
+    pub name: String,
+    /// What it resolved to when the configuration loaded.
+    pub addrs: Vec<PeerAddr>,
+    pub weight: u32,
+    pub max_fails: u32,
+    pub fail_timeout: Duration,
+    pub max_conns: u32,
+    pub backup: bool,
+    pub down: bool,
+    pub span: Span,
+}
+
+/// A peer's address.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PeerAddr {
+    Inet(std::net::SocketAddr),
+    Unix(PathBuf),
+}
+
+// rewrite
+
+/// The rewrite module's settings of one level (`ngx_http_rewrite_loc_conf_t`)
+/// and `recursive_error_pages` (core's, used with the script's redirects).
+#[derive(Debug, Clone, Default)]
+pub struct RewriteConf {
+    /// The level's own script (not inherited, as nginx's `codes`); `None`
+    /// when the level has no rewrite-module directive.
+    pub script: Option<Arc<Script>>,
+    /// An enclosing level (the server) has a script: the location is off
+    /// the static fast path, which skips the server rewrite phase.
+    pub outer_script: bool,
+    /// `rewrite_log` (default off).
+    pub log: bool,
+    /// `uninitialized_variable_warn` (default on).
+    pub uninitialized_warn: bool,
+    /// `recursive_error_pages` (default off).
+    pub recursive_error_pages: bool,
+}
+
+impl RewriteConf {
+    /// No script runs for a request in this location (the fast path may
+    /// serve it).
+    pub fn is_none(&self) -> bool {
+        self.script.is_none() && !self.outer_script
+    }
+}
+
+/// A level's compiled script: nginx's `ngx_http_script` codes, flat, an
+/// `if` jumping over its block when false.
+#[derive(Debug, Default)]
+pub struct Script {
+    pub ops: Vec<Op>,
+}
+
+/// One operation of a script, in configuration order.
+#[derive(Debug, Clone)]
+pub enum Op {
+    Rewrite(Box<RewriteOp>),
+    /// `return code [text]` / `return URL`.
+    Return {
+        code: u16,
+        text: Option<Template>,
+    },
+    /// `set $var value`.
+    Set {
+        target: SetTarget,
+        value: Template,
+    },
+    /// `break`.
+    Break,
+    /// `if (cond) {`: when false, go on at op `next`; when true, the block's
+    /// settings (a location's `if`; `None` in a server) take effect.
+    If {
+        cond: Cond,
+        conf: Option<Arc<LocConf>>,
+        next: usize,
+    },
+}
+
+/// Where `set` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SetTarget {
+    /// A variable of the request's table ([`HttpConf::set_vars`]).
+    Var(usize),
+    /// `$args` (nginx's changeable core variable).
+    Args,
+}
+
+/// `rewrite regex replacement [flag]`.
+#[derive(Debug, Clone)]
+pub struct RewriteOp {
+    pub regex: crate::regex::Regex,
+    /// The replacement up to its first literal `?` (or all of it).
+    pub uri: Template,
+    /// After the literal `?`: the new arguments (not for redirects).
+    pub args: Option<Template>,
+    /// The replacement does not end with `?`: the request's arguments are
+    /// appended.
+    pub add_args: bool,
+    pub flag: RewriteFlag,
+    /// A redirect: `redirect`, `permanent`, or a replacement starting with
+    /// `http://`, `https://` or `$scheme`.
+    pub redirect: Option<u16>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RewriteFlag {
+    /// No flag: the script goes on with the new URI.
+    None,
+    Last,
+    Break,
+}
+
+/// An `if` condition.
+#[derive(Debug, Clone)]
+pub enum Cond {
+    /// `($var)`: true unless empty or `"0"`.
+    Var(Template),
+    /// `($var = value)` / `!=`.
+    Eq {
+        var: Template,
+        value: Template,
+        negate: bool,
+    },
+    /// `($var ~ regex)`, `~*`, `!~`, `!~*`.
+    Match {
+        var: Template,
+        regex: crate::regex::Regex,
+        negate: bool,
+    },
+    /// `(-f path)` and the others.
+    File {
+        op: FileTest,
+        negate: bool,
+        path: Template,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileTest {
+    /// `-f`: a regular file.
+    Plain,
+    /// `-d`: a directory.
+    Dir,
+    /// `-e`: exists.
+    Exists,
+    /// `-x`: executable.
+    Exec,
+}
+
+/// A value compiled once at load (nginx's complex value): literal text,
+/// variables and regex captures in order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Template {
+    pub parts: Vec<Part>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Part {
+    Lit(String),
+    /// A variable of nginx's core or a module, by (lowercase) name.
+    Var(String),
+    /// `$1`..`$9` (`$0` the whole match).
+    Capture(usize),
+    /// A name `set` may define: its index in the request's table, and the
+    /// name (a regex's named capture when nothing was set).
+    Set(usize, String),
+}
+
+impl Template {
+    /// The text of a template without variables.
+    pub fn literal(&self) -> Option<&str> {
+        match self.parts.as_slice() {
+            [] => Some(""),
+            [Part::Lit(s)] => Some(s),
+            _ => None,
+        }
+    }
+}
+
+// map
+
+/// One `map SOURCE $VAR { }` (`ngx_http_map_module`).
+#[derive(Debug, Clone)]
+pub struct MapConf {
+    /// The source value, its variables expanded per request.
+    pub source: String,
+    /// The variable it defines (lowercase, without `$`).
+    pub var: String,
+    pub default: Option<String>,
+    /// `hostnames`: wildcard keys, a trailing dot of the source ignored.
+    pub hostnames: bool,
+    /// `volatile`: accepted (values are not cached per request anyway).
+    pub volatile: bool,
+    /// Exact keys, lowercase (nginx's hash compares case-insensitively).
+    pub exact: std::collections::HashMap<String, String>,
+    pub wildcards: Vec<(MapWildcard, String)>,
+    /// `~` and `~*` keys, tried in order after the others.
+    pub regexes: Vec<(crate::regex::Regex, String)>,
+    pub span: Span,
+}
+
+/// A `hostnames` wildcard key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MapWildcard {
+    /// `*.example.com` (`bare: false`) or `.example.com` (`bare`: also
+    /// `example.com` itself), stored as `.example.com`.
+    Head { suffix: String, bare: bool },
+    /// `www.example.*`, stored as `www.example.`.
+    Tail(String),
 }

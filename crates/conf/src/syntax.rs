@@ -34,6 +34,9 @@ pub struct Directive {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Block {
     pub items: Vec<Directive>,
+    /// The line of the closing `}` (0 when reading stopped before it):
+    /// where nginx reports what it checks once a block is read.
+    pub end: u32,
     /// The syntax error that stopped reading inside this block, if any.
     pub error: Option<ConfError>,
 }
@@ -73,7 +76,7 @@ pub fn parse(input: &[u8], file: Arc<PathBuf>, source: Source) -> Parsed {
     let mut lx = Lexer::new(input, file, source);
     let mut items = Vec::new();
     let error = match read_items(&mut lx, &mut items, 0, source) {
-        Ok(()) => None,
+        Ok(_) => None,
         Err(Stop::Fresh(e)) => Some(e),
         Err(Stop::Placed) => None,
     };
@@ -86,16 +89,16 @@ fn read_items(
     items: &mut Vec<Directive>,
     depth: usize,
     source: Source,
-) -> std::result::Result<(), Stop> {
+) -> std::result::Result<u32, Stop> {
     loop {
         let stmt = lx.next_stmt().map_err(Stop::Fresh)?;
         let (args, line, is_block) = match stmt {
-            Stmt::BlockEnd { .. } if depth > 0 => return Ok(()),
+            Stmt::BlockEnd { line } if depth > 0 => return Ok(line),
             Stmt::BlockEnd { .. } => return Err(Stop::Fresh(unexpected(lx, "\"}\""))),
             Stmt::Eof { .. } if depth > 0 => {
                 return Err(Stop::Fresh(unexpected(lx, "end of file, expecting \"}\"")));
             }
-            Stmt::Eof { .. } => return Ok(()),
+            Stmt::Eof { .. } => return Ok(0),
             Stmt::Simple { args, line } => (args, line, false),
             Stmt::BlockStart { args, line } => (args, line, true),
         };
@@ -122,7 +125,10 @@ fn read_items(
         };
         let result = match directive.block.as_mut() {
             Some(block) => match read_items(lx, &mut block.items, depth + 1, source) {
-                Ok(()) => Ok(()),
+                Ok(end) => {
+                    block.end = end;
+                    Ok(())
+                }
                 Err(Stop::Fresh(e)) => {
                     block.error = Some(e);
                     Err(Stop::Placed)

@@ -39,6 +39,7 @@ pub const KNOWN: &[&str] = &[
     "remote_port",
     "remote_user",
     "request",
+    "request_filename",
     "request_id",
     "request_length",
     "request_method",

@@ -24,25 +24,47 @@ pub(crate) struct Entry {
     pub size: u64,
 }
 
-/// Why a listing could not be produced (maps to 404/403/500 as nginx).
+/// An `errno` (maps to 404/403/500 as nginx).
 pub(crate) type Errno = i32;
+
+/// Why a listing could not be produced: the `errno`, and whether it was
+/// opening the directory that failed (the failure nginx's error line
+/// names: `opendir() "DIR" failed`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ListError {
+    pub opendir: bool,
+    pub errno: Errno,
+}
+
+impl From<Errno> for ListError {
+    /// A failure after the directory was opened.
+    fn from(errno: Errno) -> ListError {
+        ListError {
+            opendir: false,
+            errno,
+        }
+    }
+}
 
 fn errno(e: &std::io::Error) -> Errno {
     e.raw_os_error().unwrap_or(libc::EIO)
 }
 
 /// Reads `dir` and renders the listing page for `uri`.
-pub(crate) fn render(dir: &str, uri: &str, utf8: bool) -> Result<Vec<u8>, Errno> {
+pub(crate) fn render(dir: &str, uri: &str, utf8: bool) -> Result<Vec<u8>, ListError> {
     Ok(html(uri, &entries(dir)?, utf8))
 }
 
 /// The entries of `dir` nginx lists, directories first, then by name.
-pub(crate) fn entries(dir: &str) -> Result<Vec<Entry>, Errno> {
+pub(crate) fn entries(dir: &str) -> Result<Vec<Entry>, ListError> {
     use std::os::unix::ffi::OsStrExt;
-    let rd = fs::read_dir(dir).map_err(|e| errno(&e))?;
+    let rd = fs::read_dir(dir).map_err(|e| ListError {
+        opendir: true,
+        errno: errno(&e),
+    })?;
     let mut entries = Vec::new();
     for ent in rd {
-        let ent = ent.map_err(|e| errno(&e))?;
+        let ent = ent.map_err(|e| ListError::from(errno(&e)))?;
         let name = ent.file_name().as_bytes().to_vec();
         if name.first() == Some(&b'.') {
             continue;
@@ -55,10 +77,10 @@ pub(crate) fn entries(dir: &str) -> Result<Vec<Entry>, Errno> {
             Err(e) if matches!(errno(&e), libc::ENOENT | libc::ELOOP) => {
                 match fs::symlink_metadata(ent.path()) {
                     Ok(m) => m,
-                    Err(e) => return Err(errno(&e)),
+                    Err(e) => return Err(errno(&e).into()),
                 }
             }
-            Err(e) => return Err(errno(&e)),
+            Err(e) => return Err(errno(&e).into()),
         };
         entries.push(Entry {
             name,
@@ -255,10 +277,13 @@ mod tests {
     }
 
     #[test]
-    fn missing_directory_is_an_errno() {
+    fn missing_directory_is_opendirs_errno() {
         assert_eq!(
             render("/nonexistent/peregrine", "/", false).unwrap_err(),
-            libc::ENOENT
+            ListError {
+                opendir: true,
+                errno: libc::ENOENT
+            }
         );
     }
 }

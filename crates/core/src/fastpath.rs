@@ -12,10 +12,13 @@
 //! Sound because, for such a request, the answer is a function of the
 //! server, the URI and the file alone. A route is recorded only when the
 //! full path reached the memory cache with the request's own URI (no
-//! internal redirect, no `error_page`), in a location without `try_files`
-//! or a `*_static` module (both probe the filesystem per request) and
-//! whose `root`/`alias` has no variables (which could depend on other
-//! request headers). A request takes a route only when nothing else could
+//! internal redirect, no `error_page`), in a location the configuration
+//! marks eligible (`LocConf::fast_eligible`, set at load from the
+//! fast-path verdict of every directive in the location's chain, see
+//! `peregrine_conf::fast`: `try_files` or a `*_static` module probe the
+//! filesystem per request, a `root`/`alias` with variables could depend on
+//! other request headers, `add_header` runs per answer...). A request
+//! takes a route only when nothing else could
 //! change the answer: GET or HEAD, no body, no conditional or `Range`
 //! header, and a compression policy that leaves the response as is
 //! ([`Policy::may_change`]). Everything else goes the long way, which
@@ -242,28 +245,11 @@ fn request_qualifies<H: HeaderLookup + ?Sized>(req: &FastReq<'_, H>, look: bool)
                 .all(|h| req.headers.get(h).is_none()))
 }
 
-/// The location answers a URI from one file, found without probing, and
-/// adds nothing of the request's to the head.
+/// The location's configuration marks it eligible: no directive in its
+/// chain changes a cached file's answer per request or keeps it from being
+/// the file (`peregrine_conf::fast`: every directive states its verdict).
 fn location_qualifies(conf: &LocConf) -> bool {
-    conf.try_files.is_empty()
-        && crate::static_variants::statics_off(conf)
-        && !crate::phases::root_text(&conf.root).contains('$')
-        // The userid filter adds a cookie to every response.
-        && conf.userid.mode < peregrine_conf::model::UseridMode::V1
-        // `add_header` and `expires` run the headers filter per answer.
-        && !crate::headers::active(conf)
-        && request_directives_allow(conf)
-}
-
-/// The request-processing directives that change a static answer keep
-/// their location off the routes: recoding (`source_charset`), `internal`,
-/// `disable_symlinks`, a non-html `autoindex_format` does not matter (a
-/// route serves files only).
-fn request_directives_allow(conf: &LocConf) -> bool {
-    let r = &conf.request;
-    r.source_charset.is_none()
-        && !r.internal
-        && r.disable_symlinks.mode == peregrine_conf::model::SymlinkMode::Off
+    conf.fast_eligible
 }
 
 impl HttpCore {

@@ -35,6 +35,45 @@ pub(crate) struct FileInfo {
 /// An `errno` from open/stat.
 pub(crate) type Errno = i32;
 
+/// The system call of a failed lookup, as nginx's error line names it
+/// (`of.failed` of `ngx_open_cached_file`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Call {
+    Open,
+    /// nginx opens with `openat()` when `disable_symlinks` is on.
+    OpenAt,
+    Stat,
+    Fstat,
+}
+
+impl Call {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Call::Open => "open()",
+            Call::OpenAt => "openat()",
+            Call::Stat => "stat()",
+            Call::Fstat => "fstat()",
+        }
+    }
+}
+
+/// Why a lookup failed: the call and its `errno`, kept from the failure
+/// itself for the error log (no second look at the path to explain it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct OpenError {
+    pub call: Call,
+    pub errno: Errno,
+}
+
+impl OpenError {
+    pub(crate) fn new(call: Call, e: &std::io::Error) -> OpenError {
+        OpenError {
+            call,
+            errno: errno(e),
+        }
+    }
+}
+
 fn errno(e: &std::io::Error) -> Errno {
     e.raw_os_error().unwrap_or(libc::EIO)
 }
@@ -53,9 +92,9 @@ fn info_from(meta: &std::fs::Metadata, file: Option<Rc<File>>) -> FileInfo {
 
 /// Opens and `fstat`s a path (regular files and directories; a directory's
 /// descriptor is not kept). `test_only` stats without opening (try_files).
-pub(crate) fn open_uncached(path: &str, test_only: bool) -> Result<FileInfo, Errno> {
+pub(crate) fn open_uncached(path: &str, test_only: bool) -> Result<FileInfo, OpenError> {
     if test_only {
-        let meta = std::fs::metadata(path).map_err(|e| errno(&e))?;
+        let meta = std::fs::metadata(path).map_err(|e| OpenError::new(Call::Stat, &e))?;
         return Ok(info_from(&meta, None));
     }
     // O_NONBLOCK as nginx (`NGX_FILE_NONBLOCK`): opening a FIFO must not
@@ -64,8 +103,10 @@ pub(crate) fn open_uncached(path: &str, test_only: bool) -> Result<FileInfo, Err
         .read(true)
         .custom_flags(libc::O_NONBLOCK)
         .open(path)
-        .map_err(|e| errno(&e))?;
-    let meta = file.metadata().map_err(|e| errno(&e))?;
+        .map_err(|e| OpenError::new(Call::Open, &e))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| OpenError::new(Call::Fstat, &e))?;
     Ok(info_from(&meta, Some(Rc::new(file))))
 }
 
@@ -81,6 +122,7 @@ pub(crate) struct Policy {
 #[derive(Debug)]
 struct Entry {
     key: Box<str>,
+    /// A cached error is reported as `open()`'s, as nginx reports it.
     result: Result<FileInfo, Errno>,
     checked: SystemTime,
     accessed: SystemTime,
@@ -95,7 +137,7 @@ const NIL: usize = usize::MAX;
 /// An LRU map from path to lookup result; slots are reused.
 #[derive(Debug, Default)]
 pub(crate) struct OpenFileCache {
-    map: HashMap<Box<str>, usize>,
+    map: HashMap<Box<str>, usize, crate::fxhash::PathBuild>,
     slots: Vec<Option<Entry>>,
     free: Vec<usize>,
     /// Most recently used.
@@ -115,6 +157,21 @@ fn age(now: SystemTime, then: SystemTime) -> Duration {
 }
 
 impl OpenFileCache {
+    /// An empty cache; `request_filled` when some location caches lookup
+    /// errors (`open_file_cache_errors on`), so that requests choose keys
+    /// (see [`crate::fxhash::PathBuild`]).
+    pub(crate) fn new(request_filled: bool) -> Self {
+        OpenFileCache {
+            map: HashMap::with_hasher(crate::fxhash::PathBuild::new(request_filled)),
+            ..Default::default()
+        }
+    }
+
+    #[cfg(test)]
+    pub(crate) fn hasher(&self) -> &crate::fxhash::PathBuild {
+        self.map.hasher()
+    }
+
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.map.len()
@@ -190,7 +247,7 @@ impl OpenFileCache {
         test_only: bool,
         policy: &Policy,
         now: SystemTime,
-    ) -> Result<FileInfo, Errno> {
+    ) -> Result<FileInfo, OpenError> {
         self.expire(now, policy.conf.inactive, false);
         if let Some(&i) = self.map.get(path) {
             self.hits += 1;
@@ -202,7 +259,7 @@ impl OpenFileCache {
         if let Err(e) = &result
             && (!policy.errors
                 || !matches!(
-                    *e,
+                    e.errno,
                     libc::ENOENT | libc::ENOTDIR | libc::EACCES | libc::ENAMETOOLONG
                 ))
         {
@@ -211,7 +268,7 @@ impl OpenFileCache {
         if self.map.len() >= policy.conf.max.max(1) {
             self.expire(now, policy.conf.inactive, true);
         }
-        let mut stored = result.clone();
+        let mut stored = result.clone().map_err(|e| e.errno);
         if policy.min_uses > 1
             && let Ok(info) = stored.as_mut()
         {
@@ -239,18 +296,24 @@ impl OpenFileCache {
         test_only: bool,
         policy: &Policy,
         now: SystemTime,
-    ) -> Result<FileInfo, Errno> {
+    ) -> Result<FileInfo, OpenError> {
         self.unlink(i);
         self.push_front(i);
         let Some(e) = self.slots[i].as_mut() else {
-            return Err(libc::EIO);
+            return Err(OpenError {
+                call: Call::Open,
+                errno: libc::EIO,
+            });
         };
         e.accessed = now;
         e.uses = e.uses.saturating_add(1);
         let fresh = age(now, e.checked) < policy.valid;
         let needs_fd = !test_only && matches!(&e.result, Ok(f) if !f.is_dir && f.file.is_none());
         if fresh && !needs_fd {
-            return e.result.clone();
+            return e.result.clone().map_err(|errno| OpenError {
+                call: Call::Open,
+                errno,
+            });
         }
         // Stale, or a descriptor is wanted that was not kept: look again.
         self.syscalls += 1;
@@ -269,7 +332,7 @@ impl OpenFileCache {
                     Ok(info_from(&meta, old.file.clone()))
                 }
                 (Ok(_), _) => open_uncached(path, false),
-                (Err(err), _) => Err(errno(&err)),
+                (Err(err), _) => Err(OpenError::new(Call::Stat, &err)),
             }
         };
         if result.is_err() && !policy.errors {
@@ -277,7 +340,7 @@ impl OpenFileCache {
             return result;
         }
         let keep_fd = e.uses >= policy.min_uses;
-        let mut stored = result.clone();
+        let mut stored = result.clone().map_err(|e| e.errno);
         if let Ok(info) = stored.as_mut()
             && !keep_fd
         {
@@ -352,17 +415,20 @@ mod tests {
         let t0 = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000);
         let mut c = OpenFileCache::default();
         let pol = policy(10, 60, 1, false);
-        assert_eq!(c.open(&p, false, &pol, t0).unwrap_err(), libc::ENOENT);
-        assert_eq!(c.open(&p, false, &pol, t0).unwrap_err(), libc::ENOENT);
+        assert_eq!(c.open(&p, false, &pol, t0).unwrap_err().errno, libc::ENOENT);
+        assert_eq!(c.open(&p, false, &pol, t0).unwrap_err().errno, libc::ENOENT);
         assert_eq!(c.syscalls, 2);
         let mut c = OpenFileCache::default();
         let pol = policy(10, 60, 1, true);
-        assert_eq!(c.open(&p, false, &pol, t0).unwrap_err(), libc::ENOENT);
+        assert_eq!(c.open(&p, false, &pol, t0).unwrap_err().errno, libc::ENOENT);
         d.file("missing", b"now here");
         assert_eq!(
             c.open(&p, false, &pol, t0).unwrap_err(),
-            libc::ENOENT,
-            "cached error"
+            OpenError {
+                call: Call::Open,
+                errno: libc::ENOENT
+            },
+            "cached error, reported as open()'s"
         );
         assert_eq!(c.syscalls, 1);
         let ok = c

@@ -123,11 +123,21 @@ pub fn mime_types() -> MimeTypes {
 pub fn loc_conf(root: &str) -> LocConf {
     LocConf {
         root: DocRoot::Root(root.to_string()),
+        root_has_vars: root.contains('$'),
         types: Arc::new(mime_types()),
         memory_cache: None,
         access_log: Vec::new(),
         ..LocConf::nginx_default(Path::new("/"))
     }
+}
+
+/// `conf` with its fast-path flag set as the parser would set it had every
+/// directive that could clear it been written
+/// ([`peregrine_conf::fast::admits_by_value`]): the tests that change a
+/// setting see its verdict.
+fn judged(mut conf: LocConf) -> LocConf {
+    conf.fast_eligible = peregrine_conf::fast::admits_by_value(&conf);
+    conf
 }
 
 /// Parses a location head as written after `location`: `= /x`, `^~ /x`,
@@ -163,7 +173,7 @@ pub fn loc(spec: &str, conf: &LocConf) -> Arc<LocationConf> {
 pub fn nested(spec: &str, conf: &LocConf, children: Vec<Arc<LocationConf>>) -> Arc<LocationConf> {
     Arc::new(LocationConf {
         matcher: matcher(spec),
-        conf: Arc::new(conf.clone()),
+        conf: Arc::new(judged(conf.clone())),
         locations: children,
         span: Span::default(),
     })
@@ -221,7 +231,7 @@ pub fn server_with(
         client_header_buffer_size: DEFAULT_CLIENT_HEADER_BUFFER_SIZE,
         large_client_header_buffers: DEFAULT_LARGE_CLIENT_HEADER_BUFFERS,
         locations,
-        conf: Arc::new(conf),
+        conf: Arc::new(judged(conf)),
         span: Span::default(),
         merge_slashes: true,
         headers: Default::default(),
@@ -252,9 +262,40 @@ pub fn config(servers: Vec<ServerConf>) -> Config {
             servers: servers.into_iter().map(Arc::new).collect(),
             log_formats: Vec::new(),
             charset_maps: Vec::new(),
+            upstreams: Vec::new(),
+            maps: Vec::new(),
+            set_vars: Arc::from([]),
         }),
         files: Vec::new(),
         temp_paths: Vec::new(),
         notices: Vec::new(),
     }
+}
+
+/// Gives `conf` the script `return code [text]` (`$name` variables in
+/// `text` compiled as the configuration compiles them).
+pub fn set_return(conf: &mut LocConf, code: u16, text: Option<&str>) {
+    use peregrine_conf::model::{Op, Part, Script, Template};
+    let text = text.map(|t| {
+        let mut parts = Vec::new();
+        for (i, piece) in t.split('$').enumerate() {
+            if i == 0 {
+                if !piece.is_empty() {
+                    parts.push(Part::Lit(piece.to_string()));
+                }
+                continue;
+            }
+            let n = piece
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(piece.len());
+            parts.push(Part::Var(piece[..n].to_string()));
+            if n < piece.len() {
+                parts.push(Part::Lit(piece[n..].to_string()));
+            }
+        }
+        Template { parts }
+    });
+    conf.rewrite.script = Some(Arc::new(Script {
+        ops: vec![Op::Return { code, text }],
+    }));
 }

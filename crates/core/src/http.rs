@@ -38,6 +38,12 @@ pub(crate) struct ServerRt {
     pub name: String,
     /// A `server_name` regex has named captures (variables).
     pub named_captures: bool,
+    // rewrite
+    /// The names of the configuration's `set` variables.
+    pub set_vars: Arc<[String]>,
+    // map
+    /// The configuration's `map` variables (shared by every server).
+    pub maps: Arc<[peregrine_conf::model::MapConf]>,
 }
 
 /// One per worker thread (owns the worker's open-file cache and memory
@@ -70,6 +76,13 @@ pub struct HttpCore {
     // request
     /// The `charset_map` tables (`charset` with `source_charset` recodes).
     pub(crate) charset_maps: Rc<Vec<peregrine_conf::model::CharsetMap>>,
+    // rewrite
+    /// Lines for the error log (see [`HttpCore::take_log_lines`]).
+    pub(crate) log_lines: Vec<crate::rewrite::LogLine>,
+    // fastpath
+    /// What nginx's handlers would have logged of this request's failure,
+    /// from the failed call itself ([`HttpCore::note_failure`]).
+    pub(crate) failure: Option<crate::response::ErrorNote>,
 }
 
 /// The state of one request across internal redirects.
@@ -108,6 +121,13 @@ pub(crate) struct Ctx<'a> {
     /// The engine's counters (`$connections_active`...), read only when a
     /// variable asks.
     pub status: Option<std::rc::Rc<dyn StatusSource>>,
+    // rewrite
+    /// The values `set` gave this request.
+    pub sets: crate::rewrite::SetVars<'a>,
+    /// The configuration's `map` variables.
+    pub maps: &'a [peregrine_conf::model::MapConf],
+    /// Their values so far (across internal redirects, as nginx's).
+    pub map_cache: crate::map::MapCache,
 }
 
 impl Ctx<'_> {
@@ -145,6 +165,10 @@ impl Ctx<'_> {
             named: &self.named,
             conn: self.conn,
             status: self.status.as_deref(),
+            sets: &self.sets,
+            name_len: self.name_len,
+            maps: self.maps,
+            map_cache: &self.map_cache,
         }
     }
 
@@ -178,10 +202,31 @@ pub(crate) enum Step {
     /// Internal redirect to (uri, args).
     Redirect(String, Option<String>),
     Named(String),
+    /// The internal redirect budget ran out: 500 without error_page.
+    Cycle(crate::response::ErrorNote),
+}
+
+/// Whether any level of the configuration says `open_file_cache_errors
+/// on` (with an `open_file_cache`): the open file cache then keeps paths
+/// that do not exist, which requests choose.
+fn caches_errors(conf: &Config) -> bool {
+    fn loc(l: &peregrine_conf::model::LocationConf) -> bool {
+        l.conf.open_file_cache_errors || l.locations.iter().any(|c| loc(c))
+    }
+    conf.http.as_ref().is_some_and(|h| {
+        h.servers
+            .iter()
+            .any(|s| s.conf.open_file_cache_errors || s.locations.iter().any(|l| loc(l)))
+    })
 }
 
 impl HttpCore {
     pub fn new(conf: Arc<Config>) -> Self {
+        let maps: Arc<[peregrine_conf::model::MapConf]> = conf
+            .http
+            .as_ref()
+            .map(|h| Arc::from(h.maps.as_slice()))
+            .unwrap_or_else(|| Arc::from([]));
         let servers: Vec<ServerRt> = conf
             .http
             .as_ref()
@@ -193,6 +238,12 @@ impl HttpCore {
                         locs: Locations::new(&s.locations),
                         name: primary_name(s),
                         named_captures: crate::servers::has_named_captures(s),
+                        set_vars: conf
+                            .http
+                            .as_ref()
+                            .map(|h| h.set_vars.clone())
+                            .unwrap_or_else(|| Arc::from([])),
+                        maps: maps.clone(),
                     })
                     .collect()
             })
@@ -209,7 +260,7 @@ impl HttpCore {
         HttpCore {
             servers: Rc::new(servers),
             index,
-            fcache: OpenFileCache::default(),
+            fcache: OpenFileCache::new(caches_errors(&conf)),
             mcache: MemCache::default(),
             heads: HeadMemo::default(),
             routes: Default::default(),
@@ -225,6 +276,8 @@ impl HttpCore {
                     .map(|h| h.charset_maps.clone())
                     .unwrap_or_default(),
             ),
+            log_lines: Vec::new(),
+            failure: None,
         }
     }
 
@@ -382,6 +435,12 @@ impl HttpCore {
                 Vec::new()
             },
             status: None,
+            sets: crate::rewrite::SetVars {
+                names: &srv.set_vars,
+                values: Vec::new(),
+            },
+            maps: &srv.maps,
+            map_cache: Default::default(),
         }
     }
 
@@ -431,8 +490,16 @@ impl HttpCore {
                     return r;
                 }
                 Step::Special(sp) => self.special(ctx, sp),
+                Step::Cycle(note) => {
+                    self.note_failure(note);
+                    return self.cycle(ctx);
+                }
                 Step::Redirect(uri, args) => {
                     if !count_change(ctx) {
+                        self.note_failure(crate::response::ErrorNote::Cycle {
+                            doing: "while internally redirecting to",
+                            uri,
+                        });
                         return self.cycle(ctx);
                     }
                     ctx.uri = Cow::Owned(uri);
@@ -441,6 +508,10 @@ impl HttpCore {
                 }
                 Step::Named(name) => {
                     if !count_change(ctx) {
+                        self.note_failure(crate::response::ErrorNote::Cycle {
+                            doing: "while redirect to named location",
+                            uri: name,
+                        });
                         return self.cycle(ctx);
                     }
                     let srv = &servers[ctx.server];
@@ -466,13 +537,24 @@ impl HttpCore {
         self.builtin(ctx, &Special::status(500))
     }
 
+    /// The server's script (nginx's server-rewrite phase), then the
+    /// location's phases.
     fn server_rewrite_phase(&mut self, ctx: &mut Ctx<'_>, servers: &[ServerRt]) -> Step {
         let srv = &servers[ctx.server];
-        if let Some(ret) = &srv.conf.conf.return_ {
+        if let Some(script) = &srv.conf.conf.rewrite.script {
             ctx.conf = srv.conf.conf.clone();
             ctx.name_len = Some(0);
-            return self.do_return(ctx, ret);
+            if let crate::rewrite::Flow::Step(step) = self.run_script(ctx, script) {
+                return step;
+            }
         }
+        self.find_config_phase(ctx, servers)
+    }
+
+    /// nginx's find-config phase: the location of the URI, `internal`,
+    /// `client_max_body_size`; then the location's phases.
+    fn find_config_phase(&mut self, ctx: &mut Ctx<'_>, servers: &[ServerRt]) -> Step {
+        let srv = &servers[ctx.server];
         // Assigned once (reference counts are not free on the hot path).
         let (conf, name_len) = match srv.locs.find(&ctx.uri) {
             Some(id) => {
@@ -504,11 +586,10 @@ impl HttpCore {
     }
 
     fn location_phases(&mut self, ctx: &mut Ctx<'_>) -> Step {
-        if ctx.conf.return_.is_some() {
-            let conf = ctx.conf.clone();
-            if let Some(ret) = &conf.return_ {
-                return self.do_return(ctx, ret);
-            }
+        if ctx.conf.rewrite.script.is_some()
+            && let Some(step) = self.rewrite_phase(ctx)
+        {
+            return step;
         }
         if !ctx.conf.try_files.is_empty()
             && let Some(step) = self.try_files(ctx)
@@ -518,10 +599,40 @@ impl HttpCore {
         if ctx.conf.stub_status {
             return self.stub_status(ctx);
         }
+        if ctx.conf.metrics {
+            return self.metrics(ctx);
+        }
         if ctx.conf.empty_gif {
             return self.empty_gif(ctx);
         }
         self.content(ctx)
+    }
+
+    /// nginx's rewrite phase and post-rewrite phase: the location's script
+    /// (not the server's again when no location matched), then a changed
+    /// URI searched again, within the internal redirect budget.
+    #[inline(never)]
+    fn rewrite_phase(&mut self, ctx: &mut Ctx<'_>) -> Option<Step> {
+        let servers = self.servers.clone();
+        let srv = &servers[ctx.server];
+        let conf = ctx.conf.clone();
+        let script = conf.rewrite.script.as_ref()?;
+        if Arc::ptr_eq(&conf, &srv.conf.conf) {
+            return None;
+        }
+        match self.run_script(ctx, script) {
+            crate::rewrite::Flow::Next => None,
+            crate::rewrite::Flow::Step(step) => Some(step),
+            crate::rewrite::Flow::Last => {
+                if !count_change(ctx) {
+                    return Some(Step::Cycle(crate::response::ErrorNote::Cycle {
+                        doing: "while processing",
+                        uri: ctx.uri.to_string(),
+                    }));
+                }
+                Some(self.find_config_phase(ctx, &servers))
+            }
+        }
     }
 
     /// `ngx_http_special_response_handler`: error_page, else the built-in page.
@@ -532,7 +643,9 @@ impl HttpCore {
             && ctx.uri_changes != 0
             && let Some(ep) = find_error_page(&ctx.conf, sp.status).cloned()
         {
-            ctx.error_page_done = true;
+            // nginx's `r->error_page`: one error_page per request unless
+            // `recursive_error_pages on`.
+            ctx.error_page_done = !ctx.conf.rewrite.recursive_error_pages;
             ctx.err_status = match ep.overwrite {
                 None => Some(sp.status),
                 Some(None) => None,
@@ -647,5 +760,26 @@ mod tests {
         let mcache_hits = offset_of!(HttpCore, mcache) + offset_of!(crate::mcache::MemCache, hits);
         assert!(mcache_hits + size_of::<u64>() <= 128, "{mcache_hits}");
         assert!(offset_of!(HttpCore, last_server) < 128);
+    }
+
+    /// The open file cache hashes with SipHash exactly when some location,
+    /// however deeply nested, caches lookup errors (requests then choose
+    /// its keys), and with Fx otherwise.
+    #[test]
+    fn the_file_cache_hasher_follows_open_file_cache_errors() {
+        use crate::fixtures::{config, loc, loc_conf, nested, server_with};
+        use crate::fxhash::PathBuild;
+        let plain = loc_conf("html");
+        let mut errors = plain.clone();
+        errors.open_file_cache_errors = true;
+        let deep = vec![nested("/a/", &plain, vec![loc("/a/b/", &errors)])];
+        let sip = config(vec![server_with(&[], &[], deep, plain.clone())]);
+        let fx = config(vec![server_with(&[], &[], vec![loc("/a/", &plain)], plain)]);
+        let hasher = |c| match HttpCore::new(std::sync::Arc::new(c)).fcache.hasher() {
+            PathBuild::Fx => "fx",
+            PathBuild::Sip(_) => "sip",
+        };
+        assert_eq!(hasher(sip), "sip");
+        assert_eq!(hasher(fx), "fx");
     }
 }

@@ -163,11 +163,8 @@ fn uses_captures(conf: &peregrine_conf::model::LocConf) -> bool {
     };
     has(root)
         || conf.try_files.iter().any(|t| has(t))
-        || conf
-            .return_
-            .as_ref()
-            .and_then(|r| r.text.as_deref())
-            .is_some_and(has)
+        // A script may read the location's captures (`set $x $1;`).
+        || conf.rewrite.script.is_some()
         || conf.error_pages.iter().any(|e| has(&e.target))
 }
 

@@ -1,10 +1,13 @@
 //! Peregrine's Prometheus endpoint (`metrics on;`): the text exposition
 //! format, version 0.0.4 (<https://prometheus.io/docs/instrumenting/exposition_formats/>).
 //!
-//! The engine keeps the numbers (per-worker counters, summed at scrape
-//! time, as for stub_status) and hands them over as a [`MetricsSnapshot`]
-//! to [`HttpCore::metrics_response`]; core renders them, with the
-//! server blocks named by their first `server_name` at scrape time. The
+//! A content handler, as stub_status: a location with `metrics on` is
+//! answered by [`HttpCore::metrics`] in the content phase (after `return`
+//! and `try_files`, as any content handler). The engine keeps the numbers
+//! (per-worker counters, summed at scrape time, as for stub_status) and
+//! hands them over as a [`MetricsSnapshot`] through its
+//! [`crate::StatusSource`]; core renders them, with the server blocks named
+//! by their first `server_name` at scrape time. The
 //! format is a few `write!`s: a client crate (prometheus, metrics) would
 //! bring its own registry and locks, which the request path must not have.
 
@@ -13,7 +16,7 @@ use std::sync::Arc;
 
 use peregrine_conf::model::LocConf;
 
-use crate::http::HttpCore;
+use crate::http::{Ctx, HttpCore, Step};
 use crate::request::Method;
 use crate::response::{Body, HeadLines, Response};
 use crate::special::{self, PageCtx, Special};
@@ -235,6 +238,21 @@ impl HttpCore {
     /// cheaper than hashing for the handful of blocks a config has.
     pub fn server_index(&self, srv: &Arc<peregrine_conf::model::ServerConf>) -> Option<usize> {
         self.servers.iter().position(|s| Arc::ptr_eq(&s.conf, srv))
+    }
+
+    /// The content handler of a location with `metrics on`: the scrape of
+    /// the status source's numbers (zeros without one) for GET and HEAD,
+    /// 405 otherwise (through `error_page`, as stub_status's).
+    pub(crate) fn metrics(&mut self, ctx: &mut Ctx<'_>) -> Step {
+        if !matches!(ctx.method, Method::Get | Method::Head) {
+            return Step::Special(Special::status(405));
+        }
+        let snap = self
+            .status_source()
+            .and_then(|s| s.metrics())
+            .unwrap_or_default();
+        let conf = ctx.conf.clone();
+        Step::Done(self.metrics_response(&conf, ctx.method, &snap))
     }
 
     /// The answer of a location with `metrics on`: the scrape for GET and

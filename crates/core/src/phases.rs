@@ -3,13 +3,13 @@
 
 use std::sync::Arc;
 
-use peregrine_conf::model::{DocRoot, ReturnConf};
+use peregrine_conf::model::DocRoot;
 
-use crate::fcache::{self, Errno, FileInfo, Policy};
+use crate::fcache::{self, Call, Errno, FileInfo, OpenError, Policy};
 use crate::head::{HeadSpec, charset_for, content_type};
 use crate::http::{Ctx, HttpCore, Step, split_args};
 use crate::request::Method;
-use crate::response::{Body, HeadLines, Response, StubStatus};
+use crate::response::{Body, ErrorNote, HeadLines, Response, StubStatus};
 use crate::special::Special;
 
 /// Whether `path` (built from configuration and URI) could leave its root:
@@ -18,16 +18,29 @@ use crate::special::Special;
 /// `/i../x`) and values expanded from variables.
 pub(crate) fn escapes_root(path: &str) -> bool {
     let b = path.as_bytes();
-    // One pass over the bytes (this runs on every request): a dot that
-    // starts a segment and is followed by the segment's end, or by one more
-    // dot and the end, is a `.` or `..` segment.
-    b.iter().enumerate().any(|(i, &c)| match c {
-        0 => true,
-        b'.' if i == 0 || b[i - 1] == b'/' => {
-            matches!(&b[i + 1..], [] | [b'/', ..] | [b'.'] | [b'.', b'/', ..])
-        }
-        _ => false,
+    // This runs on every request: memchr visits only the dots and NULs (a
+    // path has few), where a byte loop costs a dozen instructions a byte.
+    // A dot that starts a segment and is followed by the segment's end, or
+    // by one more dot and the end, is a `.` or `..` segment.
+    memchr::memchr2_iter(b'.', 0, b).any(|i| {
+        b[i] == 0
+            || ((i == 0 || b[i - 1] == b'/')
+                && matches!(&b[i + 1..], [] | [b'/', ..] | [b'.'] | [b'.', b'/', ..]))
     })
+}
+
+/// How much of a mapped `path` is the configured `root`/`alias` itself,
+/// trusted as nginx trusts it (`alias /srv/./a/../b/;` is the
+/// administrator's to write): its text less its last byte, so that a `..`
+/// joining it to the URI (`alias /d/;` with `/i../x`) is still seen. A
+/// value with variables is not trusted (a request may choose them).
+fn trusted_prefix(path: &str, ctx: &Ctx<'_>) -> usize {
+    let raw = root_text(&ctx.conf.root);
+    if ctx.conf.root_has_vars || !path.starts_with(raw) {
+        0
+    } else {
+        raw.len().saturating_sub(1)
+    }
 }
 
 /// `ngx_http_map_uri_to_path`: root + URI, or alias + the URI after the
@@ -69,7 +82,7 @@ pub(crate) fn root_text(root: &DocRoot) -> &str {
 pub(crate) fn map_uri(out: &mut String, ctx: &Ctx<'_>, uri: &str) {
     let root = &ctx.conf.root;
     let raw = root_text(root);
-    if !raw.contains('$') {
+    if !ctx.conf.root_has_vars {
         map_path(out, root, ctx.name_len, uri);
         return;
     }
@@ -93,18 +106,41 @@ pub(crate) fn open_error_status(err: Errno) -> u16 {
 }
 
 impl HttpCore {
-    /// Opens through the location's open_file_cache, or directly.
-    pub(crate) fn open_path(&mut self, ctx: &Ctx<'_>, test_only: bool) -> Result<FileInfo, Errno> {
-        if escapes_root(&self.path_buf) {
-            return Err(libc::ENOENT);
+    /// Opens through the location's open_file_cache, or directly. The
+    /// error keeps the call that failed and its `errno`, for the error log.
+    pub(crate) fn open_path(
+        &mut self,
+        ctx: &Ctx<'_>,
+        test_only: bool,
+    ) -> Result<FileInfo, OpenError> {
+        if escapes_root(&self.path_buf[trusted_prefix(&self.path_buf, ctx)..]) {
+            return Err(OpenError {
+                call: Call::Open,
+                errno: libc::ENOENT,
+            });
         }
         let ds = &ctx.conf.request.disable_symlinks;
-        if ds.mode != peregrine_conf::model::SymlinkMode::Off {
-            let skip = ds.from.as_deref().map_or(0, |f| {
-                crate::symlinks::from_len(&self.path_buf, &ctx.vars().expand(f))
-            });
-            crate::symlinks::check(&self.path_buf, ds.mode, skip)?;
+        if ds.mode == peregrine_conf::model::SymlinkMode::Off {
+            return self.open_checked(ctx, test_only);
         }
+        let skip = ds.from.as_deref().map_or(0, |f| {
+            crate::symlinks::from_len(&self.path_buf, &ctx.vars().expand(f))
+        });
+        // nginx walks the path with `openat()` (`ngx_open_file_wrapper`)
+        // and stats what it opened (`fstat()`): its errors name them.
+        let at = |errno| OpenError {
+            call: Call::OpenAt,
+            errno,
+        };
+        crate::symlinks::check(&self.path_buf, ds.mode, skip).map_err(at)?;
+        self.open_checked(ctx, test_only).map_err(|e| match e.call {
+            Call::Fstat => e,
+            _ => at(e.errno),
+        })
+    }
+
+    /// [`Self::open_path`] once `disable_symlinks` allowed the path.
+    fn open_checked(&mut self, ctx: &Ctx<'_>, test_only: bool) -> Result<FileInfo, OpenError> {
         match ctx.conf.open_file_cache {
             Some(conf) => {
                 let policy = Policy {
@@ -122,12 +158,10 @@ impl HttpCore {
 
     /// `return code [text|URL]` (`ngx_http_rewrite_return`,
     /// `ngx_http_send_response`).
-    pub(crate) fn do_return(&mut self, ctx: &mut Ctx<'_>, ret: &ReturnConf) -> Step {
-        let code = ret.code;
+    pub(crate) fn do_return(&mut self, ctx: &mut Ctx<'_>, code: u16, text: Option<String>) -> Step {
         if code == 444 {
             return Step::Done(close_silently(&ctx.conf));
         }
-        let text = ret.text.as_deref().map(|t| ctx.vars().expand(t));
         if code >= 400 && text.is_none() {
             return Step::Special(Special::status(code));
         }
@@ -243,6 +277,9 @@ impl HttpCore {
             return Step::Special(Special::status(405));
         }
         // ngx_http_core_content_phase: "directory index of ... is forbidden".
+        let mut dir = String::new();
+        map_uri(&mut dir, ctx, &ctx.uri);
+        self.note_failure(ErrorNote::IndexForbidden { dir });
         Step::Special(Special::status(403))
     }
 
@@ -267,35 +304,76 @@ impl HttpCore {
             map_uri(&mut buf, ctx, &ctx.uri);
             buf.push_str(name);
             self.path_buf = buf;
-            match self.open_path(ctx, false) {
+            // nginx's `ngx_open_cached_file` with `test_only`: a stat()
+            // without an open file cache (an unreadable index file is then
+            // the static handler's `open()` failure), an open with one.
+            let test_only = ctx.conf.open_file_cache.is_none();
+            let errno = match self.open_path(ctx, test_only) {
                 Ok(_) => {
                     let uri = format!("{}{name}", ctx.uri);
                     let args = ctx.args.as_deref().map(str::to_string);
                     return Some(Step::Redirect(uri, args));
                 }
-                Err(libc::ENOENT) if !dir_tested => {
+                Err(e) => e.errno,
+            };
+            match errno {
+                // nginx's openat() refusing a symlink: 403, not logged.
+                libc::ELOOP | libc::EMLINK => return Some(Step::Special(Special::status(403))),
+                libc::ENOTDIR | libc::ENAMETOOLONG | libc::EACCES => {
+                    return Some(self.index_error(ctx, errno));
+                }
+                _ if !dir_tested => {
                     dir_tested = true;
-                    let mut buf = std::mem::take(&mut self.path_buf);
-                    map_uri(&mut buf, ctx, &ctx.uri);
-                    self.path_buf = buf;
-                    match self.open_path(ctx, true) {
-                        Ok(info) if info.is_dir => {}
-                        Ok(_) => return Some(Step::Special(Special::status(500))),
-                        Err(libc::ENOENT) => return Some(Step::Special(Special::status(404))),
-                        // Searching the directory is allowed: go on.
-                        Err(libc::EACCES) => {}
-                        Err(_) => return Some(Step::Special(Special::status(500))),
+                    if let Some(step) = self.index_test_dir(ctx, name) {
+                        return Some(step);
                     }
                 }
-                Err(libc::ENOENT) => {}
-                Err(libc::ENOTDIR | libc::ENAMETOOLONG) => {
-                    return Some(Step::Special(Special::status(404)));
-                }
-                Err(libc::EACCES) => return Some(Step::Special(Special::status(403))),
-                Err(_) => return Some(Step::Special(Special::status(500))),
+                _ => {}
+            }
+            if errno != libc::ENOENT {
+                return Some(Step::Special(Special::status(500)));
             }
         }
         None
+    }
+
+    /// `ngx_http_index_test_dir`: after a first index file failed, whether
+    /// the directory itself is there; `None` to go on. A missing one is
+    /// logged with the index file's path (`name` after the directory).
+    fn index_test_dir(&mut self, ctx: &Ctx<'_>, name: &str) -> Option<Step> {
+        let mut buf = std::mem::take(&mut self.path_buf);
+        map_uri(&mut buf, ctx, &ctx.uri);
+        self.path_buf = buf;
+        let errno = match self.open_path(ctx, true) {
+            Ok(info) if info.is_dir => return None,
+            Ok(_) => return Some(Step::Special(Special::status(500))),
+            Err(e) => e.errno,
+        };
+        Some(match errno {
+            libc::ELOOP | libc::EMLINK => Step::Special(Special::status(403)),
+            libc::ENOENT => {
+                self.path_buf.push_str(name);
+                self.index_error(ctx, libc::ENOENT)
+            }
+            // Searching the directory is allowed: go on.
+            libc::EACCES => return None,
+            _ => Step::Special(Special::status(500)),
+        })
+    }
+
+    /// `ngx_http_index_error` for the index file at `path_buf`: 403 and
+    /// `"FILE" is forbidden` for `EACCES`, else 404 and `"FILE" is not
+    /// found` (unless `log_not_found off`).
+    fn index_error(&mut self, ctx: &Ctx<'_>, errno: Errno) -> Step {
+        let path = self.path_buf.clone();
+        if errno == libc::EACCES {
+            self.note_failure(ErrorNote::Forbidden { path, errno });
+            return Step::Special(Special::status(403));
+        }
+        if ctx.conf.request.log_not_found {
+            self.note_failure(ErrorNote::IndexNotFound { path, errno });
+        }
+        Step::Special(Special::status(404))
     }
 
     /// `ngx_http_autoindex_handler`: the listing, chunked for HTTP/1.1 (nginx
@@ -343,10 +421,30 @@ impl HttpCore {
 }
 
 impl HttpCore {
+    /// `ngx_http_autoindex_handler`'s (and `ngx_http_random_index_handler`'s)
+    /// failure: the status, and its error line when opening the directory
+    /// failed with a 403 or 404.
+    #[cold]
+    pub(crate) fn list_failed(&mut self, dir: &str, e: crate::autoindex::ListError) -> Step {
+        let status = open_error_status(e.errno);
+        let logged = matches!(
+            e.errno,
+            libc::ENOENT | libc::ENOTDIR | libc::ENAMETOOLONG | libc::EACCES
+        );
+        if e.opendir && logged {
+            self.note_failure(ErrorNote::Open {
+                call: "opendir()",
+                path: dir.to_string(),
+                errno: e.errno,
+            });
+        }
+        Step::Special(Special::status(status))
+    }
+
     /// The listing of `dir` in the location's `autoindex_format`, its
     /// Content-Type and charset (xml is always utf-8, as nginx sets it).
     fn listing<'c>(
-        &self,
+        &mut self,
         ctx: &Ctx<'_>,
         conf: &'c peregrine_conf::model::LocConf,
         dir: &str,
@@ -361,14 +459,13 @@ impl HttpCore {
                 Err(()) => return Err(Step::Special(Special::status(400))),
             }
         }
-        let failed = |e| Step::Special(Special::status(open_error_status(e)));
         if format == F::Html {
             let cs = charset_for(conf, "text/html");
             let utf8 = cs.is_some_and(|c| c.eq_ignore_ascii_case("utf-8"));
-            let html = crate::autoindex::render(dir, &ctx.uri, utf8).map_err(failed)?;
-            return Ok((html, "text/html", cs));
+            let html = crate::autoindex::render(dir, &ctx.uri, utf8);
+            return Ok((html.map_err(|e| self.list_failed(dir, e))?, "text/html", cs));
         }
-        let entries = crate::autoindex::entries(dir).map_err(failed)?;
+        let entries = crate::autoindex::entries(dir).map_err(|e| self.list_failed(dir, e))?;
         Ok(match format {
             F::Xml => (
                 crate::autoindex_format::xml(&entries),

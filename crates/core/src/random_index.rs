@@ -6,7 +6,7 @@
 use std::cell::Cell;
 
 use crate::http::{Ctx, HttpCore, Step};
-use crate::phases::{escapes_root, map_uri, open_error_status};
+use crate::phases::{escapes_root, map_uri};
 use crate::request::Method;
 use crate::special::Special;
 
@@ -53,8 +53,12 @@ impl HttpCore {
         let entries = match std::fs::read_dir(&dir) {
             Ok(e) => e,
             Err(e) => {
-                let status = open_error_status(e.raw_os_error().unwrap_or(libc::EIO));
-                return Some(Step::Special(Special::status(status)));
+                let errno = e.raw_os_error().unwrap_or(libc::EIO);
+                let e = crate::autoindex::ListError {
+                    opendir: true,
+                    errno,
+                };
+                return Some(self.list_failed(&dir, e));
             }
         };
         let mut names: Vec<String> = Vec::new();

@@ -154,16 +154,32 @@ pub struct StubStatus {
 /// `HttpCore::set_status_source`; without one, stub_status renders zeros.
 pub trait StatusSource {
     fn stub_status(&self) -> StubStatus;
+
+    /// The scrape of a `metrics on` location, summed over workers; `None`
+    /// (the default) renders zeros.
+    fn metrics(&self) -> Option<crate::metrics::MetricsSnapshot> {
+        None
+    }
 }
 
 /// Why a request failed, for the error log (nginx logs these from the
-/// static and index handlers). Built only when the engine asks for it
-/// (the error level is enabled) and only for 403/404/413 answers; rendered
-/// with `Display` in nginx's words.
+/// static and index handlers and the content phase). Noted by the handler
+/// from the call that failed (its name and `errno`: the path is not looked
+/// at again), handed to the engine when it asks (the error level is
+/// enabled); rendered with `Display` in nginx's words.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ErrorNote {
-    /// `open() "PATH" failed (ERRNO: TEXT)` (`ngx_http_static_handler`).
-    Open { path: String, errno: i32 },
+    /// `CALL "PATH" failed (ERRNO: TEXT)` (`ngx_http_static_handler`; the
+    /// call is `open()`, `openat()` under `disable_symlinks`, `stat()` when
+    /// the open file cache revalidated, `fstat()`).
+    Open {
+        call: &'static str,
+        path: String,
+        errno: i32,
+    },
+    /// `"PATH" is forbidden (ERRNO: TEXT)` (`ngx_http_index_error`: an
+    /// index file that may not be opened).
+    Forbidden { path: String, errno: i32 },
     /// `"DIR/INDEX" is not found (ERRNO: TEXT)` (`ngx_http_index_error`:
     /// the directory of an index lookup does not exist).
     IndexNotFound { path: String, errno: i32 },
@@ -173,6 +189,12 @@ pub enum ErrorNote {
     /// `client intended to send too large body: N bytes`
     /// (`ngx_http_core_find_config_handler`, over `client_max_body_size`).
     TooLargeBody { length: u64 },
+    // rewrite
+    /// `rewrite or internal redirection cycle while processing "URI"`
+    /// (and nginx's other two wordings: `doing` is the middle).
+    Cycle { doing: &'static str, uri: String },
+    /// `the rewritten URI has a zero length`.
+    EmptyRewrite,
 }
 
 /// nginx's `(ERRNO: strerror)`.
@@ -186,8 +208,12 @@ fn os_error(f: &mut std::fmt::Formatter<'_>, errno: i32) -> std::fmt::Result {
 impl std::fmt::Display for ErrorNote {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            ErrorNote::Open { path, errno } => {
-                write!(f, "open() \"{path}\" failed ")?;
+            ErrorNote::Open { call, path, errno } => {
+                write!(f, "{call} \"{path}\" failed ")?;
+                os_error(f, *errno)
+            }
+            ErrorNote::Forbidden { path, errno } => {
+                write!(f, "\"{path}\" is forbidden ")?;
                 os_error(f, *errno)
             }
             ErrorNote::IndexNotFound { path, errno } => {
@@ -200,6 +226,10 @@ impl std::fmt::Display for ErrorNote {
             ErrorNote::TooLargeBody { length } => {
                 write!(f, "client intended to send too large body: {length} bytes")
             }
+            ErrorNote::Cycle { doing, uri } => {
+                write!(f, "rewrite or internal redirection cycle {doing} \"{uri}\"")
+            }
+            ErrorNote::EmptyRewrite => f.write_str("the rewritten URI has a zero length"),
         }
     }
 }

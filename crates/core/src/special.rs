@@ -3,7 +3,6 @@
 //! redirect, named location, or a redirect to a URL), which statuses close
 //! the connection, and the MSIE/Chrome padding.
 
-use std::os::unix::fs::OpenOptionsExt;
 use std::sync::Arc;
 
 use peregrine_codec::response::{ERROR_PAGE_TAIL, ERROR_PAGE_TAIL_VERSION};
@@ -157,11 +156,10 @@ impl HttpCore {
     /// error log, when `explain` (the engine passes whether the `error`
     /// level is enabled).
     ///
-    /// The handlers leave the last path they looked up in `path_buf`; for a
-    /// 403/404 that path is looked at again to learn the `errno` (one more
-    /// system call, on error responses only). A `return 404` or
-    /// `try_files ... =404` maps no path (or is in a `try_files` location)
-    /// and logs nothing, as in nginx.
+    /// The handlers note a failure where it happens, from the call that
+    /// failed ([`HttpCore::note_failure`]): nothing is looked at again. A
+    /// `return 404` or `try_files ... =404` notes nothing, as nginx logs
+    /// nothing for them.
     pub fn handle_explained(
         &mut self,
         conn: &ConnInfo,
@@ -177,15 +175,25 @@ impl HttpCore {
             // A 200: nothing to explain.
             return (r, None);
         }
-        self.path_buf.clear();
+        self.failure = None;
         let resp = self.handle_parsed(conn, req, server, &fast, now);
+        let failure = self.failure.take();
         let note = match resp.status {
             _ if !explain => None,
-            403 | 404 => explain_failure(&self.path_buf, &resp),
             413 => too_large(req, &resp),
-            _ => None,
+            // Logged by nginx when it happened, whatever `error_page` then
+            // made of the status.
+            _ => failure,
         };
         (resp, note)
+    }
+
+    /// Keeps the error line of this request's failure: the first one, the
+    /// cause of its status (nginx logs each; an `error_page` whose target
+    /// fails too adds a second line there, not here).
+    #[cold]
+    pub(crate) fn note_failure(&mut self, note: ErrorNote) {
+        self.failure.get_or_insert(note);
     }
 }
 
@@ -199,53 +207,6 @@ fn too_large(req: &peregrine_codec::Request, resp: &Response) -> Option<ErrorNot
         }
         _ => None,
     }
-}
-
-/// The note for a 403/404 whose handler looked up `path` last.
-fn explain_failure(path: &str, resp: &Response) -> Option<ErrorNote> {
-    let conf = resp.conf.as_ref()?;
-    if path.is_empty() || !conf.try_files.is_empty() {
-        return None;
-    }
-    // `log_not_found off`: nginx's static and index handlers skip the line
-    // of a missing file (the 404s); a 403 is still logged.
-    if resp.status == 404 && !conf.request.log_not_found {
-        return None;
-    }
-    let errno = |e: std::io::Error| e.raw_os_error().unwrap_or(libc::EIO);
-    if path.ends_with('/') {
-        // The index handler tested the directory itself last: it is missing
-        // (404), or it exists and holds none of the index files (403).
-        return match std::fs::metadata(path) {
-            Err(e) => Some(ErrorNote::IndexNotFound {
-                path: format!("{path}{}", conf.index.first()?),
-                errno: errno(e),
-            }),
-            // With autoindex the 403 is opendir()'s, not logged here.
-            Ok(_) if resp.status == 403 && !conf.autoindex => Some(ErrorNote::IndexForbidden {
-                dir: path.to_string(),
-            }),
-            Ok(_) => None,
-        };
-    }
-    // O_NONBLOCK as nginx opens files: a FIFO must not block the worker.
-    let err = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-        .err()
-        .map(errno)?;
-    let (dir, file) = path.rsplit_once('/')?;
-    if resp.status == 403 && err == libc::ENOENT && conf.index.iter().any(|i| i == file) {
-        // Every index file was missing in an existing directory.
-        return (!conf.autoindex).then(|| ErrorNote::IndexForbidden {
-            dir: format!("{dir}/"),
-        });
-    }
-    Some(ErrorNote::Open {
-        path: path.to_string(),
-        errno: err,
-    })
 }
 
 #[cfg(test)]
@@ -349,10 +310,7 @@ mod tests {
         assert_eq!(explained(conf(), "/fifo"), (404, None));
         // `return 404` and `try_files ... =404` log nothing (nginx neither).
         let mut ret = conf();
-        ret.return_ = Some(peregrine_conf::model::ReturnConf {
-            code: 404,
-            text: None,
-        });
+        crate::fixtures::set_return(&mut ret, 404, None);
         assert_eq!(explained(ret, "/missing"), (404, None));
         let mut tf = conf();
         tf.try_files = vec!["$uri".into(), "=404".into()];
@@ -371,15 +329,67 @@ mod tests {
         );
         assert_eq!(explained_raw(small.clone(), &post(10), true).1, None);
         let mut ret413 = conf();
-        ret413.return_ = Some(peregrine_conf::model::ReturnConf {
-            code: 413,
-            text: None,
-        });
+        crate::fixtures::set_return(&mut ret413, 413, None);
         assert_eq!(explained(ret413, "/a.txt"), (413, None));
         // Nothing is looked at when the error level is off.
         assert_eq!(explained_raw(small, &post(2000), false), (413, None));
         let quiet = explained_raw(conf(), "GET /missing HTTP/1.1\r\nHost: x\r\n\r\n", false);
         assert_eq!(quiet, (404, None));
+    }
+
+    /// The line comes from the failed call itself: a cached error
+    /// (`open_file_cache_errors on`) is logged as nginx logs it even after
+    /// the file appeared (looking again would find it), a symlink refused
+    /// by `disable_symlinks` as `openat()`'s (a plain open would follow it).
+    #[test]
+    fn notes_keep_the_cause_of_the_first_call() {
+        let d = crate::testdir::TestDir::new("notes-cause");
+        d.dir("html");
+        let root = d.path("html");
+        let mut cached = crate::fixtures::loc_conf(&root);
+        cached.open_file_cache = Some(peregrine_conf::model::OpenFileCacheConf {
+            max: 10,
+            inactive: std::time::Duration::from_secs(60),
+        });
+        cached.open_file_cache_errors = true;
+        let server = crate::fixtures::server_with(
+            &[("127.0.0.1:8080", false)],
+            &["localhost"],
+            vec![],
+            cached,
+        );
+        let mut core = HttpCore::new(Arc::new(crate::fixtures::config(vec![server])));
+        let req = crate::fixtures::parsed_request("GET /late HTTP/1.1\r\nHost: localhost\r\n\r\n");
+        let conn = crate::fixtures::conn("127.0.0.1:8080");
+        let now = std::time::SystemTime::now();
+        let want = format!("open() \"{root}/late\" failed (2: No such file or directory)");
+        let (r, note) = core.handle_explained(&conn, &req, now, true);
+        assert_eq!(
+            (r.status, note.map(|n| n.to_string())),
+            (404, Some(want.clone()))
+        );
+        d.file("html/late", b"here now");
+        let (r, note) = core.handle_explained(&conn, &req, now, true);
+        assert_eq!(
+            (r.status, note.map(|n| n.to_string())),
+            (404, Some(want)),
+            "the cached error, not a second look"
+        );
+
+        d.file("html/target.txt", b"t");
+        std::os::unix::fs::symlink(d.path("html/target.txt"), d.path("html/link.txt"))
+            .expect("symlink");
+        let mut strict = crate::fixtures::loc_conf(&root);
+        strict.request.disable_symlinks.mode = peregrine_conf::model::SymlinkMode::On;
+        assert_eq!(
+            explained(strict, "/link.txt"),
+            (
+                403,
+                Some(format!(
+                    "openat() \"{root}/link.txt\" failed (40: Too many levels of symbolic links)"
+                ))
+            )
+        );
     }
 
     #[test]

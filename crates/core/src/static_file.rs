@@ -11,14 +11,14 @@ use peregrine_compress::{RangeHandling, range_handling};
 
 use crate::compress_variant::{self, Precheck};
 use crate::conditional::{Conditions, Verdict};
-use crate::fcache::FileInfo;
+use crate::fcache::{FileInfo, OpenError};
 use crate::head::{HeadSpec, content_type, etag_value, exten};
 use crate::http::{Ctx, HttpCore, Step};
 use crate::mcache::{MemEntry, Owner};
 use crate::phases::{map_uri, open_error_status};
 use crate::range::{self, Ranges};
 use crate::request::Method;
-use crate::response::{Body, HeadLines, Response};
+use crate::response::{Body, ErrorNote, HeadLines, Response};
 use crate::special::Special;
 use crate::static_variants::Precompressed;
 
@@ -26,6 +26,22 @@ use crate::static_variants::Precompressed;
 const BOUNDARY_WIDTH: usize = 20;
 
 impl HttpCore {
+    /// `ngx_http_static_handler`'s failed open of `path_buf`: its status,
+    /// and its error line (a 404 only with `log_not_found on`) from the call
+    /// that failed.
+    #[cold]
+    fn open_failed(&mut self, ctx: &Ctx<'_>, e: OpenError) -> Step {
+        let status = open_error_status(e.errno);
+        if status == 403 || status == 404 && ctx.conf.request.log_not_found {
+            self.note_failure(ErrorNote::Open {
+                call: e.call.name(),
+                path: self.path_buf.clone(),
+                errno: e.errno,
+            });
+        }
+        Step::Special(Special::status(status))
+    }
+
     pub(crate) fn static_file(&mut self, ctx: &mut Ctx<'_>) -> Step {
         if !matches!(ctx.method, Method::Get | Method::Head | Method::Post) {
             return Step::Special(Special::status(405));
@@ -58,7 +74,7 @@ impl HttpCore {
         }
         let info = match self.open_path(ctx, false) {
             Ok(i) => i,
-            Err(e) => return Step::Special(Special::status(open_error_status(e))),
+            Err(e) => return self.open_failed(ctx, e),
         };
         if info.is_dir {
             let mut location = String::with_capacity(ctx.uri.len() + 16);
@@ -87,7 +103,7 @@ impl HttpCore {
             None => match crate::fcache::open_uncached(&self.path_buf, false) {
                 Ok(i) if i.is_file && i.file.is_some() => i,
                 Ok(_) => return Step::Special(Special::status(404)),
-                Err(e) => return Step::Special(Special::status(open_error_status(e))),
+                Err(e) => return self.open_failed(ctx, e),
             },
         };
         if let Some(rc) = recoding

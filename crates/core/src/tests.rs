@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use peregrine_conf::model::{
-    DocRoot, ErrorPageConf, LocConf, MemoryCacheConf, OpenFileCacheConf, ReturnConf, ServerConf,
+    DocRoot, ErrorPageConf, LocConf, MemoryCacheConf, OpenFileCacheConf, ServerConf,
 };
 
 use crate::HttpCore;
@@ -360,10 +360,7 @@ fn return_directive_variants() {
     let with_ret = |code: u16, text: Option<&str>| {
         let mut l = c.clone();
         l.default_type = "application/octet-stream".into();
-        l.return_ = Some(ReturnConf {
-            code,
-            text: text.map(str::to_string),
-        });
+        crate::fixtures::set_return(&mut l, code, text);
         l
     };
     let mut f = Fixture::one(
@@ -433,10 +430,7 @@ fn error_pages() {
         l
     };
     let mut named = c.clone();
-    named.return_ = Some(ReturnConf {
-        code: 200,
-        text: Some("named $uri".into()),
-    });
+    crate::fixtures::set_return(&mut named, 200, Some("named $uri"));
     let mut f = Fixture::one(
         c.clone(),
         vec![
@@ -620,6 +614,66 @@ impl StatusSource for Counters {
     }
 }
 
+/// A status source with a scrape.
+struct Scraped;
+impl StatusSource for Scraped {
+    fn stub_status(&self) -> StubStatus {
+        Counters.stub_status()
+    }
+    fn metrics(&self) -> Option<crate::metrics::MetricsSnapshot> {
+        Some(crate::metrics::MetricsSnapshot {
+            bytes_sent: 4321,
+            workers: 3,
+            ..Default::default()
+        })
+    }
+}
+
+/// `metrics on` is its location's content handler, as stub_status: the
+/// URI is not looked up as a file (no such file here), the numbers come
+/// from the status source (zeros without one), other methods get 405
+/// (through `error_page`), and `return` runs before it.
+#[test]
+fn metrics_is_a_content_handler() {
+    let d = TestDir::new("core-metrics");
+    d.file("err405.html", b"not allowed here");
+    let mut m = loc_conf(d.root());
+    m.metrics = true;
+    m.error_pages = vec![ErrorPageConf {
+        codes: vec![405],
+        overwrite: None,
+        target: "/err405.html".into(),
+    }];
+    let mut ret = m.clone();
+    crate::fixtures::set_return(&mut ret, 204, None);
+    let mut f = Fixture::one(
+        loc_conf(d.root()),
+        vec![loc("= /metrics", &m), loc("= /m204", &ret)],
+    );
+    let o = f.run(&get("/metrics"));
+    assert_eq!(o.status, 200);
+    assert!(
+        o.head
+            .starts_with("Content-Type: text/plain; version=0.0.4\r\n"),
+        "{}",
+        o.head
+    );
+    let text = String::from_utf8(o.body).unwrap();
+    assert!(text.contains("peregrine_bytes_sent_total 0\n"), "{text}");
+    f.core.set_status_source(Box::new(Scraped));
+    let text = String::from_utf8(f.run(&get("/metrics")).body).unwrap();
+    assert!(text.contains("peregrine_bytes_sent_total 4321\n"), "{text}");
+    assert!(text.contains("peregrine_workers 3\n"), "{text}");
+    let o = f.run(&get("/metrics").method("HEAD"));
+    assert_eq!((o.status, o.body.len()), (200, 0));
+    let o = f.run(&get("/metrics").method("POST"));
+    assert_eq!(
+        (o.status, o.body.as_slice()),
+        (405, &b"not allowed here"[..])
+    );
+    assert_eq!(f.run(&get("/m204")).status, 204);
+}
+
 #[test]
 fn stub_status_text_matches_nginx() {
     let d = TestDir::new("core-stub");
@@ -697,10 +751,7 @@ fn nested_location_settings_apply() {
     let d = TestDir::new("core-nested");
     d.file("a/x.txt", b"x");
     let mut inner = loc_conf(d.root());
-    inner.return_ = Some(ReturnConf {
-        code: 200,
-        text: Some("inner".into()),
-    });
+    crate::fixtures::set_return(&mut inner, 200, Some("inner"));
     let outer = loc_conf(d.root());
     let mut f = Fixture::one(
         loc_conf(d.root()),

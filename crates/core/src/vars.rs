@@ -8,6 +8,7 @@ use std::net::SocketAddr;
 use crate::request::RequestView;
 
 /// What the expansion can see.
+#[derive(Clone, Copy)]
 pub(crate) struct VarCtx<'a> {
     pub req: &'a RequestView<'a>,
     pub uri: &'a str,
@@ -32,10 +33,21 @@ pub(crate) struct VarCtx<'a> {
     pub conn: &'a crate::response::ConnInfo,
     /// The engine's counters (`$connections_active`...).
     pub status: Option<&'a dyn crate::response::StatusSource>,
+    // rewrite
+    /// The values `set` gave the request (they shadow name families).
+    pub sets: &'a crate::rewrite::SetVars<'a>,
+    /// What `alias` replaces of the URI (`$request_filename`).
+    pub name_len: Option<usize>,
+    // map
+    /// The configuration's `map` variables.
+    pub maps: &'a [peregrine_conf::model::MapConf],
+    /// Their values so far in this request (nginx caches a variable's
+    /// value for the request unless its map is `volatile`).
+    pub map_cache: &'a crate::map::MapCache,
 }
 
 impl VarCtx<'_> {
-    fn push(&self, out: &mut String, name: &str) {
+    pub(crate) fn push(&self, out: &mut String, name: &str) {
         use std::fmt::Write;
         match name {
             "uri" | "document_uri" => out.push_str(self.uri),
@@ -72,7 +84,18 @@ impl VarCtx<'_> {
             "remote_port" | "realip_remote_port" => {
                 let _ = write!(out, "{}", self.peer.port());
             }
+            // `ngx_http_variable_document_root`: the `root`/`alias` value
+            // with its variables (`alias /d/$1;`) expanded; inside that
+            // expansion the name itself is empty, not a loop.
+            "document_root" if self.document_root.contains('$') => {
+                let inner = VarCtx {
+                    document_root: "",
+                    ..*self
+                };
+                out.push_str(&inner.expand(self.document_root));
+            }
             "document_root" => out.push_str(self.document_root),
+            "request_filename" => self.push_request_filename(out),
             "invalid_referer" => out.push_str(crate::referer::invalid_referer(self)),
             "secure_link" | "secure_link_expires" => crate::secure_link::push(self, name, out),
             "uid_got" | "uid_set" | "uid_reset" => crate::userid::push(self, name, out),
@@ -96,6 +119,12 @@ impl VarCtx<'_> {
                 };
                 let _ = write!(out, "{n}");
             }
+            _ if !self.sets.names.is_empty() && self.sets.by_name(name).is_some() => {
+                out.push_str(self.sets.by_name(name).unwrap_or(""));
+            }
+            _ if let Some(m) = self.maps.iter().find(|m| m.var == name) => {
+                crate::map::push(self, m, out);
+            }
             _ => {
                 if name.bytes().all(|c| c.is_ascii_digit()) {
                     let n: usize = name.parse().unwrap_or(usize::MAX);
@@ -111,6 +140,25 @@ impl VarCtx<'_> {
                 }
             }
         }
+    }
+
+    /// `$request_filename`: the URI mapped under `root`/`alias`
+    /// (`ngx_http_map_uri_to_path`).
+    fn push_request_filename(&self, out: &mut String) {
+        use peregrine_conf::model::DocRoot;
+        let raw = crate::phases::root_text(&self.conf.root);
+        let root = if raw.contains('$') {
+            let e = self.expand(raw);
+            match self.conf.root {
+                DocRoot::Root(_) => DocRoot::Root(e),
+                DocRoot::Alias(_) => DocRoot::Alias(e),
+            }
+        } else {
+            self.conf.root.clone()
+        };
+        let mut path = String::new();
+        crate::phases::map_path(&mut path, &root, self.name_len, self.uri);
+        out.push_str(&path);
     }
 
     /// Expands every `$name` / `${name}` in `template`.
@@ -207,6 +255,10 @@ mod tests {
             named: &[("sub".to_string(), "www".to_string())],
             conn: &crate::fixtures::conn("127.0.0.1:8080"),
             status: None,
+            sets: &Default::default(),
+            name_len: Some(0),
+            maps: &[],
+            map_cache: &Default::default(),
         };
         assert_eq!(
             v.expand("https://$host$request_uri"),

@@ -835,6 +835,15 @@ impl Http1 {
     }
 
     pub fn step_send(&mut self, t: &mut Transport, key: usize, cx: &mut Ctx) -> Step {
+        if t.readable && (self.delayed || !t.writable) {
+            if t.peer_closed() {
+                return self.end_closed(cx);
+            }
+            if self.delayed {
+                // `limit_rate`'s timer is still armed: wait it out.
+                return Step::Wait;
+            }
+        }
         if !t.writable {
             // Keep the body flowing meanwhile: a client that sends its whole
             // body before reading would otherwise deadlock with us.
@@ -914,6 +923,27 @@ impl Http1 {
             WriteError::Truncated => (LogLevel::Alert, "file was truncated".to_owned()),
         };
         self.log(cx, level, &text, "while sending response to client");
+    }
+
+    /// The client went away mid-response: nginx logs it at `info` and
+    /// finalizes with 499 (`NGX_HTTP_CLIENT_CLOSED_REQUEST`), which becomes
+    /// the logged status only when nothing was sent yet
+    /// (`ngx_http_terminate_request`). The access log line follows at close.
+    #[inline(never)]
+    fn end_closed(&mut self, cx: &mut Ctx) -> Step {
+        self.log(
+            cx,
+            LogLevel::Info,
+            "client prematurely closed connection",
+            "",
+        );
+        if let Some(ex) = self.ex.as_mut()
+            && ex.out.head_bytes + ex.out.body_bytes == 0
+            && let Some(resp) = ex.resp.as_mut()
+        {
+            resp.status = 499;
+        }
+        Step::Close(Close::Normal)
     }
 
     #[inline(never)]

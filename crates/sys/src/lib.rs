@@ -28,5 +28,5 @@ pub use net::{sendfile, set_linger_zero, set_tcp_defer_accept, set_tcp_nodelay, 
 pub use process::{daemonize, getpid, gettid, kill, signal_thread};
 pub use rlimit::{get_nofile, set_nofile};
 pub use signal::{SignalFd, block_signals};
-pub use sock_io::{recv, send, send_vectored};
+pub use sock_io::{peek, recv, send, send_vectored};
 pub use user::{Ids, drop_privileges, is_root, lookup_group, lookup_user};

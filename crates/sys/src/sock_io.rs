@@ -25,6 +25,18 @@ pub fn recv(fd: impl AsFd, buf: &mut [u8]) -> io::Result<usize> {
     }
 }
 
+/// `recv(2)` of one byte with `MSG_PEEK`: whether the peer has closed its
+/// side (`Ok(0)`), has bytes waiting (`Ok(1)`), or nothing yet
+/// (`WouldBlock`); the byte stays in the socket. nginx's
+/// `ngx_http_test_reading` asks the same while a response is being sent.
+pub fn peek(fd: impl AsFd) -> io::Result<usize> {
+    let mut b = [0u8; 1];
+    match rustix::net::recv(fd, &mut b, RecvFlags::PEEK) {
+        Ok((n, _)) => Ok(n),
+        Err(e) => Err(e.into()),
+    }
+}
+
 fn flags(more: bool) -> SendFlags {
     if more {
         SendFlags::NOSIGNAL | SendFlags::MORE
@@ -69,6 +81,20 @@ mod tests {
             got.extend_from_slice(&buf[..n]);
         }
         assert_eq!(got, b"GET / HTTP/1.1\r\n\r\n");
+    }
+
+    #[test]
+    fn peek_leaves_the_byte_and_sees_the_end() {
+        let (mut a, b) = pair();
+        b.set_nonblocking(true).unwrap();
+        assert_eq!(peek(&b).unwrap_err().kind(), ErrorKind::WouldBlock);
+        a.write_all(b"x").unwrap();
+        assert_eq!(peek(&b).unwrap(), 1);
+        assert_eq!(peek(&b).unwrap(), 1);
+        let mut buf = [0u8; 4];
+        assert_eq!(recv(&b, &mut buf).unwrap(), 1);
+        a.shutdown(std::net::Shutdown::Write).unwrap();
+        assert_eq!(peek(&b).unwrap(), 0);
     }
 
     #[test]

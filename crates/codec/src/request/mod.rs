@@ -19,7 +19,7 @@
 //! closes silently, as nginx does.
 
 mod head;
-mod header_line;
+pub(crate) mod header_line;
 mod host;
 mod known;
 mod limits;

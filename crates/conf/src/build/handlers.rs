@@ -438,36 +438,6 @@ pub fn try_files(l: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result<()> {
     set(&mut l.try_files, d.args.clone(), d)
 }
 
-/// HTTP status codes of a redirect: their `return` text is a URL.
-pub const REDIRECT_CODES: &[u16] = &[301, 302, 303, 307, 308];
-
-pub fn return_(l: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result<()> {
-    let first = arg(d, 0);
-    let conf = match parse_number(first).and_then(|c| u16::try_from(c).ok()) {
-        Some(code) if code <= 999 => ReturnConf {
-            code,
-            text: d.args.get(1).cloned(),
-        },
-        _ if d.args.len() == 1
-            && (first.starts_with("http://")
-                || first.starts_with("https://")
-                || first.starts_with("$scheme")) =>
-        {
-            ReturnConf {
-                code: 302,
-                text: Some(first.to_string()),
-            }
-        }
-        _ => return Err(msg(d, format!("invalid return code \"{first}\""))),
-    };
-    // nginx keeps every `return` of a block; the first one reached runs, so
-    // only the first matters.
-    if l.return_.is_none() {
-        l.return_ = Some(conf);
-    }
-    Ok(())
-}
-
 pub fn error_page(l: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result<()> {
     let bad_arity = || msg(d, "invalid number of arguments in \"error_page\" directive");
     let [head @ .., before, target] = d.args.as_slice() else {

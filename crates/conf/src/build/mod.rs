@@ -16,11 +16,14 @@ pub mod hints;
 mod location;
 pub use headers::parse_expires;
 mod logs;
+mod map;
 pub mod modules;
 pub mod raw;
 pub mod request;
+pub mod rewrite;
 pub mod ssl;
 mod syslog;
+mod upstream;
 mod vars;
 
 use std::cell::RefCell;
@@ -58,6 +61,11 @@ pub struct Env<'a> {
     /// The main configuration file's directory (nginx's conf prefix:
     /// `ssl_certificate` and the like are relative to it).
     pub conf_dir: &'a Path,
+    // rewrite
+    /// Variables the directive defines (`set`, a regex's named groups).
+    pub declared: &'a RefCell<Vec<String>>,
+    /// The names `set` may define, by index (see [`Part::Set`]).
+    pub set_vars: &'a RefCell<Vec<String>>,
 }
 
 impl Env<'_> {
@@ -66,6 +74,23 @@ impl Env<'_> {
         self.warnings
             .borrow_mut()
             .push(format!("{message} in {}", d.span));
+    }
+
+    /// Makes `name` (lowercase) a known variable of this configuration.
+    pub fn declare(&self, name: &str) {
+        self.declared.borrow_mut().push(name.to_string());
+    }
+
+    /// The index of `name` (lowercase) in a request's table of set values.
+    pub fn set_index(&self, name: &str) -> usize {
+        let mut v = self.set_vars.borrow_mut();
+        match v.iter().position(|n| n == name) {
+            Some(i) => i,
+            None => {
+                v.push(name.to_string());
+                v.len() - 1
+            }
+        }
     }
 }
 
@@ -97,6 +122,12 @@ pub enum BlockKind {
     Types,
     // request
     CharsetMap,
+    // upstream
+    Upstream,
+    // map
+    Map,
+    // rewrite
+    If,
 }
 
 /// The context being filled.
@@ -106,9 +137,23 @@ pub enum Frame<'a> {
     Http(&'a mut RawHttp),
     Server(&'a mut RawServer),
     Location(&'a mut RawLocation),
+    /// An `if` block's settings, with its context (`SIF` or `LIF`).
+    If(&'a mut RawLoc, u16),
 }
 
 impl Frame<'_> {
+    /// The location-level settings of an http, server or location frame:
+    /// where a directive's fast-path verdict is noted.
+    fn loc(&mut self) -> Option<&mut RawLoc> {
+        match self {
+            Frame::Http(h) => Some(&mut h.loc),
+            Frame::Server(s) => Some(&mut s.loc),
+            Frame::Location(l) => Some(&mut l.loc),
+            Frame::If(l, _) => Some(l),
+            Frame::Main(_) | Frame::Events(_) => None,
+        }
+    }
+
     fn ctx(&self) -> u16 {
         match self {
             Frame::Main(_) => ctx::MAIN,
@@ -116,6 +161,7 @@ impl Frame<'_> {
             Frame::Http(_) => ctx::HTTP,
             Frame::Server(_) => ctx::SERVER,
             Frame::Location(_) => ctx::LOCATION,
+            Frame::If(_, c) => *c,
         }
     }
 }
@@ -151,6 +197,11 @@ pub struct Builder {
     used_vars: Vec<String>,
     /// Names directives defined (see [`Builder::declare_variable`]).
     declared_vars: HashSet<String>,
+    // rewrite
+    /// Names the last directive defined ([`Env::declare`]).
+    pending_declared: RefCell<Vec<String>>,
+    /// The variables `set` may define ([`Env::set_index`]).
+    set_vars: RefCell<Vec<String>>,
 }
 
 impl Builder {
@@ -176,6 +227,8 @@ impl Builder {
             hostname,
             used_vars: Vec::new(),
             declared_vars: HashSet::new(),
+            pending_declared: RefCell::new(Vec::new()),
+            set_vars: RefCell::new(Vec::new()),
         }
     }
 
@@ -206,7 +259,12 @@ impl Builder {
 
     fn directive(&mut self, d: &Directive, frame: &mut Frame<'_>) -> Result<()> {
         let spec = check(d, frame.ctx())?;
-        self.dispatch(spec, d, frame)?;
+        let r = self.dispatch(spec, d, frame);
+        self.flush_declared();
+        r?;
+        if let Some(loc) = frame.loc() {
+            loc.fast.add(spec.name, spec.fast);
+        }
         vars::check_script(d)?;
         for v in vars::variable_values(d) {
             for name in vars::names(v) {
@@ -222,6 +280,27 @@ impl Builder {
     /// that define one (`set`, `map`, `geo`...).
     pub fn declare_variable(&mut self, name: &str) {
         self.declared_vars.insert(name.to_ascii_lowercase());
+    }
+
+    /// Moves the names [`Env::declare`] recorded to the declared ones.
+    fn flush_declared(&mut self) {
+        for n in self.pending_declared.take() {
+            self.declared_vars.insert(n);
+        }
+    }
+
+    /// The handlers' view of the builder.
+    fn env(&self, named_location: bool) -> Env<'_> {
+        Env {
+            prefix: &self.prefix,
+            log_formats: &self.log_formats,
+            named_location,
+            hostname: &self.hostname,
+            warnings: &self.warnings,
+            conf_dir: &self.conf_dir,
+            declared: &self.pending_declared,
+            set_vars: &self.set_vars,
+        }
     }
 
     /// Named groups of server-name and location regexes are variables, as
@@ -274,6 +353,8 @@ impl Builder {
             hostname: &self.hostname,
             warnings: &self.warnings,
             conf_dir: &self.conf_dir,
+            declared: &self.pending_declared,
+            set_vars: &self.set_vars,
         };
         match (&spec.handler, frame) {
             (Handler::Block(kind), frame) => {
@@ -308,6 +389,7 @@ impl Builder {
             (Handler::Loc(f), Frame::Http(h)) => f(&mut h.loc, d, &env),
             (Handler::Loc(f), Frame::Server(s)) => f(&mut s.loc, d, &env),
             (Handler::Loc(f), Frame::Location(l)) => f(&mut l.loc, d, &env),
+            (Handler::Loc(f), Frame::If(l, _)) => f(l, d, &env),
             (Handler::Server(f), Frame::Server(s)) => f(s, d, &mut self.listens, &env),
             (Handler::LogFormat, _) => {
                 let lf = logs::log_format(d, &self.log_formats)?;
@@ -326,6 +408,7 @@ impl Builder {
                     Frame::Http(h) => &mut h.loc,
                     Frame::Server(s) => &mut s.loc,
                     Frame::Location(l) => &mut l.loc,
+                    Frame::If(l, _) => l,
                     _ => return Ok(()),
                 };
                 loc.error_log.get_or_insert_with(Vec::new).push(conf);
@@ -446,9 +529,21 @@ impl Builder {
                 let types = raw.types.get_or_insert_with(MimeTypes::default);
                 self.types(&block.items, block.error.as_ref(), types)
             }
+            (BlockKind::If, Frame::Server(s)) => self.if_block(d, block, &mut s.loc, true),
+            (BlockKind::If, Frame::Location(l)) => self.if_block(d, block, &mut l.loc, false),
             (BlockKind::CharsetMap, Frame::Http(h)) => {
                 let map = request::charset_map(d, block, &h.charset_maps)?;
                 h.charset_maps.push(map);
+                Ok(())
+            }
+            (BlockKind::Map, Frame::Http(h)) => {
+                let map = self.map(d, block)?;
+                h.maps.push(map);
+                Ok(())
+            }
+            (BlockKind::Upstream, Frame::Http(h)) => {
+                let up = self.upstream(d, block, &h.upstreams)?;
+                h.upstreams.push(up);
                 Ok(())
             }
             _ => Err(ConfError::at(
@@ -567,6 +662,9 @@ impl Builder {
             servers,
             log_formats: self.log_formats.clone(),
             charset_maps: http.charset_maps.clone(),
+            upstreams: http.upstreams.clone(),
+            maps: http.maps.clone(),
+            set_vars: Arc::from(self.set_vars.borrow().as_slice()),
         })
     }
 
@@ -607,9 +705,13 @@ impl Builder {
 fn check(d: &Directive, ctx: u16) -> Result<&'static table::Spec> {
     let n = d.args.len();
     if let Some(spec) = table::lookup(&d.name) {
+        // Inside `if`, nginx's own contexts say what is allowed (a row's
+        // `LOCATION` stands for the rest of nginx's declaration).
+        let in_if = ctx & (ctx::SIF | ctx::LIF) != 0
+            && known::entries(&d.name).any(|e| e.contexts & ctx != 0);
         check_shape(
             d,
-            spec.contexts & ctx != 0,
+            spec.contexts & ctx != 0 || in_if,
             spec.block,
             spec.args.accepts(n),
         )?;

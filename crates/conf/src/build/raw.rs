@@ -70,7 +70,6 @@ pub struct RawLoc {
     pub index: Option<Vec<String>>,
     pub autoindex: Option<bool>,
     pub try_files: Option<Vec<String>>,
-    pub return_: Option<ReturnConf>,
     pub error_pages: Option<Vec<ErrorPageConf>>,
     pub stub_status: Option<bool>,
     pub metrics: Option<bool>,
@@ -135,6 +134,11 @@ pub struct RawLoc {
     // vars2
     /// `error_log` at this level (several add up, as nginx's).
     pub error_log: Option<Vec<crate::model::ErrorLogConf>>,
+    // fastpath
+    /// The fast-path verdicts of the directives written at this level.
+    pub fast: crate::fast::FastChain,
+    // rewrite
+    pub rewrite: super::rewrite::RawRewrite,
 }
 
 /// Resolves a path as `ngx_conf_full_name(cycle, name, 0)`: relative paths are
@@ -169,7 +173,6 @@ impl LocConf {
             index: vec!["index.html".into()],
             autoindex: false,
             try_files: Vec::new(),
-            return_: None,
             error_pages: Vec::new(),
             stub_status: false,
             metrics: false,
@@ -242,6 +245,13 @@ impl LocConf {
             if_modified_since: IfModifiedSince::Exact,
             conn: ConnConf::default(),
             error_log: None,
+            fast_chain: Default::default(),
+            fast_eligible: true,
+            rewrite: RewriteConf {
+                uninitialized_warn: true,
+                ..RewriteConf::default()
+            },
+            root_has_vars: false,
         }
     }
 }
@@ -289,12 +299,11 @@ impl RawLoc {
         }
         let add_header_inherit = self.add_header_inherit.unwrap_or(p.add_header_inherit);
         let add_trailer_inherit = self.add_trailer_inherit.unwrap_or(p.add_trailer_inherit);
-        LocConf {
+        let mut conf = LocConf {
             root: inherit!(self.root, p.root),
             index: inherit!(self.index, p.index),
             autoindex: self.autoindex.unwrap_or(p.autoindex),
             try_files: self.try_files.clone().unwrap_or_default(),
-            return_: self.return_.clone(),
             error_pages: inherit!(self.error_pages, p.error_pages),
             stub_status: self.stub_status.unwrap_or(false),
             metrics: self.metrics.unwrap_or(false),
@@ -372,7 +381,17 @@ impl RawLoc {
                 Some(v) => Some(Arc::from(v.as_slice())),
                 None => p.error_log.clone(),
             },
-        }
+            fast_chain: self.fast.under(&p.fast_chain),
+            fast_eligible: false,
+            rewrite: RewriteConf::default(),
+            root_has_vars: false,
+        };
+        conf.root_has_vars = match &conf.root {
+            DocRoot::Root(r) | DocRoot::Alias(r) => r.contains('$'),
+        };
+        conf.rewrite = super::rewrite::merge(&self.rewrite, &conf, p);
+        conf.fast_eligible = conf.fast_chain.admits(&conf);
+        conf
     }
 }
 
@@ -469,6 +488,10 @@ pub struct RawHttp {
     pub servers: Vec<RawServer>,
     // request
     pub charset_maps: Vec<CharsetMap>,
+    // upstream
+    pub upstreams: Vec<crate::model::UpstreamConf>,
+    // map
+    pub maps: Vec<crate::model::MapConf>,
 }
 
 /// One `server { }` as written.
@@ -529,10 +552,10 @@ mod tests {
         let srv = RawLoc {
             keepalive: Some((Duration::from_secs(5), Some(Duration::from_secs(4)))),
             gzip_types: Some(vec!["text/css".into()]),
-            return_: Some(ReturnConf {
-                code: 404,
-                text: None,
-            }),
+            rewrite: super::super::rewrite::RawRewrite {
+                ops: vec![super::super::rewrite::RawOp::Op(Op::Break)],
+                ..Default::default()
+            },
             ..Default::default()
         }
         .merge(&http);
@@ -546,7 +569,8 @@ mod tests {
         assert_eq!(loc.keepalive_header, Some(Duration::from_secs(4)));
         assert!(loc.gzip.on);
         assert_eq!(loc.gzip.types, vec!["text/html", "text/css"]);
-        assert!(srv.return_.is_some() && loc.return_.is_none());
+        assert!(srv.rewrite.script.is_some() && loc.rewrite.script.is_none());
+        assert!(loc.rewrite.outer_script && !loc.rewrite.is_none());
         assert_eq!(loc.root, DocRoot::Root("/p/html".into()));
         assert!(!base.sendfile && base.tcp_nodelay);
     }

@@ -92,10 +92,15 @@ pub fn names(s: &str) -> Vec<&str> {
             Some(a) => (a, true),
             None => (after, false),
         };
-        let len = inner
-            .bytes()
-            .take_while(|b| b.is_ascii_alphanumeric() || *b == b'_')
-            .count();
+        // nginx's script compiler reads `$1`..`$9` as one digit (`$1x` is
+        // the capture, then `x`).
+        let len = match inner.as_bytes().first() {
+            Some(b'1'..=b'9') if !bracket => 1,
+            _ => inner
+                .bytes()
+                .take_while(|b| b.is_ascii_alphanumeric() || *b == b'_')
+                .count(),
+        };
         if len > 0 {
             out.push(&inner[..len]);
         }
@@ -121,6 +126,9 @@ pub fn variable_values(d: &Directive) -> Vec<&str> {
         }
         "access_log" => out.extend(args.iter().filter_map(|a| a.strip_prefix("if="))),
         "disable_symlinks" => out.extend(args.iter().filter_map(|a| a.strip_prefix("from="))),
+        // rewrite: the replacement, `set`'s value, the condition's values.
+        "rewrite" | "set" => out.extend(args.get(1).map(String::as_str)),
+        "if" => out.extend(super::rewrite::cond_values(d)),
         _ => {}
     }
     out
@@ -182,6 +190,7 @@ mod tests {
     #[test]
     fn names_in_order() {
         assert_eq!(names("a$uri/${host}x$1$"), vec!["uri", "host", "1"]);
+        assert_eq!(names("/n/$1x$23"), vec!["1", "2"]);
         assert_eq!(names("${a"), vec!["a"]);
         let lf = d("log_format", &["m", "escape=json", "$a", "${b}"]);
         assert_eq!(variable_values(&lf), vec!["$a", "${b}"]);

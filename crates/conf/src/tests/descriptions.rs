@@ -4,6 +4,17 @@
 
 pub static DESCRIPTIONS: &[(&str, &str)] = &[
     (
+        "map",
+        "a variable looked up from another value: exact keys, `default`, `hostnames` \
+         wildcards, `~`/`~*` regexes whose captures the value may use, `include`, `volatile`",
+    ),
+    (
+        "upstream",
+        "a group of backend servers (`server` with weight, max_fails, fail_timeout, max_conns, \
+         backup, down; `hash`, `ip_hash`, `least_conn`, `random`, `keepalive*`; names resolved \
+         at load), read and checked; used once `proxy_pass` lands (refused until then)",
+    ),
+    (
         "worker_processes",
         "number of worker threads (`auto`: one per CPU)",
     ),

@@ -4,6 +4,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use super::*;
+use crate::model::{Op, Part, Template};
 
 fn secs(n: u64) -> Duration {
     Duration::from_secs(n)
@@ -375,44 +376,31 @@ fn return_forms() {
          location /d { return https://y/; }\nlocation /e { return 444; }\nlocation /f { return $scheme://h; }\nlocation /g { return 403; return 404; }",
     ));
     let l = &only_server(&c).locations;
-    let r = |i: usize| l[i].conf.return_.clone().unwrap();
-    assert_eq!(
-        r(0),
-        ReturnConf {
-            code: 404,
-            text: None
-        }
-    );
-    assert_eq!(
-        r(1),
-        ReturnConf {
-            code: 301,
-            text: Some("https://x/".into())
-        }
-    );
-    assert_eq!(
-        r(2),
-        ReturnConf {
-            code: 200,
-            text: Some("ok\n".into())
-        }
-    );
-    assert_eq!(
-        r(3),
-        ReturnConf {
-            code: 302,
-            text: Some("https://y/".into())
-        }
-    );
-    assert_eq!(r(4).code, 444);
-    assert_eq!(
-        r(5),
-        ReturnConf {
-            code: 302,
-            text: Some("$scheme://h".into())
-        }
-    );
-    assert_eq!(r(6).code, 403);
+    let r = |i: usize| match &l[i].conf.rewrite.script.as_ref().unwrap().ops[0] {
+        Op::Return { code, text } => (*code, text.as_ref().map(show)),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(r(0), (404, None));
+    assert_eq!(r(1), (301, Some("https://x/".into())));
+    assert_eq!(r(2), (200, Some("ok\n".into())));
+    assert_eq!(r(3), (302, Some("https://y/".into())));
+    assert_eq!(r(4).0, 444);
+    assert_eq!(r(5), (302, Some("$scheme://h".into())));
+    // Every `return` is an op; the first reached answers.
+    assert_eq!(r(6).0, 403);
+    assert_eq!(l[6].conf.rewrite.script.as_ref().unwrap().ops.len(), 2);
+}
+
+/// A compiled value written back as configuration text.
+fn show(t: &Template) -> String {
+    t.parts
+        .iter()
+        .map(|p| match p {
+            Part::Lit(s) => s.clone(),
+            Part::Var(n) | Part::Set(_, n) => format!("${n}"),
+            Part::Capture(n) => format!("${n}"),
+        })
+        .collect()
 }
 
 #[test]
@@ -714,4 +702,17 @@ fn nginx_warnings_become_notices() {
 
 fn only_listen_addr(c: &Config) -> std::net::SocketAddr {
     c.http.as_ref().unwrap().servers[0].listen[0].addr
+}
+
+/// Whether `root`/`alias` has variables is decided once, at load, for
+/// every level (the static path reads the flag instead of the text).
+#[test]
+fn root_variables_flag_follows_the_merged_root() {
+    let c = parse(&server(
+        "root /srv/$host;\nlocation /a { }\nlocation /b { root /plain; }\nlocation ~ ^/c(.*) { alias /d$1; }",
+    ));
+    let s = only_server(&c);
+    assert!(s.conf.root_has_vars);
+    let flags: Vec<bool> = s.locations.iter().map(|l| l.conf.root_has_vars).collect();
+    assert_eq!(flags, [true, false, true]);
 }

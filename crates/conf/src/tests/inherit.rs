@@ -61,10 +61,10 @@ fn block_local_settings_are_not_inherited() {
         "return 301 https://x/;\ntry_files $uri =404;\nlocation /s { stub_status; location /s/in {} }\nlocation /m { metrics on; location /m/in {} }",
     ));
     let s = only_server(&c);
-    assert!(s.conf.return_.is_some());
+    assert!(s.conf.rewrite.script.is_some());
     assert!(!s.conf.try_files.is_empty());
     let st = &s.locations[0];
-    assert!(st.conf.return_.is_none() && st.conf.try_files.is_empty());
+    assert!(st.conf.rewrite.script.is_none() && st.conf.try_files.is_empty());
     assert!(st.conf.stub_status && !st.locations[0].conf.stub_status);
     assert!(s.locations[1].conf.metrics && !s.locations[1].locations[0].conf.metrics);
 }

@@ -5,13 +5,16 @@ mod descriptions;
 mod directives;
 mod docs;
 mod errors;
+mod fast;
 mod files;
 mod fuzzish;
 mod inherit;
+mod map;
 mod modules;
 mod refused;
 mod request;
 mod soup;
+mod upstream;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};

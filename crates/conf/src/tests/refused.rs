@@ -8,7 +8,7 @@ use super::*;
 #[test]
 fn well_formed_nginx_directives_are_refused_by_name() {
     for (text, name, line) in [
-        (http("map $a $b { default 1; }"), "map", 3),
+        (http("geo $a { default 1; }"), "geo", 3),
         (
             server("location / { fastcgi_split_path_info ^(.+)$; }"),
             "fastcgi_split_path_info",
@@ -16,7 +16,13 @@ fn well_formed_nginx_directives_are_refused_by_name() {
         ),
         (server("ssl_stapling on;"), "ssl_stapling", 4),
         (server("ssl on;"), "ssl", 4),
-        (http("upstream u { server 127.0.0.1; }"), "upstream", 3),
+        (
+            http(
+                "upstream u { server 127.0.0.1; }\nserver { location / { proxy_pass http://u; } }",
+            ),
+            "proxy_pass",
+            4,
+        ),
         (
             "events {}\nstream { server { listen 1; } }\n".into(),
             "stream",

@@ -153,6 +153,23 @@ impl Transport {
         }
     }
 
+    /// nginx's `ngx_http_test_reading`: while a response is held back
+    /// (paused by `limit_rate`, or blocked on a full send buffer), a
+    /// readable event may be the client's close. A one-byte `MSG_PEEK`
+    /// tells, and leaves any pipelined byte (or TLS record) where it is.
+    #[inline(never)]
+    pub fn peer_closed(&mut self) -> bool {
+        match peregrine_sys::peek(&self.sock) {
+            Ok(0) => true,
+            Ok(_) => false,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                self.readable = false;
+                false
+            }
+            Err(e) => e.kind() != io::ErrorKind::Interrupted,
+        }
+    }
+
     /// Ends the write side (FIN).
     pub fn shutdown_write(&mut self) {
         if let Some(t) = self.tls.as_deref_mut() {
