@@ -31,7 +31,7 @@ use crate::AccessEntry;
 use crate::ctx::Ctx;
 use crate::errlog::{self, Context, with_os_error};
 use crate::exchange::{Exchange, Keep, Plan};
-use crate::pool::READ_BUF_SIZE;
+use crate::pool::{Pool, READ_BUF_SIZE};
 use crate::rate;
 use crate::stats::{Finished, Gauge};
 use crate::transport::{TlsSink, Transport};
@@ -834,7 +834,43 @@ impl Http1 {
         Step::Continue
     }
 
+    /// Writes the response on: through the socket itself, or (out of
+    /// line) through TLS. Each gets its own copy of the send step, so the
+    /// plain one has no TLS branch inside its write loop.
+    #[inline(always)]
     pub fn step_send(&mut self, t: &mut Transport, key: usize, cx: &mut Ctx) -> Step {
+        if t.tls.is_some() {
+            return self.step_send_tls(t, key, cx);
+        }
+        self.send_with(t, key, cx, |t, out, pool, chunk| {
+            out.write(&mut t.sock, pool, chunk)
+        })
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn step_send_tls(&mut self, t: &mut Transport, key: usize, cx: &mut Ctx) -> Step {
+        self.send_with(t, key, cx, |t, out, pool, chunk| {
+            let Some(tls) = t.tls.as_deref_mut() else {
+                return out.write(&mut t.sock, pool, chunk);
+            };
+            write_tls(out, TlsSink { sock: &t.sock, tls }, pool, chunk)
+        })
+    }
+
+    #[inline(always)]
+    fn send_with(
+        &mut self,
+        t: &mut Transport,
+        key: usize,
+        cx: &mut Ctx,
+        write: impl FnOnce(
+            &mut Transport,
+            &mut Output,
+            &mut Pool,
+            usize,
+        ) -> Result<Progress, WriteError>,
+    ) -> Step {
         if t.readable && (self.delayed || !t.writable) {
             if t.peer_closed() {
                 return self.end_closed(cx);
@@ -876,11 +912,7 @@ impl Http1 {
                 }
             }
         }
-        let written = match t.tls.as_deref_mut() {
-            None => ex.out.write(&mut t.sock, &mut cx.pool, chunk),
-            Some(tls) => write_tls(&mut ex.out, TlsSink { sock: &t.sock, tls }, cx, chunk),
-        };
-        match written {
+        match write(t, &mut ex.out, &mut cx.pool, chunk) {
             Ok(Progress::Done) => self.finish_output(t, key, cx),
             Ok(Progress::Limited) => {
                 let d = rate::pause(&ex.out, rate, after, before);
@@ -1169,15 +1201,14 @@ impl Http1 {
 /// is inlined where it is called: once for each kind of transport). A
 /// write that is `Done` is done only once the records rustls holds are
 /// sent too; until then it waits for the socket like a blocked write.
-#[cold]
-#[inline(never)]
+#[inline(always)]
 fn write_tls(
     out: &mut Output,
     mut sink: TlsSink<'_>,
-    cx: &mut Ctx,
+    pool: &mut Pool,
     chunk: usize,
 ) -> Result<Progress, WriteError> {
-    let p = out.write(&mut sink, &mut cx.pool, chunk)?;
+    let p = out.write(&mut sink, pool, chunk)?;
     if p == Progress::Done && !sink.flush()? {
         return Ok(Progress::Blocked);
     }
