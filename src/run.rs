@@ -31,6 +31,13 @@ pub fn nginx_style(cli: Cli) -> Result<i32> {
             .map_err(|e| e.to_string()),
         None => Ok(conf),
     });
+    // `-t` reads the certificates and keys as nginx's does.
+    let loaded = loaded.and_then(|conf| match cli.test {
+        true => peregrine_engine::tls::TlsTable::build(&conf)
+            .map(|_| conf)
+            .map_err(|e| e.to_string()),
+        false => Ok(conf),
+    });
     let conf = match loaded {
         Ok(conf) => conf,
         Err(err) => {

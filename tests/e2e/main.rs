@@ -58,6 +58,7 @@ mod symlinks;
 mod syslog;
 mod temp_paths;
 mod timeouts;
+mod tls;
 mod trailers;
 mod tune;
 mod upstream_blocks;

@@ -26,7 +26,10 @@ pub enum Encoded {
 }
 
 /// Rewrites `head` (lines before `split` go before `Connection`) for
-/// `encoded`, adding `Vary: Accept-Encoding` when `vary`, and
+/// `encoded`, adding `Vary: Accept-Encoding` when `vary` (once: not when
+/// the lines after `split` already have it, as when core made a
+/// precompressed sibling's head vary; nginx writes it once, for
+/// `r->gzip_vary`), and
 /// `Transfer-Encoding: chunked` for on-the-fly compression when `chunked`
 /// (an HTTP/1.1 client; an HTTP/1.0 body ends with the connection).
 /// Returns the new lines and the new split.
@@ -50,7 +53,10 @@ pub fn rewrite_head(
         out.extend_from_slice(b"Transfer-Encoding: chunked\r\n");
     }
     let new_split = out.len();
-    if vary {
+    let has_vary = lines(&head[split..]).any(|l| {
+        is(l, "Vary") && value(l).is_some_and(|v| v.eq_ignore_ascii_case(VARY_ACCEPT_ENCODING))
+    });
+    if vary && !has_vary {
         out.extend_from_slice(b"Vary: ");
         out.extend_from_slice(VARY_ACCEPT_ENCODING.as_bytes());
         out.extend_from_slice(b"\r\n");
@@ -160,6 +166,19 @@ mod tests {
             &out[s..],
             "X-ETag: \"a\"\r\nETag: W/\"b\"\r\nContent-Encoding: zstd\r\n"
         );
+    }
+
+    #[test]
+    fn vary_is_written_once() {
+        let h = b"Content-Type: text/html\r\nVary: accept-encoding\r\nETag: \"a\"\r\n";
+        let (out, s) = rewrite_head(h, 25, Encoded::OnTheFly(Coding::Gzip), true, true);
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(text.matches("Vary").count(), 1, "{text}");
+        assert_eq!(&text[s..s + 6], "Vary: ");
+        // A Vary of another header is not this one.
+        let h = b"Content-Type: text/html\r\nVary: Cookie\r\n";
+        let (out, _) = rewrite_head(h, 25, Encoded::No, true, false);
+        assert_eq!(String::from_utf8(out).unwrap().matches("Vary").count(), 2);
     }
 
     #[test]

@@ -211,6 +211,9 @@ pub struct ServerConf {
     // conn
     /// `max_headers`, `ignore_invalid_headers`, `underscores_in_headers`.
     pub headers: HeaderRules,
+    // ssl
+    /// The server's `ssl_*` settings, merged with the http level's.
+    pub ssl: SslConf,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -225,6 +228,10 @@ pub struct ListenConf {
     /// default applies (not deferred, as nginx: see `peregrine_engine::listen`).
     pub deferred: Option<bool>,
     pub span: Span,
+    // ssl
+    /// `ssl`: connections to this address speak TLS (nginx: every
+    /// `listen` of an address shares the flag).
+    pub ssl: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -761,6 +768,47 @@ impl Default for ConnConf {
     }
 }
 
+// ssl
+/// A server block's `ssl_*` settings (nginx's ngx_http_ssl_srv_conf_t, the
+/// part Peregrine implements), merged; nginx's defaults where not set.
+/// Turned into a TLS library configuration by the engine (peregrine-tls).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SslConf {
+    /// `ssl_certificate` with the `ssl_certificate_key` of the same rank.
+    pub certificates: Vec<(PathBuf, PathBuf)>,
+    /// `ssl_protocols` as written (default `TLSv1.2 TLSv1.3`).
+    pub protocols: Vec<String>,
+    /// `ssl_ciphers` (OpenSSL's cipher-string language).
+    pub ciphers: String,
+    pub prefer_server_ciphers: bool,
+    pub session_cache: SslSessionCache,
+    pub session_timeout: Duration,
+    pub session_tickets: bool,
+}
+
+/// `ssl_session_cache`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SslSessionCache {
+    /// `off`: no session reuse through a cache (nginx's default is `none`,
+    /// which tells clients sessions may be reused but stores none: for
+    /// rustls both mean no stateful cache).
+    Off,
+    None,
+    /// `builtin[:N]` (OpenSSL's per-process cache; N sessions).
+    Builtin(Option<usize>),
+    /// `shared:NAME:SIZE` (bytes), possibly with `builtin` as well.
+    Shared {
+        name: String,
+        size: usize,
+    },
+}
+
+impl Default for SslConf {
+    /// nginx's defaults, no certificate.
+    fn default() -> Self {
+        crate::build::ssl::RawSsl::default().resolve()
+    }
+}
 // upstream
 
 /// One `upstream NAME { }` group (nothing refers to one until the proxy

@@ -13,6 +13,7 @@ use crate::build::hints as t;
 use crate::build::modules as m;
 use crate::build::request as r;
 use crate::build::rewrite as rw;
+use crate::build::ssl as sl;
 use crate::fast::{self as f, CARRIED, Fast, Fast::*, LONG_WAY, UNRECORDED, VARIABLES};
 
 /// Context bits (nginx's `NGX_MAIN_CONF`, `NGX_EVENT_CONF`, `NGX_HTTP_*_CONF`).
@@ -1237,6 +1238,65 @@ pub static TABLE: &[Spec] = &[
         Handler::Loc(rw::recursive_error_pages),
         Neutral,
     ),
+    // ssl: the ssl module's directives (crates/conf/src/build/ssl.rs).
+    // TLS is the transport under the session: a route's answer is the same
+    // bytes over it, so each is neutral to the fast path.
+    row(
+        "ssl_certificate",
+        HS,
+        ONE,
+        Handler::Srv(sl::ssl_certificate),
+        Neutral,
+    ),
+    row(
+        "ssl_certificate_key",
+        HS,
+        ONE,
+        Handler::Srv(sl::ssl_certificate_key),
+        Neutral,
+    ),
+    row(
+        "ssl_protocols",
+        HS,
+        MORE,
+        Handler::Srv(sl::ssl_protocols),
+        Neutral,
+    ),
+    row(
+        "ssl_ciphers",
+        HS,
+        ONE,
+        Handler::Srv(sl::ssl_ciphers),
+        Neutral,
+    ),
+    row(
+        "ssl_prefer_server_ciphers",
+        HS,
+        ONE,
+        Handler::Srv(sl::ssl_prefer_server_ciphers),
+        Neutral,
+    ),
+    row(
+        "ssl_session_cache",
+        HS,
+        ONE_TWO,
+        Handler::Srv(sl::ssl_session_cache),
+        Neutral,
+    ),
+    row(
+        "ssl_session_timeout",
+        HS,
+        ONE,
+        Handler::Srv(sl::ssl_session_timeout),
+        Neutral,
+    ),
+    row(
+        "ssl_session_tickets",
+        HS,
+        ONE,
+        Handler::Srv(sl::ssl_session_tickets),
+        Neutral,
+    ),
 ];
 
 /// Directives that are stored but are tuning hints nonetheless: accepted
@@ -1306,14 +1366,7 @@ pub static UNSUPPORTED: &[&str] = &[
     "split_clients",
     "ssi",
     "ssl",
-    "ssl_certificate",
-    "ssl_certificate_key",
-    "ssl_ciphers",
     "ssl_dhparam",
-    "ssl_prefer_server_ciphers",
-    "ssl_protocols",
-    "ssl_session_cache",
-    "ssl_session_timeout",
     "ssl_stapling",
     "stream",
     "sub_filter",

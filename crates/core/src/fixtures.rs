@@ -31,6 +31,7 @@ pub fn conn(local: &str) -> ConnInfo {
         id: 1,
         requests: 1,
         accepted: std::time::UNIX_EPOCH,
+        https: false,
     }
 }
 
@@ -222,6 +223,7 @@ pub fn server_with(
                 backlog: 511,
                 deferred: None,
                 span: Span::default(),
+                ssl: false,
             })
             .collect(),
         server_names: names.iter().map(|n| server_name(n)).collect(),
@@ -233,6 +235,7 @@ pub fn server_with(
         span: Span::default(),
         merge_slashes: true,
         headers: Default::default(),
+        ssl: Default::default(),
     }
 }
 

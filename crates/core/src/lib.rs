@@ -63,3 +63,5 @@ mod vars;
 pub use http::{HttpCore, MAX_URI_CHANGES};
 pub use request::{Method, RequestView};
 pub use response::{Body, ConnInfo, HeadLines, Response, StatusSource, StubStatus};
+// tls: the engine picks a TLS server block by SNI with core's lookup.
+pub use servers::ServerNames;

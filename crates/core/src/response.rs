@@ -28,6 +28,9 @@ pub struct ConnInfo {
     /// When the connection was accepted, on the wall clock the engine hands
     /// core as `now` (`$connection_time`).
     pub accepted: std::time::SystemTime,
+    // tls
+    /// The connection speaks TLS (`$https` is `on`, `$scheme` `https`).
+    pub https: bool,
 }
 
 /// Where the body bytes come from.

@@ -276,6 +276,27 @@ fn lookup(t: &AddrTable, name: &str) -> Option<usize> {
         .map(|(_, si)| *si)
 }
 
+// tls
+/// The server-name lookup for another crate (the engine chooses a TLS
+/// server block by SNI before any request exists, as nginx's
+/// `ngx_http_ssl_servername`): the same tables and rules as for a Host.
+#[derive(Debug)]
+pub struct ServerNames(ServerIndex);
+
+impl ServerNames {
+    /// Server `i` is `servers[i]`.
+    pub fn new(servers: &[std::sync::Arc<ServerConf>]) -> ServerNames {
+        ServerNames(ServerIndex::new(servers))
+    }
+
+    /// The index of the server for a connection accepted on `local`
+    /// naming `name` (`None`: the address's default server, as for no Host).
+    #[inline(never)]
+    pub fn find(&self, local: SocketAddr, name: Option<&str>) -> Option<usize> {
+        self.0.find(local, name)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

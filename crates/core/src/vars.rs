@@ -63,7 +63,12 @@ impl VarCtx<'_> {
                 _ => out.push_str(self.server_name),
             },
             "server_name" => out.push_str(self.server_name),
-            "scheme" => out.push_str("http"),
+            "scheme" => out.push_str(if self.conn.https { "https" } else { "http" }),
+            "https" => {
+                if self.conn.https {
+                    out.push_str("on");
+                }
+            }
             "request_method" => out.push_str(self.req.method_name),
             "server_port" => {
                 let _ = write!(out, "{}", self.local.port());

@@ -3,18 +3,18 @@
 //!
 //! The decision (`gzip`, `gzip_types`, `gzip_min_length`, `gzip_http_version`,
 //! `Accept-Encoding`, ...) and the encoders are peregrine-compress's. This
-//! module does what nginx's filters do around them: rewrite the head (drop
-//! `Content-Length` and `Accept-Ranges`, weaken the ETag, add
-//! `Transfer-Encoding: chunked`, `Vary` and `Content-Encoding` where nginx's
-//! header filter puts them) and stream the body through the encoder,
-//! chunk-framed for HTTP/1.1 (an HTTP/1.0 body ends with the connection).
+//! module does what nginx's filters do around them: rewrite the head with
+//! peregrine-compress's `rewrite_head` (drop `Content-Length` and
+//! `Accept-Ranges`, weaken the ETag, add `Transfer-Encoding: chunked`,
+//! `Vary` and `Content-Encoding` where nginx's header filter puts them) and
+//! stream the body through the encoder, chunk-framed for HTTP/1.1 (an
+//! HTTP/1.0 body ends with the connection).
 
 use std::time::SystemTime;
 
 use peregrine_codec::{Request, Version};
 use peregrine_compress::{
-    Accepted, Coding, Encoder, Policy, RequestFacts, ResponseFacts, VARY_ACCEPT_ENCODING, decide,
-    weaken_etag,
+    Accepted, Encoded, Encoder, Policy, RequestFacts, ResponseFacts, decide, rewrite_head,
 };
 use peregrine_core::{HeadLines, Response};
 
@@ -35,11 +35,6 @@ fn head_value<'a>(head: &'a [u8], name: &str) -> Option<&'a str> {
         }
         std::str::from_utf8(&line[colon + 1..]).ok().map(str::trim)
     })
-}
-
-fn line_name(line: &[u8]) -> &[u8] {
-    let colon = line.iter().position(|&b| b == b':').unwrap_or(line.len());
-    &line[..colon]
 }
 
 /// Decides and, when compressing or varying, rewrites `resp`'s head.
@@ -75,7 +70,14 @@ pub fn apply(req: &Request, resp: &mut Response, now: SystemTime) -> Option<Box<
             .is_none_or(|c| c.conn.chunked_transfer_encoding);
     let coding = encoder.as_ref().map(Encoder::coding);
     let chunked = http11 && !resp.header_only;
-    let (out, new_split) = rewrite_head(resp, coding, chunked, vary);
+    let encoded = coding.map_or(Encoded::No, Encoded::OnTheFly);
+    let (out, new_split) = rewrite_head(
+        resp.head.as_bytes(),
+        resp.head_split,
+        encoded,
+        vary,
+        chunked,
+    );
     if coding.is_some() {
         resp.content_length = None;
         if !http11 {
@@ -121,61 +123,6 @@ fn facts<'a>(
         ..ResponseFacts::default()
     };
     (req_facts, resp_facts)
-}
-
-/// The head with nginx's compression edits: `(lines, head_split)`.
-fn rewrite_head(
-    resp: &Response,
-    coding: Option<Coding>,
-    chunked: bool,
-    vary: bool,
-) -> (Vec<u8>, usize) {
-    let head = resp.head.as_bytes();
-    let split = resp.head_split.min(head.len());
-    let mut early = Vec::with_capacity(head.len() + 96);
-    for line in head[..split].split_inclusive(|&b| b == b'\n') {
-        if coding.is_some() && line_name(line).eq_ignore_ascii_case(b"content-length") {
-            continue;
-        }
-        early.extend_from_slice(line);
-    }
-    if coding.is_some() && chunked {
-        early.extend_from_slice(b"Transfer-Encoding: chunked\r\n");
-    }
-    let mut out = early;
-    let new_split = out.len();
-    // Core already added it when a precompressed sibling made the response
-    // vary (gzip_static on); nginx writes `Vary` once (`r->gzip_vary`).
-    let has_vary = head[split..].split_inclusive(|&b| b == b'\n').any(|line| {
-        line_name(line).eq_ignore_ascii_case(b"vary")
-            && head_value(line, "vary")
-                .is_some_and(|v| v.eq_ignore_ascii_case(VARY_ACCEPT_ENCODING))
-    });
-    if vary && !has_vary {
-        out.extend_from_slice(format!("Vary: {VARY_ACCEPT_ENCODING}\r\n").as_bytes());
-    }
-    for line in head[split..].split_inclusive(|&b| b == b'\n') {
-        let name = line_name(line);
-        if coding.is_some() && name.eq_ignore_ascii_case(b"accept-ranges") {
-            continue;
-        }
-        if coding.is_some() && name.eq_ignore_ascii_case(b"etag") {
-            let value = line
-                .get(name.len() + 1..)
-                .and_then(|v| std::str::from_utf8(v).ok())
-                .unwrap_or("")
-                .trim();
-            if let Some(weak) = weaken_etag(value) {
-                out.extend_from_slice(format!("ETag: {weak}\r\n").as_bytes());
-            }
-            continue;
-        }
-        out.extend_from_slice(line);
-    }
-    if let Some(c) = coding {
-        out.extend_from_slice(format!("Content-Encoding: {}\r\n", c.token()).as_bytes());
-    }
-    (out, new_split)
 }
 
 #[cfg(test)]
@@ -258,6 +205,5 @@ mod tests {
         assert_eq!(head_value(h, "content-type"), Some("text/html"));
         assert_eq!(head_value(h, "ETAG"), Some("\"x\""));
         assert_eq!(head_value(h, "vary"), None);
-        assert_eq!(line_name(b"ETag: 1\r\n"), b"ETag");
     }
 }

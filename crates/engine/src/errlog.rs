@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 use std::net::SocketAddr;
 use std::time::SystemTime;
 
-use peregrine_conf::model::LogLevel;
+use peregrine_conf::model::{LogLevel, ServerName};
 
 /// nginx's spelling of a level inside `[...]`.
 pub fn level_name(level: LogLevel) -> &'static str {
@@ -81,6 +81,31 @@ pub fn with_os_error(text: &str, err: &std::io::Error) -> String {
             format!("{text} ({code}: {desc})")
         }
         None => format!("{text} ({err})"),
+    }
+}
+
+/// The text of a caught panic's payload.
+pub fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
+}
+
+/// nginx's text of a server name in log lines.
+pub fn server_name_text(n: &ServerName) -> String {
+    match n {
+        ServerName::Exact(s) => s.clone(),
+        ServerName::WildcardStart {
+            suffix,
+            also_bare: true,
+        } => suffix.clone(),
+        ServerName::WildcardStart {
+            suffix,
+            also_bare: false,
+        } => format!("*{suffix}"),
+        ServerName::WildcardEnd(p) => format!("{p}*"),
+        ServerName::Regex(r) => format!("~{}", r.as_str()),
     }
 }
 

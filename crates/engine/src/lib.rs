@@ -51,8 +51,10 @@
 
 mod compress;
 mod conn;
+mod ctx;
 mod errlog;
 mod exchange;
+mod http1;
 mod keepalive;
 mod listen;
 mod loc_errlog;
@@ -62,6 +64,8 @@ mod pool;
 mod rate;
 mod stats;
 mod timer;
+pub mod tls;
+mod transport;
 mod worker;
 mod write;
 
@@ -244,4 +248,7 @@ pub enum EngineError {
     Poll(std::io::Error),
     #[error("cannot start worker thread ({0})")]
     Spawn(std::io::Error),
+    /// A server block's TLS settings (a certificate, a key, a cipher string).
+    #[error("{0}")]
+    Tls(String),
 }

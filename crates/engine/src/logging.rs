@@ -76,7 +76,7 @@ impl AccessLog for Nginx {
             .and_then(|s| s.server_names.first())
         {
             Some(ServerName::Exact(name)) => std::borrow::Cow::Borrowed(name.as_str()),
-            Some(other) => std::borrow::Cow::Owned(crate::exchange::server_name_text(other)),
+            Some(other) => std::borrow::Cow::Owned(crate::errlog::server_name_text(other)),
             None => std::borrow::Cow::Borrowed(""),
         };
         let mut rec = RequestLog::new(e.conn.peer, e.conn.local, e.start, e.end);
@@ -93,6 +93,7 @@ impl AccessLog for Nginx {
             connection_requests: e.conn.requests,
             server_name: server_name.as_bytes(),
             pipelined: e.pipelined,
+            https: e.conn.https,
             ..rec
         };
         self.logs.log_list(list, &rec);

@@ -17,6 +17,7 @@ use peregrine_conf::model::{Config, LogLevel, WorkerProcesses};
 
 use crate::listen::{Listeners, wanted};
 use crate::stats::Registry;
+use crate::tls::TlsTable;
 use crate::worker::{self, DRAIN, RUN, STOP, Setup, Shared};
 use crate::{Command, Control, EngineError, ErrorLog, Ready, RunOptions};
 
@@ -67,6 +68,19 @@ struct Master {
     /// Access logs opened before privileges were dropped, for the first
     /// workers.
     prebuilt_logs: Vec<Box<dyn crate::AccessLog>>,
+    // tls
+    /// The TLS server blocks of `conf`, shared by its workers.
+    tls: Option<Arc<TlsTable>>,
+}
+
+/// Loads the certificates of `conf` (before anything is started with it:
+/// a bad one fails the start or the reload), logging what was dropped.
+fn load_tls(conf: &Config, errlog: &ErrorLog) -> Result<Option<Arc<TlsTable>>, EngineError> {
+    let table = TlsTable::build(conf).map_err(|e| EngineError::Tls(e.to_string()))?;
+    for w in table.iter().flat_map(|t| &t.warnings) {
+        errlog(LogLevel::Warn, w);
+    }
+    Ok(table)
 }
 
 /// `worker_processes`, `auto` being the usable CPU count.
@@ -85,6 +99,8 @@ pub fn run(conf: Arc<Config>, mut opts: RunOptions) -> Result<(), EngineError> {
         errlog(LogLevel::Warn, n);
     }
     apply_rlimit(&conf, &errlog);
+    // Keys readable only by root are read before `user` applies.
+    let tls = load_tls(&conf, &errlog)?;
     let mut listeners = Listeners::default();
     listeners.reconcile(&wanted(&conf), worker_count(&conf))?;
     if conf.main.daemon {
@@ -129,6 +145,7 @@ pub fn run(conf: Arc<Config>, mut opts: RunOptions) -> Result<(), EngineError> {
             delayed: Vec::new(),
             stopping: false,
             prebuilt_logs: std::mem::take(&mut first_logs),
+            tls,
         };
         m.start_generation()?;
         if let Some(ready) = opts.ready.take() {
@@ -244,13 +261,6 @@ fn commands(
     cmds
 }
 
-pub fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
-    p.downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| p.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic".into())
-}
-
 impl Master {
     fn start_generation(&mut self) -> Result<(), EngineError> {
         self.generation += 1;
@@ -287,6 +297,7 @@ impl Master {
                 .pop()
                 .or_else(|| self.access.as_ref().map(|f| f(&self.conf))),
             ids: self.ids.clone(),
+            tls: self.tls.clone(),
         };
         let generation = self.generation;
         let exits = self.exits.clone();
@@ -298,7 +309,7 @@ impl Master {
                 let r =
                     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| worker::run(setup)));
                 registry.release(slot);
-                let panic = r.err().map(|p| panic_text(&*p));
+                let panic = r.err().map(|p| crate::errlog::panic_text(&*p));
                 if let Ok(mut e) = exits.lock() {
                     e.push(Exit {
                         generation,
@@ -399,6 +410,13 @@ impl Master {
                 return false;
             }
         };
+        let tls = match load_tls(&conf, &self.errlog) {
+            Ok(t) => t,
+            Err(e) => {
+                (self.errlog)(LogLevel::Emerg, &e.to_string());
+                return false;
+            }
+        };
         if let Err(e) = self
             .listeners
             .reconcile(&wanted(&conf), worker_count(&conf))
@@ -408,6 +426,7 @@ impl Master {
         }
         let old = self.generation;
         self.conf = conf;
+        self.tls = tls;
         self.delayed.clear();
         match self.start_generation() {
             Ok(()) => {

@@ -1,14 +1,11 @@
-//! Per-worker pools of buffers and exchanges.
+//! Per-worker pools of buffers.
 //!
 //! A connection borrows a read buffer when bytes arrive and gives it back
 //! when nothing unparsed remains, so an idle keep-alive connection holds no
 //! buffer (nginx frees its header buffer on keep-alive the same way). The
 //! pool keeps a bounded number of spare buffers so steady state allocates
-//! nothing and an idle worker does not hoard memory. Exchanges are pooled
-//! whole, with their request and output buffers, and given back when the
-//! response is done.
-
-use crate::exchange::Exchange;
+//! nothing and an idle worker does not hoard memory. (Exchanges are pooled
+//! whole by their own module, `exchange::ExchangePool`.)
 
 /// Capacity of a fresh read buffer: one `recv` of this much takes a typical
 /// request head, or several pipelined ones, at once. Heads beyond it grow
@@ -17,7 +14,7 @@ pub const READ_BUF_SIZE: usize = 4096;
 /// Chunk read from a file per `pread` when `sendfile` is off (nginx's
 /// `output_buffers` default is 2 × 32k).
 pub const FILE_BUF_SIZE: usize = 32 * 1024;
-/// Spare buffers (each kind) and exchanges kept per worker; more are freed.
+/// Spare buffers (each kind) kept per worker; more are freed.
 pub const POOL_MAX: usize = 256;
 /// A returned buffer larger than this (grown for a huge head) is freed
 /// rather than kept, so the pool's memory stays bounded.
@@ -27,16 +24,6 @@ const KEEP_MAX_CAPACITY: usize = 64 * 1024;
 pub struct Pool {
     read: Vec<Vec<u8>>,
     file: Vec<Vec<u8>>,
-    /// Idle exchanges with their request and output buffers: a request
-    /// takes one whole (one pop, no allocation) instead of a box, a
-    /// request, a head buffer and a piece list one by one.
-    #[allow(clippy::vec_box)]
-    exchanges: Vec<Box<Exchange>>,
-}
-
-#[cold]
-fn new_exchange() -> Box<Exchange> {
-    Box::default()
 }
 
 fn take(list: &mut Vec<Vec<u8>>, cap: usize) -> Vec<u8> {
@@ -58,7 +45,9 @@ impl Pool {
     pub fn read_buf(&mut self) -> Vec<u8> {
         self.read.pop().unwrap_or_else(|| vec![0; READ_BUF_SIZE])
     }
-    #[inline]
+    /// Always inlined: every kept-alive response gives its buffer back
+    /// (as a call it cost the plain request some 30 instructions).
+    #[inline(always)]
     pub fn put_read_buf(&mut self, b: Vec<u8>) {
         if self.read.len() < POOL_MAX && b.len() <= KEEP_MAX_CAPACITY {
             self.read.push(b);
@@ -69,19 +58,6 @@ impl Pool {
     }
     pub fn put_file_buf(&mut self, b: Vec<u8>) {
         give(&mut self.file, b);
-    }
-    /// An idle exchange (see [`Exchange::reset`]).
-    #[inline]
-    pub fn exchange(&mut self) -> Box<Exchange> {
-        self.exchanges.pop().unwrap_or_else(new_exchange)
-    }
-
-    /// Takes back an exchange, which must be idle: reset by its owner, so
-    /// nothing its response referenced stays alive in the pool.
-    pub fn put_exchange(&mut self, ex: Box<Exchange>) {
-        if self.exchanges.len() < POOL_MAX {
-            self.exchanges.push(ex);
-        }
     }
 }
 
@@ -100,9 +76,5 @@ mod tests {
         assert_eq!(b2.as_ptr(), ptr);
         p.put_read_buf(vec![0; KEEP_MAX_CAPACITY + 1]);
         assert!(p.read.is_empty(), "oversized buffers are dropped");
-        let ex = p.exchange();
-        let ptr: *const Exchange = &*ex;
-        p.put_exchange(ex);
-        assert!(std::ptr::eq(&*p.exchange(), ptr), "exchanges are reused");
     }
 }

@@ -6,8 +6,7 @@
 
 use std::time::Duration;
 
-use crate::conn::{Conn, Step};
-use crate::worker::Ctx;
+use crate::write::Output;
 
 /// Bytes that may still be sent now (negative: how far ahead the sending is).
 pub fn allowance(rate: u64, after: u64, sent: u64, elapsed_secs: u64) -> i128 {
@@ -22,66 +21,30 @@ pub fn wait(rate: u64, bytes: u64) -> Duration {
     Duration::from_millis(bytes.saturating_mul(1000) / rate.max(1))
 }
 
-impl Conn {
-    /// Before a write of a response under `limit_rate`: sets the write's
-    /// byte budget, or, when the response is ahead of its pace, arms the
-    /// connection's timer and says to wait. Returns the bytes counted as
-    /// sent (to pace what the write sends) or the step to take.
-    #[inline(never)]
-    pub fn rate_gate(
-        &mut self,
-        key: usize,
-        cx: &mut Ctx,
-        rate: u64,
-        after: u64,
-    ) -> Result<u64, Step> {
-        let Some(ex) = self.ex.as_mut() else {
-            return Ok(0);
-        };
-        let sent = ex.out.head_bytes + ex.out.body_bytes;
-        let elapsed = cx
-            .wall
-            .duration_since(self.req_start)
-            .map_or(0, |d| d.as_secs());
-        let limit = allowance(rate, after, sent, elapsed);
-        if limit <= 0 {
-            let ahead = u64::try_from(-limit).unwrap_or(u64::MAX);
-            self.delay(key, cx, wait(rate, ahead) + Duration::from_millis(1));
-            return Err(Step::Wait);
-        }
-        ex.out.limit(usize::try_from(limit).unwrap_or(usize::MAX));
-        Ok(sent)
+/// Before a write of `out` under `limit_rate`, `elapsed_secs` into its
+/// request: sets the write's byte budget and returns the bytes counted as
+/// sent (to pace what the write sends), or, when the response is ahead of
+/// its pace, how long to wait first.
+#[inline(never)]
+pub fn gate(out: &mut Output, rate: u64, after: u64, elapsed_secs: u64) -> Result<u64, Duration> {
+    let sent = out.head_bytes + out.body_bytes;
+    let limit = allowance(rate, after, sent, elapsed_secs);
+    if limit <= 0 {
+        let ahead = u64::try_from(-limit).unwrap_or(u64::MAX);
+        return Err(wait(rate, ahead) + Duration::from_millis(1));
     }
+    out.limit(usize::try_from(limit).unwrap_or(usize::MAX));
+    Ok(sent)
+}
 
-    /// After a write under `limit_rate` spent its budget: wait as long as
-    /// the paced bytes it sent take at `rate`.
-    #[inline(never)]
-    pub fn rate_pause(
-        &mut self,
-        key: usize,
-        cx: &mut Ctx,
-        rate: u64,
-        after: u64,
-        before: u64,
-    ) -> Step {
-        let now = self
-            .ex
-            .as_ref()
-            .map_or(before, |e| e.out.head_bytes + e.out.body_bytes);
-        let paced =
-            now.saturating_sub(after) - before.saturating_sub(after).min(now.saturating_sub(after));
-        let d = wait(rate, paced);
-        if d.is_zero() {
-            return Step::Continue;
-        }
-        self.delay(key, cx, d);
-        Step::Wait
-    }
-
-    fn delay(&mut self, key: usize, cx: &mut Ctx, d: Duration) {
-        self.delayed = true;
-        cx.timers.arm(key, cx.now, d);
-    }
+/// After a write of `out` under `limit_rate` spent its budget (`before`
+/// bytes had been sent): how long the paced bytes it sent take at `rate`.
+#[inline(never)]
+pub fn pause(out: &Output, rate: u64, after: u64, before: u64) -> Duration {
+    let now = out.head_bytes + out.body_bytes;
+    let paced =
+        now.saturating_sub(after) - before.saturating_sub(after).min(now.saturating_sub(after));
+    wait(rate, paced)
 }
 
 #[cfg(test)]

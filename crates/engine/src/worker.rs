@@ -8,14 +8,18 @@ use std::time::{Duration, Instant, SystemTime};
 
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token, Waker};
-use peregrine_codec::{DateCache, Limits};
-use peregrine_conf::model::{Config, CpuAffinity, LocationConf, LogLevel, ServerConf};
+use peregrine_codec::DateCache;
+use peregrine_conf::model::{Config, CpuAffinity, LocationConf, LogLevel};
 use peregrine_core::{ConnInfo, HttpCore};
 
-use crate::conn::{Close, Conn, ListenCtx, Phase};
-use crate::pool::{Pool, READ_BUF_SIZE};
+use crate::conn::Conn;
+use crate::ctx::{Ctx, ListenCtx, listen_ctx};
+use crate::exchange::ExchangePool;
+use crate::http1::{Close, Phase};
+use crate::pool::Pool;
 use crate::stats::{Counters, Gauge, Registry};
 use crate::timer::Timers;
+use crate::transport::Transport;
 use crate::write::HeadStart;
 use crate::{AccessLog, ErrorLog};
 
@@ -63,50 +67,8 @@ pub struct Setup {
     pub errlog: ErrorLog,
     pub access: Option<Box<dyn AccessLog>>,
     pub ids: Arc<AtomicU64>,
-}
-
-/// Per-worker context shared by every connection of the worker.
-pub struct Ctx {
-    pub core: HttpCore,
-    pub pool: Pool,
-    pub timers: Timers,
-    pub stats: Arc<Counters>,
-    pub date: DateCache,
-    /// A `200 OK` head's first lines with the current `Date`.
-    pub head_start: HeadStart,
-    /// Some location has `metrics on`: only then is there anyone to read
-    /// the per-request metrics, so only then are they counted (see
-    /// [`scraped`]).
-    pub metrics: bool,
-    pub now: Instant,
-    pub wall: SystemTime,
-    pub errlog: ErrorLog,
-    /// Messages below this level are not even formatted.
-    pub log_level: LogLevel,
-    pub access: Option<Box<dyn AccessLog>>,
-    pub listen: Vec<ListenCtx>,
-    /// Settings for an address index missing from `listen` (cannot happen:
-    /// both come from the same configuration; this keeps lookups total).
-    pub listen_fallback: ListenCtx,
-    pub draining: bool,
-    // vars2
-    /// The `error_log`s of http/server/location levels, opened on use.
-    pub loc_errlogs: crate::loc_errlog::LocErrLogs,
-}
-
-impl Ctx {
-    /// The settings of listening address `i`.
-    pub fn lctx(&self, i: usize) -> &ListenCtx {
-        self.listen.get(i).unwrap_or(&self.listen_fallback)
-    }
-
-    /// Brings the `Date` cache to this loop turn's clock (it formats once a
-    /// second) and the head start with it, so that a response copies them
-    /// instead of converting the clock per request.
-    pub fn refresh_date(&mut self) {
-        let date = self.date.get(self.wall);
-        self.head_start.set_date(date);
-    }
+    /// The configuration's TLS server blocks (one table for all workers).
+    pub tls: Option<Arc<crate::tls::TlsTable>>,
 }
 
 struct Listener {
@@ -136,55 +98,6 @@ struct Worker {
     accept_retry: Option<Instant>,
     expired: Vec<usize>,
     last_flush: Instant,
-}
-
-/// The default server of an address: the one marked `default_server`, else
-/// the first listing it (nginx's rule).
-fn default_server(conf: &Config, addr: SocketAddr) -> Option<&Arc<ServerConf>> {
-    let servers = &conf.http.as_ref()?.servers;
-    let on_addr = |s: &&Arc<ServerConf>| s.listen.iter().any(|l| l.addr == addr);
-    servers
-        .iter()
-        .filter(on_addr)
-        .find(|s| s.listen.iter().any(|l| l.addr == addr && l.default_server))
-        .or_else(|| servers.iter().find(on_addr))
-}
-
-fn listen_ctx(conf: &Config, spec_addr: SocketAddr) -> ListenCtx {
-    let srv = default_server(conf, spec_addr);
-    let limits = Limits {
-        header_buffer_size: srv.map_or(1024, |s| s.client_header_buffer_size),
-        large_header_buffers: srv.map_or((4, 8192), |s| s.large_client_header_buffers),
-        merge_slashes: srv.is_none_or(|s| s.merge_slashes),
-        max_headers: srv.map_or(peregrine_codec::DEFAULT_MAX_HEADERS, |s| {
-            s.headers.max_headers
-        }),
-        ignore_invalid_headers: srv.is_none_or(|s| s.headers.ignore_invalid_headers),
-        underscores_in_headers: srv.is_some_and(|s| s.headers.underscores_in_headers),
-    };
-    let max_head = limits
-        .header_buffer_size
-        .saturating_add(
-            limits
-                .large_header_buffers
-                .0
-                .saturating_mul(limits.large_header_buffers.1),
-        )
-        .saturating_add(READ_BUF_SIZE);
-    ListenCtx {
-        limits,
-        header_timeout: srv.map_or(
-            peregrine_conf::build::raw::DEFAULT_CLIENT_HEADER_TIMEOUT,
-            |s| s.client_header_timeout,
-        ),
-        reset_timedout: srv.is_some_and(|s| s.conf.reset_timedout_connection),
-        server_name: srv
-            .and_then(|s| s.server_names.first())
-            .map(crate::exchange::server_name_text)
-            .unwrap_or_default(),
-        max_head,
-        default_server: srv.cloned(),
-    }
 }
 
 /// The CPU mask for worker `index`, as nginx's `worker_cpu_affinity`.
@@ -280,7 +193,7 @@ impl Worker {
         // Address indexes follow `wanted` order, as the master binds them.
         let listen_table: Vec<ListenCtx> = crate::listen::wanted(&s.conf)
             .iter()
-            .map(|sp| listen_ctx(&s.conf, sp.addr))
+            .map(|sp| listen_ctx(&s.conf, sp.addr, s.tls.as_ref()))
             .collect();
         let listeners = register_listeners(&s.poll, s.listeners)?;
         let now = Instant::now();
@@ -289,6 +202,7 @@ impl Worker {
             cx: Ctx {
                 core,
                 pool: Pool::default(),
+                exchanges: ExchangePool::default(),
                 timers: Timers::default(),
                 stats: s.counters,
                 head_start: HeadStart::new(date.current()),
@@ -300,7 +214,7 @@ impl Worker {
                 log_level,
                 access: s.access.filter(|a| !a.logs_nothing()),
                 listen: listen_table,
-                listen_fallback: listen_ctx(&s.conf, SocketAddr::from(([0, 0, 0, 0], 0))),
+                listen_fallback: listen_ctx(&s.conf, SocketAddr::from(([0, 0, 0, 0], 0)), None),
                 draining: false,
                 loc_errlogs: crate::loc_errlog::LocErrLogs::open_all(&s.conf),
             },
@@ -395,17 +309,19 @@ impl Worker {
         let Some(Some(conn)) = self.conns.get_mut(key) else {
             return;
         };
-        conn.readable |= readable;
-        conn.writable |= writable;
+        let t = &mut conn.transport;
+        t.readable |= readable;
+        t.writable |= writable;
         match conn.drive(key, &mut self.cx) {
             Some(how) => self.close(key, how),
-            None if conn.needs_write_interest() => {
+            None if conn.transport.needs_write_interest() => {
+                let t = &mut conn.transport;
                 let r = self.poll.registry().reregister(
-                    &mut conn.stream,
+                    &mut t.sock,
                     Token(CONN_BASE + key),
                     Interest::READABLE | Interest::WRITABLE,
                 );
-                conn.write_interest = true;
+                t.write_interest = true;
                 if let Err(e) = r {
                     self.epoll_failed(&e);
                     self.close(key, Close::Normal);
@@ -493,13 +409,18 @@ impl Worker {
             id,
             requests: 0,
             accepted: self.cx.wall,
+            https: self.cx.lctx(lst).tls.is_some(),
         };
         let key = self.free.pop().unwrap_or_else(|| {
             self.conns.push(None);
             self.conns.len() - 1
         });
         let born = self.cx.timers.nanos(self.cx.now);
-        let mut conn = Conn::new(stream, key, info, lst, (self.cx.wall, born));
+        let transport = match &self.cx.lctx(lst).tls {
+            None => Transport::plain(stream),
+            Some(table) => Transport::tls(stream, table.clone(), local),
+        };
+        let mut conn = Conn::new(transport, key, info, lst, (self.cx.wall, born));
         conn.set_gauge(Gauge::Waiting, &self.cx);
         let d = self.cx.lctx(lst).header_timeout;
         self.cx.timers.arm(key, self.cx.now, d);
@@ -507,15 +428,16 @@ impl Worker {
         // accepts, the client has often sent it, and a short exchange
         // (`Connection: close`) then completes without any epoll_ctl. When
         // nothing is there yet this costs one recv returning EAGAIN.
-        conn.readable = true;
+        conn.transport.readable = true;
         self.live += 1;
         let outcome = conn.drive(key, &mut self.cx);
-        let interest = if conn.writable {
+        let t = &mut conn.transport;
+        let interest = if t.writable {
             Interest::READABLE
         } else {
             Interest::READABLE | Interest::WRITABLE
         };
-        conn.write_interest = !conn.writable;
+        t.write_interest = !t.writable;
         self.conns[key] = Some(conn);
         if let Some(how) = outcome {
             // Closing drops the only descriptor: it never entered epoll.
@@ -525,11 +447,11 @@ impl Worker {
         let Some(Some(conn)) = self.conns.get_mut(key) else {
             return;
         };
-        if let Err(e) =
-            self.poll
-                .registry()
-                .register(&mut conn.stream, Token(CONN_BASE + key), interest)
-        {
+        if let Err(e) = self.poll.registry().register(
+            &mut conn.transport.sock,
+            Token(CONN_BASE + key),
+            interest,
+        ) {
             self.epoll_failed(&e);
             self.close(key, Close::Normal);
         }
@@ -544,7 +466,7 @@ impl Worker {
             .enumerate()
             .filter(|(_, c)| {
                 c.as_ref()
-                    .is_some_and(|c| matches!(c.phase, Phase::Idle { .. }))
+                    .is_some_and(|c| matches!(c.phase(), Phase::Idle { .. }))
             })
             .map(|(k, _)| k)
             .take(DRAIN_BATCH)
@@ -567,7 +489,7 @@ impl Worker {
             let Some(Some(conn)) = self.conns.get_mut(key) else {
                 continue;
             };
-            if std::mem::take(&mut conn.delayed) {
+            if std::mem::take(&mut conn.session.delayed) {
                 // `limit_rate`'s pause is over: write on.
                 self.conn_event(key, false, false);
                 continue;
@@ -584,18 +506,9 @@ impl Worker {
             return;
         };
         let Some(mut conn) = slot.take() else { return };
-        if conn.ex.is_some() {
-            conn.log_unfinished(&mut self.cx);
-        }
-        if how == Close::Reset {
-            let _ = peregrine_sys::set_linger_zero(&conn.stream);
-        }
-        conn.set_gauge(Gauge::None, &self.cx);
+        conn.closing(how, &mut self.cx);
         self.cx.stats.closed();
         self.cx.timers.disarm(key);
-        if let Some(b) = conn.rbuf.take() {
-            self.cx.pool.put_read_buf(b.data);
-        }
         // Dropping the stream closes its only descriptor, which removes it
         // from the epoll set: no deregister call needed.
         drop(conn);
@@ -619,7 +532,7 @@ impl Worker {
             let Some(Some(c)) = self.conns.get_mut(key) else {
                 continue;
             };
-            match c.phase {
+            match c.phase() {
                 Phase::Idle { keepalive: true } => self.close(key, Close::Normal),
                 Phase::Idle { keepalive: false } => {
                     self.cx.timers.arm(key, self.cx.now, DRAIN_FRESH_GRACE);

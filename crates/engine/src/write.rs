@@ -7,9 +7,12 @@ use std::os::unix::fs::FileExt;
 use std::rc::Rc;
 use std::time::Duration;
 
-use mio::net::TcpStream;
 use peregrine_conf::model::ServerTokens;
 use peregrine_core::{Body, Response};
+
+use crate::compress::Compressing;
+use crate::pool::{FILE_BUF_SIZE, Pool};
+use crate::transport::Sink;
 
 use peregrine_codec::response::CONTINUE;
 /// Most slices gathered into one `writev` (head + memory body pieces).
@@ -241,7 +244,7 @@ pub enum WriteError {
 /// A body going through an encoder: the source pieces are read block by
 /// block, encoded, framed and staged in the output's file buffer.
 struct Deflate {
-    c: Box<crate::compress::Compressing>,
+    c: Box<Compressing>,
     src: Vec<Piece>,
     next: usize,
     /// Encoder output not yet framed.
@@ -322,7 +325,7 @@ impl Output {
         body: &Body,
         header_only: bool,
         sendfile: bool,
-        comp: Option<Box<crate::compress::Compressing>>,
+        comp: Option<Box<Compressing>>,
     ) {
         self.head_end = self.head.len();
         self.sendfile = sendfile;
@@ -341,7 +344,7 @@ impl Output {
     /// buffers are kept (a piece list longer than [`MAX_KEPT_PIECES`], or
     /// a head grown past [`MAX_KEPT_HEAD`], is freed), what the pieces
     /// referenced is released now, the file buffer goes back to `pool`.
-    pub fn reset(&mut self, pool: &mut crate::pool::Pool) {
+    pub fn reset(&mut self, pool: &mut Pool) {
         if self.head.capacity() > MAX_KEPT_HEAD {
             self.head = Vec::new();
         }
@@ -360,7 +363,7 @@ impl Output {
     /// The rest of [`Output::reset`], for what only a large memory body, a
     /// file or an encoder leaves behind.
     #[inline(never)]
-    fn release_pieces(&mut self, pool: &mut crate::pool::Pool) {
+    fn release_pieces(&mut self, pool: &mut Pool) {
         if self.pieces.capacity() > MAX_KEPT_PIECES {
             self.pieces = Vec::new();
         }
@@ -374,7 +377,7 @@ impl Output {
     }
 
     /// Sends the body through `c` instead of as is.
-    fn compress(&mut self, c: Box<crate::compress::Compressing>) {
+    fn compress(&mut self, c: Box<Compressing>) {
         let src = std::mem::take(&mut self.pieces);
         self.next = 0;
         self.deflate = Some(Box::new(Deflate {
@@ -400,10 +403,10 @@ impl Output {
     /// one caller is the engine's send step, and as a call the plain
     /// response paid some 90 instructions more.
     #[inline(always)]
-    pub fn write(
+    pub fn write<S: Sink>(
         &mut self,
-        s: &mut TcpStream,
-        pool: &mut crate::pool::Pool,
+        s: &mut S,
+        pool: &mut Pool,
         sendfile_max_chunk: usize,
     ) -> Result<Progress, WriteError> {
         loop {
@@ -452,7 +455,7 @@ impl Output {
     /// One `writev` of what is next in order: the rest of the head, staged
     /// file/encoder bytes, then memory pieces up to the next file piece.
     #[inline]
-    fn write_gathered(&mut self, s: &mut TcpStream) -> io::Result<()> {
+    fn write_gathered<S: Sink>(&mut self, s: &mut S) -> io::Result<()> {
         let staged_len = self
             .file_buf
             .as_ref()
@@ -472,18 +475,18 @@ impl Output {
     /// [`Output::write_gathered`] when the head's buffer is all there is to
     /// send (a small memory body rides in it): one `send`, without setting
     /// up a vector of slices.
-    fn send_head(&self, s: &mut TcpStream) -> io::Result<usize> {
+    fn send_head<S: Sink>(&self, s: &mut S) -> io::Result<usize> {
         let mut buf = &self.head[self.head_pos..];
         if self.limited {
             buf = &buf[..buf.len().min(self.cap)];
         }
         // MSG_MORE on the last response: see the FIN's comment in
         // `send_gathered`.
-        peregrine_sys::send(&*s, buf, self.last)
+        s.send(buf, self.last)
     }
 
     /// The general case of [`Output::write_gathered`]: the bytes sent.
-    fn send_gathered(&self, s: &mut TcpStream) -> io::Result<usize> {
+    fn send_gathered<S: Sink>(&self, s: &mut S) -> io::Result<usize> {
         let mut parts: [&[u8]; MAX_IOV] = [&[]; MAX_IOV];
         let mut used = 0;
         if self.head_pos < self.head.len() {
@@ -534,13 +537,13 @@ impl Output {
         }
         if used == 1 {
             // One buffer: `send`, not a one-element `sendmsg`.
-            peregrine_sys::send(&*s, parts[0], hold)
+            s.send(parts[0], hold)
         } else {
             let mut iov = [IoSlice::new(&[]); MAX_IOV];
             for (v, p) in iov.iter_mut().zip(&parts[..used]) {
                 *v = IoSlice::new(p);
             }
-            peregrine_sys::send_vectored(&*s, &iov[..used], hold)
+            s.send_vectored(&iov[..used], hold)
         }
     }
 
@@ -581,7 +584,7 @@ impl Output {
         }
     }
 
-    fn send_file(&mut self, s: &mut TcpStream, max_chunk: usize) -> Result<(), WriteError> {
+    fn send_file<S: Sink>(&mut self, s: &mut S, max_chunk: usize) -> Result<(), WriteError> {
         let Some(Piece::File { file, offset, left }) = self.pieces.get_mut(self.next) else {
             return Ok(());
         };
@@ -592,8 +595,9 @@ impl Output {
                 n => n,
             })
             .min(if self.limited { self.cap } else { usize::MAX });
-        let n =
-            peregrine_sys::sendfile(&*s, &**file, offset, count).map_err(WriteError::Sendfile)?;
+        let n = s
+            .sendfile(file, offset, count)
+            .map_err(WriteError::Sendfile)?;
         if n == 0 {
             return Err(WriteError::Truncated);
         }
@@ -608,14 +612,14 @@ impl Output {
         Ok(())
     }
 
-    fn read_file(&mut self, pool: &mut crate::pool::Pool) -> Result<(), WriteError> {
+    fn read_file(&mut self, pool: &mut Pool) -> Result<(), WriteError> {
         let Some(Piece::File { file, offset, left }) = self.pieces.get_mut(self.next) else {
             return Ok(());
         };
         let mut buf = self.file_buf.take().unwrap_or_else(|| pool.file_buf());
         let want = usize::try_from(*left)
             .unwrap_or(usize::MAX)
-            .min(crate::pool::FILE_BUF_SIZE);
+            .min(FILE_BUF_SIZE);
         buf.resize(want, 0);
         let n = file.read_at(&mut buf, *offset).map_err(WriteError::Read)?;
         if n == 0 {
@@ -635,7 +639,7 @@ impl Output {
 
     /// Encodes the next block of the source into the file buffer (framed
     /// as one chunk for HTTP/1.1), finishing the stream after the last.
-    fn encode_more(&mut self, pool: &mut crate::pool::Pool) -> Result<(), WriteError> {
+    fn encode_more(&mut self, pool: &mut Pool) -> Result<(), WriteError> {
         let Some(d) = self.deflate.as_mut() else {
             return Ok(());
         };
@@ -669,7 +673,7 @@ impl Output {
 /// Feeds one block of `d`'s source to its encoder (output in `d.raw`).
 fn encode_block(d: &mut Deflate) -> Result<(), WriteError> {
     let encode_err = WriteError::Encode;
-    let block = crate::pool::FILE_BUF_SIZE;
+    let block = FILE_BUF_SIZE;
     match d.src.get_mut(d.next) {
         None => {
             d.c.encoder.finish(&mut d.raw).map_err(encode_err)?;

@@ -44,10 +44,17 @@ pub fn load_pair(pair: &CertPair, provider: &CryptoProvider) -> Result<Certified
         .load_private_key(der)
         .map_err(|e| key_err(e.to_string()))?;
     let key = CertifiedKey::new(chain, signing);
-    key.keys_match().map_err(|_| TlsError::KeyMismatch {
-        path: pair.key.clone(),
-    })?;
-    Ok(key)
+    // `Unknown`: the provider cannot derive the public key to compare
+    // (aws-lc-rs with a SEC1 `EC PRIVATE KEY`, what `openssl ecparam
+    // -genkey` writes): not a mismatch.
+    match key.keys_match() {
+        Err(rustls::Error::InconsistentKeys(rustls::InconsistentKeys::KeyMismatch)) => {
+            Err(TlsError::KeyMismatch {
+                path: pair.key.clone(),
+            })
+        }
+        _ => Ok(key),
+    }
 }
 
 /// Picks, of a server block's pairs, the first the client can use: its key

@@ -230,3 +230,66 @@ fn ticket_keys_shared_by_instances_resume_across_them() {
     assert_eq!(connect(serve_once(instance(&key_file))), Resumed);
     assert_eq!(connect(serve_once(instance(&other_key))), Full);
 }
+
+/// A key as `openssl ecparam -genkey` writes it (an `EC PARAMETERS`
+/// block, then a SEC1 `EC PRIVATE KEY`), as nginx's test suite makes its
+/// keys: it loads, and a handshake with it works.
+#[test]
+fn openssl_ecparam_keys_load() {
+    let dir = temp_dir("ecparam");
+    let key = dir.join("ec.key");
+    let cert = dir.join("ec.crt");
+    let run = |args: &[&str]| {
+        std::process::Command::new("openssl")
+            .args(args)
+            .output()
+            .map(|o| o.status.success())
+    };
+    let made = run(&[
+        "ecparam",
+        "-genkey",
+        "-name",
+        "prime256v1",
+        "-out",
+        key.to_str().unwrap(),
+    ]);
+    if !matches!(made, Ok(true)) {
+        eprintln!("no openssl command: skipped");
+        return;
+    }
+    let ok = run(&[
+        "req",
+        "-x509",
+        "-new",
+        "-key",
+        key.to_str().unwrap(),
+        "-subj",
+        "/CN=localhost",
+        "-addext",
+        "subjectAltName=DNS:localhost",
+        "-addext",
+        "basicConstraints=critical,CA:FALSE",
+        "-out",
+        cert.to_str().unwrap(),
+    ]);
+    assert!(matches!(ok, Ok(true)));
+    use rustls::pki_types::pem::PemObject;
+    let der = CertificateDer::pem_file_iter(&cert)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
+    let tls = ServerTls {
+        certificates: vec![CertPair { cert, key }],
+        ..ServerTls::default()
+    };
+    let built = tls.build(None).expect("an ecparam key loads");
+    let all = provider::default_provider().cipher_suites;
+    let addr = serve_once(built.config);
+    let (got, _) = handshake(
+        addr,
+        std::slice::from_ref(&der),
+        client_with(all, &[&rustls::version::TLS13]),
+    );
+    assert_eq!(got, der);
+}

@@ -117,7 +117,7 @@ const IGNORED_PARAMS: &[&str] = &["bind"];
 /// Parameters nginx has that change the protocol spoken: refused until
 /// implemented (accepting them would speak plain HTTP/1 to a client that
 /// expects TLS, HTTP/2 or a PROXY header).
-const REFUSED_PARAMS: &[&str] = &["ssl", "http2", "quic", "proxy_protocol"];
+const REFUSED_PARAMS: &[&str] = &["http2", "quic", "proxy_protocol"];
 const IGNORED_PREFIXES: &[&str] = &[
     "rcvbuf=",
     "sndbuf=",
@@ -140,6 +140,7 @@ pub fn parse(d: &Directive) -> Result<ListenConf> {
         backlog: DEFAULT_BACKLOG,
         deferred: None,
         span: d.span.clone(),
+        ssl: false,
     };
     for p in d.args.iter().skip(1) {
         match p.as_str() {
@@ -147,6 +148,8 @@ pub fn parse(d: &Directive) -> Result<ListenConf> {
             "reuseport" => conf.reuseport = true,
             "deferred" | "deferred=on" => conf.deferred = Some(true),
             "deferred=off" => conf.deferred = Some(false),
+            // TLS on this address (see build::ssl).
+            "ssl" => conf.ssl = true,
             _ if REFUSED_PARAMS.contains(&p.as_str()) => {
                 return Err(err(format!(
                     "the \"{p}\" parameter of the \"listen\" directive is not supported by Peregrine yet"
@@ -264,6 +267,7 @@ pub fn default_listen(span: &Span) -> ListenConf {
         backlog: DEFAULT_BACKLOG,
         deferred: None,
         span: span.clone(),
+        ssl: false,
     }
 }
 

@@ -23,6 +23,7 @@ pub mod modules;
 pub mod raw;
 pub mod request;
 pub mod rewrite;
+pub mod ssl;
 mod syslog;
 mod upstream;
 mod vars;
@@ -614,6 +615,9 @@ impl Builder {
             location::check_duplicates(&s.locations)?;
             let conf = s.loc.merge(&http_loc);
             let srv = s.srv.merge(&http.srv);
+            if let Some(m) = srv.ssl.check_keys() {
+                return Err(ConfError::at(&s.span, m));
+            }
             let locations = s
                 .locations
                 .iter()
@@ -646,8 +650,10 @@ impl Builder {
                 span: s.span.clone(),
                 merge_slashes: srv.merge_slashes.unwrap_or(true),
                 headers: srv.headers.resolve(),
+                ssl: srv.ssl.resolve(),
             }));
         }
+        ssl::check_listen(&servers)?;
         self.warn_conflicting_names(&servers);
         check_locations(&servers, &|c| {
             request::check_recoding(c, &http.charset_maps)

@@ -438,6 +438,8 @@ pub struct RawSrv {
     pub merge_slashes: Option<bool>,
     // conn
     pub headers: super::conn::RawHeaderRules,
+    // ssl
+    pub ssl: super::ssl::RawSsl,
 }
 
 /// nginx's defaults for the server-level settings.
@@ -465,6 +467,7 @@ impl RawSrv {
                 .or(Some(DEFAULT_LARGE_CLIENT_HEADER_BUFFERS)),
             merge_slashes: self.merge_slashes.or(http.merge_slashes).or(Some(true)),
             headers: self.headers.merge(&http.headers),
+            ssl: self.ssl.merge(&http.ssl),
         }
     }
 }

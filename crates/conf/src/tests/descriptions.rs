@@ -265,4 +265,25 @@ pub static DESCRIPTIONS: &[(&str, &str)] = &[
     ("scgi_temp_path", "no temporary files"),
     ("connection_pool_size", "Peregrine's own allocation"),
     ("request_pool_size", "Peregrine's own allocation"),
+    // ssl
+    ("ssl_certificate", "PEM chain; several for RSA and ECDSA"),
+    (
+        "ssl_certificate_key",
+        "PEM key of the certificate of the same rank",
+    ),
+    (
+        "ssl_protocols",
+        "TLSv1.2 and TLSv1.3 (rustls); older ones dropped with a warning",
+    ),
+    (
+        "ssl_ciphers",
+        "OpenSSL's cipher string, onto the suites rustls has",
+    ),
+    ("ssl_prefer_server_ciphers", "server's suite order first"),
+    (
+        "ssl_session_cache",
+        "off, none, builtin, shared:NAME:SIZE (one cache for all workers)",
+    ),
+    ("ssl_session_timeout", "session and ticket lifetime"),
+    ("ssl_session_tickets", "stateless resumption by ticket"),
 ];

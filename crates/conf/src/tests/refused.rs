@@ -14,7 +14,7 @@ fn well_formed_nginx_directives_are_refused_by_name() {
             "fastcgi_split_path_info",
             4,
         ),
-        (server("ssl_protocols TLSv1.2;"), "ssl_protocols", 4),
+        (server("ssl_stapling on;"), "ssl_stapling", 4),
         (server("ssl on;"), "ssl", 4),
         (
             http(

@@ -1,5 +1,5 @@
 use super::*;
-use crate::pool::Pool;
+use mio::net::TcpStream;
 use peregrine_codec::response::{SERVER_NAME, SERVER_VERSION};
 use peregrine_core::HeadLines;
 use std::io::Read;

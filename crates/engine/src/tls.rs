@@ -1,0 +1,143 @@
+//! The TLS configurations of a configuration's server blocks, and the
+//! choice of one by SNI: one rustls `ServerConfig` per server block that
+//! has `ssl_certificate` (built by peregrine-tls from its `ssl_*`
+//! settings), one table per configuration, shared by every worker (the
+//! session caches and ticket keys with it, so a session resumes on any
+//! worker).
+//!
+//! Built when the configuration loads (`-t` too: a certificate that cannot
+//! be read fails the test, the start and a reload, which then keeps the
+//! old workers serving).
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use peregrine_conf::model::{Config, ServerConf, SslConf, SslSessionCache};
+use peregrine_core::ServerNames;
+use peregrine_tls::certs::CertPair;
+use peregrine_tls::config::{ServerTls, session_cache};
+use rustls::ServerConfig;
+use rustls::server::StoresServerSessions;
+
+/// Sessions a `builtin` cache holds when no size is given (OpenSSL's
+/// `SSL_SESSION_CACHE_MAX_SIZE_DEFAULT` is 20480).
+pub const BUILTIN_CACHE_SESSIONS: usize = 20480;
+
+/// Why the table could not be built: a server block's settings, with
+/// where the block is (nginx names the directive's place; the block's is
+/// what is kept here).
+#[derive(Debug, thiserror::Error)]
+#[error("{source} in {at}")]
+pub struct TlsConfError {
+    pub at: String,
+    #[source]
+    pub source: peregrine_tls::error::TlsError,
+}
+
+/// Every TLS server block of a configuration.
+pub struct TlsTable {
+    index: ServerNames,
+    /// By server index (`None`: the block has no certificate).
+    configs: Vec<Option<Arc<ServerConfig>>>,
+    /// What was dropped on the way (old protocols, unknown curves).
+    pub warnings: Vec<String>,
+}
+
+impl std::fmt::Debug for TlsTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "TlsTable({} servers)", self.configs.len())
+    }
+}
+
+/// nginx's settings of one block, in peregrine-tls's terms.
+fn server_tls(s: &SslConf) -> ServerTls {
+    ServerTls {
+        certificates: s
+            .certificates
+            .iter()
+            .map(|(cert, key)| CertPair {
+                cert: cert.clone(),
+                key: key.clone(),
+            })
+            .collect(),
+        protocols: s.protocols.clone(),
+        ciphers: s.ciphers.clone(),
+        prefer_server_ciphers: s.prefer_server_ciphers,
+        session_tickets: s.session_tickets,
+        session_timeout: s.session_timeout,
+        ..ServerTls::default()
+    }
+}
+
+impl TlsTable {
+    /// The table of `conf`, or `None` when no `listen` has `ssl` (nothing
+    /// is loaded then, as nothing would use it).
+    pub fn build(conf: &Config) -> Result<Option<Arc<TlsTable>>, TlsConfError> {
+        let Some(http) = conf.http.as_ref() else {
+            return Ok(None);
+        };
+        let servers = &http.servers;
+        if !servers.iter().any(|s| s.listen.iter().any(|l| l.ssl)) {
+            return Ok(None);
+        }
+        let mut shared: HashMap<String, Arc<dyn StoresServerSessions>> = HashMap::new();
+        let mut warnings = Vec::new();
+        let mut configs = Vec::with_capacity(servers.len());
+        for s in servers {
+            if s.ssl.certificates.is_empty() {
+                configs.push(None);
+                continue;
+            }
+            let cache = match &s.ssl.session_cache {
+                SslSessionCache::Off | SslSessionCache::None => None,
+                SslSessionCache::Builtin(n) => Some(session_cache(
+                    n.unwrap_or(BUILTIN_CACHE_SESSIONS)
+                        .div_ceil(peregrine_tls::config::SESSIONS_PER_MEGABYTE),
+                )),
+                SslSessionCache::Shared { name, size } => Some(
+                    shared
+                        .entry(name.clone())
+                        .or_insert_with(|| session_cache(size.div_ceil(1 << 20)))
+                        .clone(),
+                ),
+            };
+            let built = server_tls(&s.ssl)
+                .build(cache)
+                .map_err(|source| TlsConfError {
+                    at: s.span.to_string(),
+                    source,
+                })?;
+            warnings.extend(built.warnings);
+            configs.push(Some(built.config));
+        }
+        Ok(Some(Arc::new(TlsTable {
+            index: ServerNames::new(servers),
+            configs,
+            warnings,
+        })))
+    }
+
+    /// Whether connections to `addr` (a listening address) speak TLS.
+    pub fn listens_on(conf: &Config, addr: SocketAddr) -> bool {
+        conf.http.as_ref().is_some_and(|h| {
+            h.servers
+                .iter()
+                .flat_map(|s: &Arc<ServerConf>| &s.listen)
+                .any(|l| l.ssl && l.addr == addr)
+        })
+    }
+
+    /// The configuration for a handshake on `local` naming `sni` (nginx's
+    /// `ngx_http_ssl_servername`: the server block chosen as for a Host,
+    /// the address's default server without SNI or without a match). A
+    /// block without a certificate hands over to the default server's.
+    pub fn config_for(&self, local: SocketAddr, sni: Option<&str>) -> Option<Arc<ServerConfig>> {
+        let by_name = sni.and_then(|n| self.index.find(local, Some(&n.to_ascii_lowercase())));
+        let chosen = by_name.and_then(|i| self.configs.get(i)?.clone());
+        chosen.or_else(|| {
+            let d = self.index.find(local, None)?;
+            self.configs.get(d)?.clone()
+        })
+    }
+}
