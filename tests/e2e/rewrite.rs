@@ -231,6 +231,23 @@ fn server_script_runs_before_location_selection() {
 }
 
 #[test]
+fn server_break_stops_only_the_server_script() {
+    let s = site(
+        "rw-srvbreak",
+        r#"
+        set $s one;
+        break;
+        set $s two;
+        location / {
+            set $l "$s-loc";
+            return 200 $l;
+        }
+        "#,
+    );
+    assert_eq!(s.get("/x").body_str(), "one-loc");
+}
+
+#[test]
 fn error_page_to_named_location() {
     let s = site(
         "rw-named",
