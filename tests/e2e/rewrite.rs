@@ -387,3 +387,38 @@ fn bad_scripts_get_nginx_s_messages() {
         assert_eq!((code, line.as_str()), (Some(1), want), "{body}");
     }
 }
+
+/// `rewrite_log on` writes nginx's notices for each regex tried, with the
+/// request's context, and `uninitialized_variable_warn` its warning.
+#[test]
+fn rewrite_log_and_uninitialized_variables_reach_the_error_log() {
+    let p = Prefix::new("rewrite-log");
+    p.write("html/b.txt", "b\n");
+    let s = Server::start(
+        p,
+        &conf_with(
+            "    server {\n        listen 127.0.0.1:PORT;\n        root html;\n\
+             rewrite_log on;\n\
+             location /a { rewrite ^/a(.*)$ /b.txt break; }\n\
+             location = /z { set $never_set 1; return 204; }\n\
+             location = /n { if ($never_set) { return 500; } return 200 \"ok\\n\"; }\n    }\n",
+        ),
+    );
+    assert_eq!(s.get("/a").body, b"b\n");
+    assert_eq!(s.get("/n").body, b"ok\n");
+    let log = s.prefix.dir.join("logs/error.log");
+    let lines = wait_for_lines(&log, 3, |l| {
+        l.contains("[notice]") || l.contains("using uninitialized")
+    });
+    let all = lines.join("\n");
+    assert!(
+        all.contains("[notice]") && all.contains("\"^/a(.*)$\" matches \"/a\""),
+        "{all}"
+    );
+    assert!(all.contains("rewritten data: \"/b.txt\""), "{all}");
+    assert!(
+        all.contains("using uninitialized \"never_set\" variable"),
+        "{all}"
+    );
+    assert!(all.contains("request: \"GET /a HTTP/1.1\""), "{all}");
+}

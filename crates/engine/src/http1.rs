@@ -22,7 +22,7 @@ use std::io;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::{Duration, Instant, SystemTime};
 
-use peregrine_codec::{BodyDecoder, BodyKind, HttpError, Request};
+use peregrine_codec::{BodyDecoder, BodyKind, HttpError};
 use peregrine_conf::model::{LingeringClose, LogLevel};
 use peregrine_core::response::ErrorNote;
 use peregrine_core::{ConnInfo, Response};
@@ -636,7 +636,25 @@ impl Http1 {
         if let Some(e) = bad_body {
             self.log(cx, LogLevel::Error, &e.kind.to_string(), "");
         }
+        if cx.core.has_log_lines() {
+            self.log_script_lines(cx);
+        }
         step
+    }
+
+    /// The rewrite module's lines for this request (`rewrite_log`
+    /// notices, `uninitialized_variable_warn` warnings), with its context.
+    #[cold]
+    fn log_script_lines(&self, cx: &mut Ctx) {
+        for line in cx.core.take_log_lines() {
+            let level = match line.level {
+                "notice" => LogLevel::Notice,
+                "warn" => LogLevel::Warn,
+                "info" => LogLevel::Info,
+                _ => LogLevel::Error,
+            };
+            self.log(cx, level, &line.text, "");
+        }
     }
 
     /// Discards the body bytes already read before the response goes out,
@@ -726,12 +744,6 @@ impl Http1 {
                 None
             }
         };
-        if let Some(r) =
-            resp.take_if(|r| r.conf.as_ref().is_some_and(|c| c.metrics) && r.status != 444)
-        {
-            *resp = Some(scrape(req, r, cx));
-            note = None;
-        }
         let Some(r) = resp.as_mut() else { return note };
         // nginx checks client_max_body_size once the location is known
         // (ngx_http_core_find_config_handler) and answers 413 with close.
@@ -1217,23 +1229,4 @@ fn write_tls(
 
 fn dec_done(d: Option<&BodyDecoder>) -> bool {
     d.is_none_or(BodyDecoder::is_done)
-}
-
-/// The answer of a `metrics on` location: its content handler is the
-/// scrape (core ran the phases to find the location; what they produced
-/// is dropped, keeping the server block for the logs).
-fn scrape(req: &Request, mut resp: Response, cx: &mut Ctx) -> Response {
-    let Some(conf) = resp.conf.clone() else {
-        return resp;
-    };
-    let method = match req.method() {
-        peregrine_codec::Method::Get => peregrine_core::Method::Get,
-        peregrine_codec::Method::Head => peregrine_core::Method::Head,
-        _ => peregrine_core::Method::Other,
-    };
-    let snap = cx.stats.metrics();
-    let server = resp.server.take();
-    let mut out = cx.core.metrics_response(&conf, method, &snap);
-    out.server = server;
-    out
 }

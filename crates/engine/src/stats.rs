@@ -13,7 +13,7 @@
 //! plain stores with no allocation and no lock.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, RwLock, Weak};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use peregrine_core::metrics::{
@@ -45,14 +45,11 @@ pub struct Counters {
     duration_sum_us: AtomicU64,
     /// Open-file cache hits, misses; memory cache hits, misses.
     caches: [AtomicU64; 4],
-    /// The registry this block belongs to, for the scrape (a worker only
-    /// holds its own block): weak, as the registry owns the blocks.
-    registry: Weak<Registry>,
 }
 
 impl Default for Counters {
     fn default() -> Self {
-        Counters::new(Weak::new())
+        Counters::new()
     }
 }
 
@@ -91,7 +88,7 @@ fn add(c: &AtomicU64, delta: i64) {
 }
 
 impl Counters {
-    fn new(registry: Weak<Registry>) -> Self {
+    fn new() -> Self {
         let zero = AtomicU64::default;
         Counters {
             active: zero(),
@@ -107,7 +104,6 @@ impl Counters {
             duration: std::array::from_fn(|_| zero()),
             duration_sum_us: zero(),
             caches: std::array::from_fn(|_| zero()),
-            registry,
         }
     }
 
@@ -146,14 +142,6 @@ impl Counters {
                 add_u(slot, d);
             }
         }
-    }
-
-    /// The scrape: every worker's blocks summed, with the master's numbers.
-    pub fn metrics(&self) -> MetricsSnapshot {
-        self.registry
-            .upgrade()
-            .map(|r| r.metrics())
-            .unwrap_or_default()
     }
 
     fn gauge(&self, g: Gauge) -> Option<&AtomicU64> {
@@ -248,7 +236,7 @@ impl Registry {
                 counters: c.clone(),
             };
         }
-        let counters = Arc::new(Counters::new(Arc::downgrade(self)));
+        let counters = Arc::new(Counters::new());
         slots.push(counters.clone());
         Slot {
             index: slots.len() - 1,
@@ -337,6 +325,12 @@ impl StatusSource for View {
     fn stub_status(&self) -> StubStatus {
         self.0.sum()
     }
+
+    /// The scrape for core's `metrics` content handler: every worker's
+    /// blocks summed, with the master's numbers.
+    fn metrics(&self) -> Option<peregrine_core::metrics::MetricsSnapshot> {
+        Some(self.0.metrics())
+    }
 }
 
 #[cfg(test)]
@@ -388,8 +382,9 @@ mod tests {
         reg.reloaded(true);
         reg.reloaded(false);
         reg.reloaded(true);
-        // Read through a worker's own block, as the scrape does.
-        let m = a.counters.metrics();
+        // Read through the status source, as core's metrics handler does.
+        let view = View(reg.clone());
+        let m = StatusSource::metrics(&view).unwrap();
         assert_eq!(m.requests[0], [0, 1, 0, 1, 0]);
         assert_eq!(m.requests[1], [0, 1, 0, 0, 0]);
         assert_eq!(m.requests[MAX_SERVER_SLOTS], [0, 1, 0, 0, 1]);
@@ -404,10 +399,9 @@ mod tests {
         assert_eq!(m.duration_sum_us, 20_005_000);
         assert_eq!((m.workers, m.reloads_ok, m.reloads_failed), (2, 2, 1));
         reg.release(b);
-        let m = a.counters.metrics();
+        let m = StatusSource::metrics(&view).unwrap();
         assert_eq!(m.workers, 1);
         assert_eq!(m.bytes_sent, 500, "totals survive the worker");
-        assert_eq!(Counters::default().metrics(), MetricsSnapshot::default());
     }
 
     #[test]

@@ -185,4 +185,10 @@ impl HttpCore {
     pub fn take_log_lines(&mut self) -> Vec<LogLine> {
         std::mem::take(&mut self.log_lines)
     }
+
+    /// Whether [`Self::take_log_lines`] has any (one test per request).
+    #[inline]
+    pub fn has_log_lines(&self) -> bool {
+        !self.log_lines.is_empty()
+    }
 }
