@@ -53,6 +53,7 @@ mod seeds;
 mod server_tokens;
 mod servers_locations;
 mod signals;
+mod split_clients;
 mod static_files;
 mod symlinks;
 mod syslog;

@@ -161,6 +161,8 @@ pub struct HttpConf {
     // map
     /// `map` blocks, in configuration order (a variable names one).
     pub maps: Vec<MapConf>,
+    // split_clients
+    pub split_clients: Vec<SplitClientsConf>,
     // rewrite
     /// The names of the variables `set` defines, by their index in a
     /// request's table of set values ([`Part::Set`]).
@@ -1093,4 +1095,18 @@ pub enum AccessNet {
 pub struct UserFile {
     pub path: String,
     pub conf_dir: String,
+}
+
+// split_clients
+
+/// One `split_clients SOURCE $VAR { }`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SplitClientsConf {
+    /// The value hashed (variables expanded per request).
+    pub source: String,
+    /// The variable it defines (lowercase, without `$`).
+    pub var: String,
+    /// (upper bound of the MurmurHash2 value, exclusive; 0: the rest),
+    /// value; in order.
+    pub parts: Vec<(u32, String)>,
 }

@@ -875,6 +875,14 @@ pub static TABLE: &[Spec] = &[
     // map: defines a variable; the directives that use it state their own
     // verdicts (`VARIABLES` rows).
     row("map", HTTP, TWO, Handler::Block(B::Map), Neutral),
+    // split_clients: defines a variable, as map.
+    row(
+        "split_clients",
+        HTTP,
+        TWO,
+        Handler::Block(B::SplitClients),
+        Neutral,
+    ),
     // Tuning hints: nginx settings with no effect in Peregrine's design,
     // accepted (their values checked) with a notice. Neutral, as every row
     // below.
@@ -1363,7 +1371,6 @@ pub static UNSUPPORTED: &[&str] = &[
     "server_tokens",
     "server_name_in_redirect",
     "set_real_ip_from",
-    "split_clients",
     "ssi",
     "ssl",
     "ssl_dhparam",

@@ -264,6 +264,7 @@ pub fn config(servers: Vec<ServerConf>) -> Config {
             charset_maps: Vec::new(),
             upstreams: Vec::new(),
             maps: Vec::new(),
+            split_clients: Vec::new(),
             set_vars: Arc::from([]),
         }),
         files: Vec::new(),

@@ -44,6 +44,8 @@ pub(crate) struct ServerRt {
     // map
     /// The configuration's `map` variables (shared by every server).
     pub maps: Arc<[peregrine_conf::model::MapConf]>,
+    /// Its `split_clients` variables.
+    pub splits: Arc<[peregrine_conf::model::SplitClientsConf]>,
 }
 
 /// One per worker thread (owns the worker's open-file cache and memory
@@ -128,6 +130,8 @@ pub(crate) struct Ctx<'a> {
     pub maps: &'a [peregrine_conf::model::MapConf],
     /// Their values so far (across internal redirects, as nginx's).
     pub map_cache: crate::map::MapCache,
+    /// The configuration's `split_clients` variables.
+    pub splits: &'a [peregrine_conf::model::SplitClientsConf],
 }
 
 impl Ctx<'_> {
@@ -169,6 +173,7 @@ impl Ctx<'_> {
             name_len: self.name_len,
             maps: self.maps,
             map_cache: &self.map_cache,
+            splits: self.splits,
         }
     }
 
@@ -227,6 +232,11 @@ impl HttpCore {
             .as_ref()
             .map(|h| Arc::from(h.maps.as_slice()))
             .unwrap_or_else(|| Arc::from([]));
+        let splits: Arc<[peregrine_conf::model::SplitClientsConf]> = conf
+            .http
+            .as_ref()
+            .map(|h| Arc::from(h.split_clients.as_slice()))
+            .unwrap_or_else(|| Arc::from([]));
         let servers: Vec<ServerRt> = conf
             .http
             .as_ref()
@@ -244,6 +254,7 @@ impl HttpCore {
                             .map(|h| h.set_vars.clone())
                             .unwrap_or_else(|| Arc::from([])),
                         maps: maps.clone(),
+                        splits: splits.clone(),
                     })
                     .collect()
             })
@@ -441,6 +452,7 @@ impl HttpCore {
             },
             maps: &srv.maps,
             map_cache: Default::default(),
+            splits: &srv.splits,
         }
     }
 

@@ -50,6 +50,7 @@ mod secure_link;
 mod servers;
 mod slots;
 mod special;
+mod split_clients;
 mod static_file;
 mod static_variants;
 mod symlinks;

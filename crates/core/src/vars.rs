@@ -44,6 +44,8 @@ pub(crate) struct VarCtx<'a> {
     /// Their values so far in this request (nginx caches a variable's
     /// value for the request unless its map is `volatile`).
     pub map_cache: &'a crate::map::MapCache,
+    // split_clients
+    pub splits: &'a [peregrine_conf::model::SplitClientsConf],
 }
 
 impl VarCtx<'_> {
@@ -124,6 +126,9 @@ impl VarCtx<'_> {
             }
             _ if let Some(m) = self.maps.iter().find(|m| m.var == name) => {
                 crate::map::push(self, m, out);
+            }
+            _ if let Some(sp) = self.splits.iter().find(|s| s.var == name) => {
+                crate::split_clients::push(self, sp, out);
             }
             _ => {
                 if name.bytes().all(|c| c.is_ascii_digit()) {
@@ -259,6 +264,7 @@ mod tests {
             name_len: Some(0),
             maps: &[],
             map_cache: &Default::default(),
+            splits: &[],
         };
         assert_eq!(
             v.expand("https://$host$request_uri"),

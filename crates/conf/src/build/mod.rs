@@ -23,6 +23,7 @@ pub mod modules;
 pub mod raw;
 pub mod request;
 pub mod rewrite;
+mod split_clients;
 pub mod ssl;
 mod syslog;
 mod upstream;
@@ -128,6 +129,8 @@ pub enum BlockKind {
     Upstream,
     // map
     Map,
+    // split_clients
+    SplitClients,
     // rewrite
     If,
 }
@@ -538,6 +541,11 @@ impl Builder {
                 h.charset_maps.push(map);
                 Ok(())
             }
+            (BlockKind::SplitClients, Frame::Http(h)) => {
+                let split = self.split_clients(d, block)?;
+                h.split_clients.push(split);
+                Ok(())
+            }
             (BlockKind::Map, Frame::Http(h)) => {
                 let map = self.map(d, block)?;
                 h.maps.push(map);
@@ -666,6 +674,7 @@ impl Builder {
             charset_maps: http.charset_maps.clone(),
             upstreams: http.upstreams.clone(),
             maps: http.maps.clone(),
+            split_clients: http.split_clients.clone(),
             set_vars: Arc::from(self.set_vars.borrow().as_slice()),
         })
     }

@@ -509,6 +509,8 @@ pub struct RawHttp {
     pub upstreams: Vec<crate::model::UpstreamConf>,
     // map
     pub maps: Vec<crate::model::MapConf>,
+    // split_clients
+    pub split_clients: Vec<crate::model::SplitClientsConf>,
 }
 
 /// One `server { }` as written.

@@ -4,6 +4,10 @@
 
 pub static DESCRIPTIONS: &[(&str, &str)] = &[
     (
+        "split_clients",
+        "a variable by shares of the MurmurHash2 of a value (A/B testing), as nginx splits",
+    ),
+    (
         "auth_basic",
         "HTTP Basic authentication's realm (variables; `off`): 401 until the credentials match",
     ),

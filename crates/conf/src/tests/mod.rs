@@ -15,6 +15,7 @@ mod modules;
 mod refused;
 mod request;
 mod soup;
+mod split_clients;
 mod upstream;
 
 use std::path::{Path, PathBuf};

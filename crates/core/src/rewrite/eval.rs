@@ -34,6 +34,9 @@ pub(crate) fn eval(core: &mut HttpCore, ctx: &Ctx<'_>, t: &Template, quote: bool
                 None if let Some(m) = ctx.maps.iter().find(|m| m.var == *name) => {
                     crate::map::push(&ctx.vars(), m, &mut out);
                 }
+                None if let Some(sp) = ctx.splits.iter().find(|s| s.var == *name) => {
+                    crate::split_clients::push(&ctx.vars(), sp, &mut out);
+                }
                 None => match ctx.named.iter().find(|(n, _)| n == name) {
                     Some((_, v)) => out.push_str(v),
                     None if ctx.conf.rewrite.uninitialized_warn => {
