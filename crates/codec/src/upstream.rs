@@ -156,7 +156,8 @@ enum Line {
 /// as a byte makes it invalid, before its end arrives): versions of up to
 /// three digits each, the major's first digit 1-9, spaces before the code
 /// skipped (before and among the code's digits), `403.1` (IIS) accepted, a bare LF accepted, a CR only just
-/// before the LF.
+/// before the LF. One match over (state, byte), as nginx's one switch: the
+/// whole grammar is read in one place.
 fn status_line(b: &[u8], head: &mut UpstreamHead) -> Line {
     let mut st = Sl::Prefix(0);
     let (mut major, mut code_start, mut cr) = (0u32, 0usize, None);

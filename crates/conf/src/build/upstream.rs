@@ -132,88 +132,25 @@ impl Builder {
         let method = match d.name.as_str() {
             "server" => {
                 arity(n >= 1)?;
-                let s = server(d, up.method)?;
-                up.servers.push(s);
+                up.servers.push(server(d, up.method)?);
                 return Ok(());
             }
-            "ip_hash" | "least_conn" => {
-                arity(n == 0)?;
-                if d.name == "ip_hash" {
-                    BalanceMethod::IpHash
-                } else {
-                    BalanceMethod::LeastConn
-                }
-            }
+            "ip_hash" => arity(n == 0).map(|_| BalanceMethod::IpHash)?,
+            "least_conn" => arity(n == 0).map(|_| BalanceMethod::LeastConn)?,
             "hash" => {
                 arity(n == 1 || n == 2)?;
-                let consistent = match d.args.get(1).map(String::as_str) {
-                    None => false,
-                    Some("consistent") => true,
-                    Some(p) => return Err(msg(d, format!("invalid parameter \"{p}\""))),
-                };
                 self.note_variables(d)?;
                 up.hash_key = Some(d.args[0].clone());
-                BalanceMethod::Hash { consistent }
+                hash_method(d)?
             }
-            "random" => {
-                arity(n <= 2)?;
-                match (
-                    d.args.first().map(String::as_str),
-                    d.args.get(1).map(String::as_str),
-                ) {
-                    (None, _) => BalanceMethod::Random { two: false },
-                    (Some("two"), None | Some("least_conn")) => BalanceMethod::Random { two: true },
-                    (Some("two"), Some(p)) | (Some(p), _) => {
-                        return Err(msg(d, format!("invalid parameter \"{p}\"")));
-                    }
-                }
-            }
-            "keepalive" => {
+            "random" => arity(n <= 2).and_then(|_| random_method(d))?,
+            "keepalive" | "keepalive_requests" | "keepalive_time" | "keepalive_timeout" => {
                 arity(n == 1)?;
-                let v = parse_number(&d.args[0]).filter(|&v| v > 0).ok_or_else(|| {
-                    msg(
-                        d,
-                        format!("invalid value \"{}\" in \"keepalive\" directive", d.args[0]),
-                    )
-                })?;
-                if up.keepalive.is_some() {
-                    return Err(msg(d, "\"keepalive\" directive is duplicate"));
-                }
-                up.keepalive = Some(u32::try_from(v).unwrap_or(u32::MAX));
-                return Ok(());
-            }
-            "keepalive_requests" => {
-                arity(n == 1)?;
-                up.keepalive_requests =
-                    parse_number(&d.args[0]).ok_or_else(|| msg(d, "invalid number"))?;
-                return Ok(());
-            }
-            "keepalive_time" | "keepalive_timeout" => {
-                arity(n == 1)?;
-                let t = parse_time(&d.args[0]).ok_or_else(|| msg(d, "invalid value"))?;
-                if d.name == "keepalive_time" {
-                    up.keepalive_time = t;
-                } else {
-                    up.keepalive_timeout = t;
-                }
-                return Ok(());
+                return keepalive(d, up);
             }
             "zone" => {
                 arity(n == 1 || n == 2)?;
-                let size = match d.args.get(1) {
-                    Some(s) => Some(
-                        parse_mem_size(s)
-                            .ok_or_else(|| msg(d, format!("invalid zone size \"{s}\"")))?,
-                    ),
-                    None => None,
-                };
-                up.zone = Some((d.args[0].clone(), size));
-                self.notices.push(format!(
-                    "\"zone\" is accepted; Peregrine keeps a group's peer state per worker, \
-                     as nginx does without a zone (in {})",
-                    d.span
-                ));
-                return Ok(());
+                return self.zone(d, up);
             }
             _ => return Err(unknown_here(d)),
         };
@@ -226,6 +163,78 @@ impl Builder {
         up.method = method;
         Ok(())
     }
+
+    /// `zone NAME [SIZE]`: accepted with a notice (the state stays per
+    /// worker, as nginx's without a zone).
+    fn zone(&mut self, d: &Directive, up: &mut UpstreamConf) -> Result<()> {
+        let size = match d.args.get(1) {
+            Some(s) => Some(
+                parse_mem_size(s).ok_or_else(|| msg(d, format!("invalid zone size \"{s}\"")))?,
+            ),
+            None => None,
+        };
+        up.zone = Some((d.args[0].clone(), size));
+        self.notices.push(format!(
+            "\"zone\" is accepted; Peregrine keeps a group's peer state per worker, \
+             as nginx does without a zone (in {})",
+            d.span
+        ));
+        Ok(())
+    }
+}
+
+/// `hash KEY [consistent]`.
+fn hash_method(d: &Directive) -> Result<BalanceMethod> {
+    let consistent = match d.args.get(1).map(String::as_str) {
+        None => false,
+        Some("consistent") => true,
+        Some(p) => return Err(msg(d, format!("invalid parameter \"{p}\""))),
+    };
+    Ok(BalanceMethod::Hash { consistent })
+}
+
+/// `random [two [least_conn]]`.
+fn random_method(d: &Directive) -> Result<BalanceMethod> {
+    match (
+        d.args.first().map(String::as_str),
+        d.args.get(1).map(String::as_str),
+    ) {
+        (None, _) => Ok(BalanceMethod::Random { two: false }),
+        (Some("two"), None | Some("least_conn")) => Ok(BalanceMethod::Random { two: true }),
+        (Some("two"), Some(p)) | (Some(p), _) => Err(msg(d, format!("invalid parameter \"{p}\""))),
+    }
+}
+
+/// `keepalive N` (idle connections per worker), `keepalive_requests`,
+/// `keepalive_time`, `keepalive_timeout`.
+fn keepalive(d: &Directive, up: &mut UpstreamConf) -> Result<()> {
+    let v = &d.args[0];
+    match d.name.as_str() {
+        "keepalive" => {
+            let n = parse_number(v).filter(|&n| n > 0).ok_or_else(|| {
+                msg(
+                    d,
+                    format!("invalid value \"{v}\" in \"keepalive\" directive"),
+                )
+            })?;
+            if up.keepalive.is_some() {
+                return Err(msg(d, "\"keepalive\" directive is duplicate"));
+            }
+            up.keepalive = Some(u32::try_from(n).unwrap_or(u32::MAX));
+        }
+        "keepalive_requests" => {
+            up.keepalive_requests = parse_number(v).ok_or_else(|| msg(d, "invalid number"))?;
+        }
+        name => {
+            let t = parse_time(v).ok_or_else(|| msg(d, "invalid value"))?;
+            if name == "keepalive_time" {
+                up.keepalive_time = t;
+            } else {
+                up.keepalive_timeout = t;
+            }
+        }
+    }
+    Ok(())
 }
 
 impl Builder {

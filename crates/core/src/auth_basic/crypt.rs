@@ -48,7 +48,9 @@ fn ssha(password: &[u8], encoded: &[u8]) -> bool {
 }
 
 /// MD5-crypt with `magic` (`$1$` or Apache's `$apr1$`): the salt is what
-/// follows the magic up to a `$`, at most eight bytes.
+/// follows the magic up to a `$`, at most eight bytes. One function on
+/// purpose: the algorithm's steps in their published order, easier to hold
+/// against the reference than split.
 pub(crate) fn md5_crypt(password: &[u8], rest: &[u8], magic: &[u8]) -> Vec<u8> {
     let salt_end = rest
         .iter()
