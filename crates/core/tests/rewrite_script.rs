@@ -3,6 +3,7 @@
 //! for the error log (the engine writes them), captures escaped as nginx
 //! escapes them in arguments.
 
+use peregrine_conf::model::LogLevel;
 use std::sync::Arc;
 use std::time::SystemTime;
 
@@ -50,7 +51,7 @@ fn rewrite_log_lines_are_nginx_s() {
         "rewrite_log on;\nlocation / { rewrite ^/a/(.*)$ /b/$1?x=1; rewrite ^/zzz /never; return 200 $uri; }",
     );
     assert_eq!(get(&mut c, "/a/p?q=2"), (200, "/b/p".into()));
-    let lines: Vec<(&str, String)> = c
+    let lines: Vec<(LogLevel, String)> = c
         .take_log_lines()
         .into_iter()
         .map(|l| (l.level, l.text))
@@ -58,12 +59,18 @@ fn rewrite_log_lines_are_nginx_s() {
     assert_eq!(
         lines,
         vec![
-            ("notice", "\"^/a/(.*)$\" matches \"/a/p\"".to_string()),
             (
-                "notice",
+                LogLevel::Notice,
+                "\"^/a/(.*)$\" matches \"/a/p\"".to_string()
+            ),
+            (
+                LogLevel::Notice,
                 "rewritten data: \"/b/p\", args: \"x=1&q=2\"".to_string()
             ),
-            ("notice", "\"^/zzz\" does not match \"/b/p\"".to_string()),
+            (
+                LogLevel::Notice,
+                "\"^/zzz\" does not match \"/b/p\"".to_string()
+            ),
         ]
     );
     assert!(c.take_log_lines().is_empty());
@@ -79,7 +86,7 @@ fn uninitialized_variables_warn_unless_told_not_to() {
     assert_eq!(lines.len(), 1);
     assert_eq!(
         (lines[0].level, lines[0].text.as_str()),
-        ("warn", "using uninitialized \"v\" variable")
+        (LogLevel::Warn, "using uninitialized \"v\" variable")
     );
     assert_eq!(get(&mut c, "/q"), (200, "[]".into()));
     assert!(c.take_log_lines().is_empty());

@@ -647,13 +647,7 @@ impl Http1 {
     #[cold]
     fn log_script_lines(&self, cx: &mut Ctx) {
         for line in cx.core.take_log_lines() {
-            let level = match line.level {
-                "notice" => LogLevel::Notice,
-                "warn" => LogLevel::Warn,
-                "info" => LogLevel::Info,
-                _ => LogLevel::Error,
-            };
-            self.log(cx, level, &line.text, "");
+            self.log(cx, line.level, &line.text, "");
         }
     }
 

@@ -161,3 +161,19 @@ fn a_second_method_is_nginx_warning() {
         c.notices
     );
 }
+
+/// A deliberate difference: nginx's `zone` shares a group's peer state
+/// (failures, connections) across workers; Peregrine accepts it and keeps
+/// the state per worker, as nginx without a zone, and says so.
+#[test]
+fn zone_is_accepted_with_a_notice_that_state_stays_per_worker() {
+    let c = parse(&http("upstream u { zone u 64k; server 127.0.0.1; }"));
+    assert_eq!(groups(&c)[0].zone, Some(("u".to_string(), Some(64 << 10))));
+    assert!(
+        c.notices
+            .iter()
+            .any(|n| n.contains("\"zone\" is accepted") && n.contains("per worker")),
+        "{:?}",
+        c.notices
+    );
+}

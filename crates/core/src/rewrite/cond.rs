@@ -32,7 +32,7 @@ impl HttpCore {
                         "does not match"
                     };
                     let line = || format!("\"{}\" {verb} \"{subject}\"", regex.as_str());
-                    self.log_line("notice", line);
+                    self.log_line(peregrine_conf::model::LogLevel::Notice, line);
                 }
                 match caps {
                     Some(c) => {

@@ -41,7 +41,7 @@ pub(crate) fn eval(core: &mut HttpCore, ctx: &Ctx<'_>, t: &Template, quote: bool
                     Some((_, v)) => out.push_str(v),
                     None if ctx.conf.rewrite.uninitialized_warn => {
                         // `ngx_http_rewrite_var`.
-                        core.log_line("warn", || {
+                        core.log_line(peregrine_conf::model::LogLevel::Warn, || {
                             format!("using uninitialized \"{name}\" variable")
                         });
                     }

@@ -18,6 +18,7 @@
 mod cond;
 pub(crate) mod eval;
 
+use peregrine_conf::model::LogLevel;
 use std::borrow::Cow;
 
 use peregrine_conf::model::{Op, RewriteFlag, RewriteOp, Script, SetTarget};
@@ -67,8 +68,8 @@ impl SetVars<'_> {
 /// uninitialized-variable warning), kept until the engine takes them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LogLine {
-    /// nginx's level: `"notice"`, `"warn"`.
-    pub level: &'static str,
+    /// nginx's level (`notice` for `rewrite_log`, `warn`).
+    pub level: peregrine_conf::model::LogLevel,
     pub text: String,
 }
 
@@ -128,7 +129,7 @@ impl HttpCore {
                 "does not match"
             };
             let uri = &ctx.uri;
-            self.log_line("notice", || {
+            self.log_line(LogLevel::Notice, || {
                 format!("\"{}\" {verb} \"{uri}\"", r.regex.as_str())
             });
         }
@@ -141,7 +142,9 @@ impl HttpCore {
         if let Some(status) = r.redirect {
             let location = eval::redirect_target(self, ctx, r);
             if log {
-                self.log_line("notice", || format!("rewritten redirect: \"{location}\""));
+                self.log_line(LogLevel::Notice, || {
+                    format!("rewritten redirect: \"{location}\"")
+                });
             }
             return Some(Flow::Step(Step::Special(Special {
                 status,
@@ -152,7 +155,7 @@ impl HttpCore {
         let (uri, args) = eval::rewritten(self, ctx, r);
         if log {
             let a = args.as_deref().unwrap_or("");
-            self.log_line("notice", || {
+            self.log_line(LogLevel::Notice, || {
                 format!("rewritten data: \"{uri}\", args: \"{a}\"")
             });
         }
@@ -170,7 +173,7 @@ impl HttpCore {
 
     /// Keeps an error-log line for the engine (bounded: past the bound the
     /// line is not even formatted).
-    pub(crate) fn log_line(&mut self, level: &'static str, text: impl FnOnce() -> String) {
+    pub(crate) fn log_line(&mut self, level: LogLevel, text: impl FnOnce() -> String) {
         if self.log_lines.len() < MAX_PENDING_LOG_LINES {
             self.log_lines.push(LogLine {
                 level,
