@@ -4,7 +4,7 @@
 //! worker's pool of idle exchanges ([`ExchangePool`]).
 
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use peregrine_codec::{BodyDecoder, BodyKind, Request};
 use peregrine_conf::model::LocConf;
@@ -118,7 +118,7 @@ impl Plan {
             && resp.conf.as_ref().is_some_and(|c| {
                 !c.keepalive_timeout.is_zero()
                     && keep.requests < c.keepalive_requests
-                    && crate::keepalive::allowed(&c.conn, req, keep.age)
+                    && crate::keepalive::allowed(&c.conn, req, keep.age_ns)
             });
         // nginx sends 100 Continue when it reads or discards the body for a
         // normal response; error pages (special responses) set
@@ -141,8 +141,8 @@ pub struct Keep {
     pub draining: bool,
     /// Requests begun on the connection (`keepalive_requests`).
     pub requests: u64,
-    /// Since accept (`keepalive_time`).
-    pub age: Duration,
+    /// Nanoseconds since accept (`keepalive_time`).
+    pub age_ns: u64,
 }
 
 impl Exchange {

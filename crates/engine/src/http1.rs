@@ -613,11 +613,10 @@ impl Http1 {
         }
         // The connection's age (`keepalive_time`) from the timers' clock:
         // the turn's `Instant` subtraction is already made for them.
-        let age = Duration::from_nanos(cx.timers.nanos(cx.now).saturating_sub(self.born));
         let keep = Keep {
             draining: cx.draining,
             requests: self.info.requests,
-            age,
+            age_ns: cx.timers.nanos(cx.now).saturating_sub(self.born),
         };
         let mut plan = Plan::of(req, resp, cx.wall, keep);
         let (consumed, bad_body) = if plan.body.is_some() && self.buffered() > 0 {
@@ -1008,6 +1007,7 @@ impl Http1 {
     }
 
     /// The whole response is in the kernel.
+    #[inline(always)]
     fn finish_output(&mut self, t: &mut Transport, key: usize, cx: &mut Ctx) -> Step {
         cx.timers.disarm(self.key as usize);
         match self.discard_buffered() {
@@ -1072,7 +1072,6 @@ impl Http1 {
     /// The end of a connection's last exchange: lingering close (nginx's
     /// `ngx_http_finalize_connection`: `lingering_close on` lingers when
     /// the client may still be sending) or close.
-    #[inline(never)]
     fn close_after(
         &mut self,
         t: &mut Transport,

@@ -2,17 +2,15 @@
 //! timeouts: `keepalive_time` and `keepalive_disable`, as nginx's
 //! `ngx_http_update_location_config` decides.
 
-use std::time::Duration;
-
 use peregrine_codec::{Method, Request};
 use peregrine_conf::model::ConnConf;
 
-/// False when the connection (`age` since accept) is older than `keepalive_time`, or the
+/// False when the connection (`age_ns` since accept) is older than `keepalive_time`, or the
 /// browser is one `keepalive_disable` names. The User-Agent is looked at
 /// only when a named browser could match (msie6: POST requests only).
 #[inline]
-pub fn allowed(c: &ConnConf, req: &Request, age: Duration) -> bool {
-    if age > c.keepalive_time {
+pub fn allowed(c: &ConnConf, req: &Request, age_ns: u64) -> bool {
+    if age_ns > c.keepalive_time_ns {
         return false;
     }
     let d = c.keepalive_disable;

@@ -438,12 +438,15 @@ impl Worker {
             Interest::READABLE | Interest::WRITABLE
         };
         t.write_interest = !t.writable;
-        self.conns[key] = Some(conn);
         if let Some(how) = outcome {
             // Closing drops the only descriptor: it never entered epoll.
-            self.close(key, how);
+            // Closed from here, the connection is never moved into its
+            // slot and out again (two copies of it, for a `Connection:
+            // close` exchange that completed in this first drive).
+            self.close_conn(conn, key, how);
             return;
         }
+        self.conns[key] = Some(conn);
         let Some(Some(conn)) = self.conns.get_mut(key) else {
             return;
         };
@@ -505,7 +508,13 @@ impl Worker {
         let Some(slot) = self.conns.get_mut(key) else {
             return;
         };
-        let Some(mut conn) = slot.take() else { return };
+        let Some(conn) = slot.take() else { return };
+        self.close_conn(conn, key, how);
+    }
+
+    /// Closes `conn`, whose slot `key` is empty already (taken, or never
+    /// filled).
+    fn close_conn(&mut self, mut conn: Conn, key: usize, how: Close) {
         conn.closing(how, &mut self.cx);
         self.cx.stats.closed();
         self.cx.timers.disarm(key);

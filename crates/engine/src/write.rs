@@ -549,7 +549,10 @@ impl Output {
 
     /// Moves past the `n` bytes just sent: head, then `staged_len` staged
     /// bytes, then memory pieces.
-    fn account(&mut self, mut n: usize, staged_len: usize) {
+    /// The head's part is inline (the usual response is its head buffer
+    /// alone); what went past it is counted out of line.
+    #[inline]
+    fn account(&mut self, n: usize, staged_len: usize) {
         if self.limited {
             self.cap = self.cap.saturating_sub(n);
         }
@@ -560,7 +563,14 @@ impl Output {
         self.head_pos += h;
         self.head_bytes += of_head as u64;
         self.body_bytes += (h - of_head) as u64;
-        n -= h;
+        if n > h {
+            self.account_past_head(n - h, staged_len);
+        }
+    }
+
+    /// [`Output::account`] past the head: staged bytes, then memory pieces.
+    #[inline(never)]
+    fn account_past_head(&mut self, mut n: usize, staged_len: usize) {
         self.body_bytes += n as u64;
         let f = n.min(staged_len);
         self.file_buf_pos += f;

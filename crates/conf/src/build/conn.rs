@@ -32,8 +32,10 @@ pub struct RawConn {
 
 impl RawConn {
     pub fn merge(&self, p: &ConnConf) -> ConnConf {
+        let keepalive_time = self.keepalive_time.unwrap_or(p.keepalive_time);
         ConnConf {
-            keepalive_time: self.keepalive_time.unwrap_or(p.keepalive_time),
+            keepalive_time,
+            keepalive_time_ns: u64::try_from(keepalive_time.as_nanos()).unwrap_or(u64::MAX),
             keepalive_disable: self.keepalive_disable.unwrap_or(p.keepalive_disable),
             lingering_close: self.lingering_close.unwrap_or(p.lingering_close),
             lingering_time: self.lingering_time.unwrap_or(p.lingering_time),
