@@ -2,7 +2,7 @@
 //! `ngx_http_process_request_header` before a request reaches a location.
 
 use super::header_line::{Scanned, scan_line};
-use super::host::{host_part, push_lowercase};
+use super::host::push_lowercase;
 use super::known::{Kind, kind_of};
 use super::limits::BufferSim;
 use super::line::{RequestLine, parse_line, parse_line_general};
@@ -207,7 +207,7 @@ fn apply_request_line(
     req.request_line = line.line.clone();
     req.version = line.version;
     if let Some(h) = &line.host {
-        let Some(part) = host_part(buf.get(h.clone()).unwrap_or(&[])) else {
+        let Some(part) = req.host_memo.host_part(buf.get(h.clone()).unwrap_or(&[])) else {
             return Err(bad(K::InvalidHost));
         };
         req.host_span = Some(h.start..h.start + part.len);
@@ -269,7 +269,7 @@ fn on_header(
             seen.host = true;
             // Validated even when an absolute-form target already set the
             // host, which then wins (ngx_http_process_host).
-            let Some(part) = host_part(v()) else {
+            let Some(part) = req.host_memo.host_part(v()) else {
                 return Err(bad(K::InvalidHost));
             };
             if !req.has_host {

@@ -164,6 +164,51 @@ fn all_digits(s: &[u8]) -> bool {
     flags == 0 && s.get(i..).unwrap_or(&[]).iter().all(u8::is_ascii_digit)
 }
 
+/// The longest Host value [`HostMemo`] keeps (longer ones are checked
+/// every time).
+pub(crate) const HOST_MEMO_MAX: usize = 64;
+
+/// The last valid Host value a [`crate::Request`] checked, kept across
+/// requests: the requests of a connection, and those a worker's pooled
+/// request parses one after another, nearly always carry the same Host,
+/// and the check is a function of its bytes alone. A hit costs one
+/// comparison of the value instead of the check.
+#[derive(Debug, Clone)]
+pub(crate) struct HostMemo {
+    raw: [u8; HOST_MEMO_MAX],
+    len: usize,
+    /// `None` until a valid value is kept (an invalid one never is).
+    part: Option<HostPart>,
+}
+
+impl HostMemo {
+    pub(crate) const fn new() -> HostMemo {
+        HostMemo {
+            raw: [0; HOST_MEMO_MAX],
+            len: 0,
+            part: None,
+        }
+    }
+
+    /// [`host_part`] of `raw`, from the memo when `raw` is its value.
+    #[inline]
+    pub(crate) fn host_part(&mut self, raw: &[u8]) -> Option<HostPart> {
+        if let Some(part) = self.part
+            && raw.len() == self.len
+            && raw == &self.raw[..self.len]
+        {
+            return Some(part);
+        }
+        let part = host_part(raw)?;
+        if let Some(keep) = self.raw.get_mut(..raw.len()) {
+            keep.copy_from_slice(raw);
+            self.len = raw.len();
+            self.part = Some(part);
+        }
+        Some(part)
+    }
+}
+
 /// The host part of a valid `raw`, or `None` for 400.
 pub(crate) fn host_part(raw: &[u8]) -> Option<HostPart> {
     host_part_fast(raw).unwrap_or_else(|| host_part_general(raw))
@@ -247,7 +292,33 @@ fn host_part_general(raw: &[u8]) -> Option<HostPart> {
 
 #[cfg(test)]
 mod tests {
-    use super::{host_part, validate_host};
+    use super::{HOST_MEMO_MAX, HostMemo, host_part, validate_host};
+
+    /// The memo answers as the check itself, value after value: repeated,
+    /// changed in one byte, of the same length, invalid after valid,
+    /// longer than it keeps.
+    #[test]
+    fn memo_answers_as_the_check() {
+        let long = "a".repeat(HOST_MEMO_MAX + 1);
+        let values: [&[u8]; 12] = [
+            b"127.0.0.1:8080",
+            b"127.0.0.1:8080",
+            b"127.0.0.1:8081",
+            b"127.0.0.1:99999",
+            b"127.0.0.1:8081",
+            b"Example.COM",
+            b"example.com",
+            b"a..b",
+            b"",
+            b"example.com",
+            long.as_bytes(),
+            long.as_bytes(),
+        ];
+        let mut memo = HostMemo::new();
+        for v in values {
+            assert_eq!(memo.host_part(v), host_part(v), "{v:?}");
+        }
+    }
 
     fn v(s: &[u8]) -> Option<String> {
         let mut out = String::new();

@@ -152,6 +152,8 @@ pub struct Request {
     pub(crate) body_kind: BodyKind,
     pub(crate) expect_continue: bool,
     pub(crate) head_len: usize,
+    /// The last valid Host checked (kept by `clear`).
+    pub(crate) host_memo: host::HostMemo,
 }
 
 /// Length of the run of bytes at the start of `s` whose class in `table`
@@ -233,6 +235,7 @@ impl Request {
             body_kind: BodyKind::None,
             expect_continue: false,
             head_len: 0,
+            host_memo: host::HostMemo::new(),
         }
     }
 
