@@ -28,6 +28,12 @@ LARGE = 123_784
 
 ERRORS = "errors"
 
+# The auth_basic row's user, in the password file as `{SHA}` (one SHA-1 a
+# request: the hash dominates neither server's figure, as MD5-crypt's
+# thousand rounds would).
+AUTH_USER, AUTH_PASS = "bench", "peregrine"
+AUTH_B64 = __import__("base64").b64encode(f"{AUTH_USER}:{AUTH_PASS}".encode()).decode()
+
 WORKLOADS = [
     # name, file, connections, extra wrk headers, target: a ratio (<=),
     # ERRORS (zero socket errors; the ratio is informational) or None
@@ -41,7 +47,15 @@ WORKLOADS = [
     ("612 B keep-alive c=1000", "small.html", 1000, [], 0.60),
     ("123,784 B gzip level 6 c=50", "large.html", 50, ["Accept-Encoding: gzip"], 0.20),
     ("612 B keep-alive c=10000", "small.html", 10000, [], ERRORS),
+    # The modules (issues 17 and 18): the same file through a location
+    # that runs phases. The floor probes have no such row.
+    ("612 B rewrite ... last + add_header c=50", "rw/small.html", 50, [], 0.70),
+    ("612 B map + allow/deny + auth_basic c=50", "guard/small.html", 50,
+     ["Authorization: Basic " + AUTH_B64], 0.70),
 ]
+
+# The module rows' names: only the two servers (and a baseline) run them.
+MODULE_ROWS = ("rewrite", "auth_basic")
 
 COMMON = """
 worker_processes 1;
@@ -65,9 +79,29 @@ http {{
     gzip on;
     gzip_comp_level 6;
     gzip_types text/html;
+    map $http_user_agent $bench_agent {{
+        default other;
+        ~*curl curl;
+        ~*wrk wrk;
+    }}
     server {{
         listen 127.0.0.1:{port}{listen_extra};
         root {root};
+        location /rw/ {{
+            rewrite ^/rw/(.*)$ /hdr/$1 last;
+        }}
+        location /hdr/ {{
+            alias {root}/;
+            add_header X-Bench rewritten;
+        }}
+        location /guard/ {{
+            alias {root}/;
+            allow 127.0.0.1;
+            deny all;
+            auth_basic "bench";
+            auth_basic_user_file {htpasswd};
+            add_header X-Agent $bench_agent;
+        }}
     }}
 }}
 """
@@ -249,6 +283,10 @@ def main():
     for fname, size in (("small.html", SMALL), ("large.html", LARGE)):
         with open(os.path.join(root, fname), "wb") as f:
             f.write((words * (size // len(words) + 1))[:size])
+    htpasswd = os.path.join(work, "htpasswd")
+    digest = __import__("base64").b64encode(__import__("hashlib").sha1(AUTH_PASS.encode()).digest())
+    with open(htpasswd, "w") as f:
+        f.write(f"{AUTH_USER}:{{SHA}}{digest.decode()}\n")
 
     names = ["nginx", "peregrine"] + (["baseline"] if args.baseline else [])
 
@@ -257,7 +295,7 @@ def main():
         conf = os.path.join(work, f"{name}{listen_extra.replace(' ', '-')}.conf")
         with open(conf, "w") as f:
             f.write(COMMON.format(logs=logs, name=name, mime=args.mime, port=port, root=root,
-                                  listen_extra=listen_extra))
+                                  listen_extra=listen_extra, htpasswd=htpasswd))
         if name == "nginx":
             argv = ["nginx", "-p", work, "-c", conf, "-g", "daemon off;"]
         elif name == "baseline":
@@ -271,10 +309,10 @@ def main():
     workloads = [w for w in WORKLOADS if args.only in w[0]]
     results = {}
     for wl in workloads:
-        body = SMALL if wl[1] == "small.html" else LARGE
+        body = SMALL if wl[1].endswith("small.html") else LARGE
         floors = ["floor"] + (["uring-floor"] if args.uring_floor else [])
         order = names + floors
-        if "gzip" in wl[0] or "deferred" in wl[0]:
+        if "gzip" in wl[0] or "deferred" in wl[0] or any(m in wl[0] for m in MODULE_ROWS):
             order = names
         confs = deferred if "deferred" in wl[0] else servers
         for rnd in range(args.rounds):

@@ -9,6 +9,10 @@
 #   SIZE is the served file's size (default 612; 123784 is compare.sh's
 #   large file, sent with sendfile);
 #   e.g. bench/instructions.sh target/release/peregrine -H 'Connection: close'
+#   URI=rw/small.html or URI=guard/small.html requests the file through
+#   bench/compare.py's module rows' locations (rewrite ... last and
+#   add_header; map, allow/deny and auth_basic: the Authorization header is
+#   added), which the configuration then has.
 # Prints the instructions under the worker loop divided by the requests wrk
 # completed, and leaves the callgrind file for callgrind_annotate.
 set -euo pipefail
@@ -29,6 +33,20 @@ work=$(mktemp -d /tmp/peregrine-instructions-XXXXXX)
 chmod 755 "$work"
 mkdir -p "$work/html" "$work/logs"
 head -c "${SIZE:-612}" /dev/zero | tr '\0' 'p' > "$work/html/small.html"
+uri=${URI:-small.html}
+modules=""
+auth=()
+if [ "$uri" != small.html ]; then
+  # The locations of bench/compare.py's module rows (user bench, password
+  # peregrine, as {SHA}).
+  printf 'bench:{SHA}%s\n' "$(printf peregrine | openssl sha1 -binary | base64)" > "$work/htpasswd"
+  modules="
+        location /rw/ { rewrite ^/rw/(.*)\$ /hdr/\$1 last; }
+        location /hdr/ { alias $work/html/; add_header X-Bench rewritten; }
+        location /guard/ { alias $work/html/; allow 127.0.0.1; deny all;
+            auth_basic bench; auth_basic_user_file $work/htpasswd; add_header X-Agent \$bench_agent; }"
+  auth=(-H "Authorization: Basic $(printf bench:peregrine | base64)")
+fi
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 cat > "$work/nginx.conf" <<EOF
 worker_processes 1;
@@ -43,7 +61,8 @@ http {
     keepalive_requests 100000;
     open_file_cache max=1000 inactive=20s;
     gzip on;
-    server { listen 127.0.0.1:$port; root $work/html; }
+    map \$http_user_agent \$bench_agent { default other; ~*curl curl; ~*wrk wrk; }
+    server { listen 127.0.0.1:$port; root $work/html;$modules }
 }
 EOF
 out="$work/callgrind.out"
@@ -51,10 +70,10 @@ valgrind --tool=callgrind --callgrind-out-file="$out" "$bin" -p "$work" -c "$wor
   > "$work/valgrind.log" 2>&1 &
 vg=$!
 for _ in $(seq 100); do
-  curl -s -o /dev/null "http://127.0.0.1:$port/small.html" && break
+  curl -s -o /dev/null "http://127.0.0.1:$port/$uri" && break
   sleep 0.2
 done
-n=$(wrk -t1 -c10 -d4s "$@" "http://127.0.0.1:$port/small.html" | awk '/requests in/{print $1}')
+n=$(wrk -t1 -c10 -d4s "${auth[@]}" "$@" "http://127.0.0.1:$port/$uri" | awk '/requests in/{print $1}')
 kill -TERM "$vg"
 wait "$vg" || true
 # The worker loop's inclusive count: the largest of the lines callgrind

@@ -79,6 +79,10 @@ pub(crate) fn validators<'e>(
 }
 
 /// Applies `expires` and `add_header` to `resp` (`ngx_http_headers_filter`).
+///
+/// The usual case only adds lines: the head is then copied once, with the
+/// new lines in their place. Only `ETag` and `Last-Modified`, which edit a
+/// line of the response's own, work on a copy first.
 pub(crate) fn filter(resp: &mut Response, ctx: &Ctx<'_>) {
     // 444 sends nothing.
     if resp.status == 444 {
@@ -89,53 +93,73 @@ pub(crate) fn filter(resp: &mut Response, ctx: &Ctx<'_>) {
     if !conf.add_trailers.is_empty() {
         add_trailers(resp, ctx, safe);
     }
-    let mut lines = resp.head.as_bytes().to_vec();
-    let mut split = resp.head_split.min(lines.len());
+    // The head with ETag/Last-Modified edits, once there is one.
+    let mut edited: Option<(Vec<u8>, usize)> = None;
     let mut added = Vec::new();
-    let mut changed = false;
     let vars = ctx.vars();
     let now = unix_secs(ctx.now);
     if safe && conf.expires != Expires::Off {
-        let lm = find_line(&lines, b"Last-Modified")
-            .and_then(|r| std::str::from_utf8(value_of(&lines, r)).ok())
+        let lines = resp.head.as_bytes();
+        let lm = find_line(lines, b"Last-Modified")
+            .and_then(|r| std::str::from_utf8(value_of(lines, r)).ok())
             .and_then(peregrine_codec::date::parse_http_date);
         push_expires(&mut added, &conf.expires, &vars, lm, now);
     }
     for h in conf.add_headers.iter().filter(|h| safe || h.always) {
-        let value = vars.expand(&h.value);
+        let value = vars.expand_cow(&h.value);
         let name = h.name.as_bytes();
-        if h.name.eq_ignore_ascii_case("ETag") {
-            if let Some(r) = find_line(&lines, b"ETag") {
-                let line = header_line(name, &value);
-                remove_or_replace(&mut lines, &mut split, r, &line);
-                changed = true;
-                continue;
-            }
+        let special = if h.name.eq_ignore_ascii_case("ETag") {
+            Some(&b"ETag"[..])
         } else if h.name.eq_ignore_ascii_case("Last-Modified") {
-            if let Some(r) = find_line(&lines, b"Last-Modified") {
-                remove_or_replace(&mut lines, &mut split, r, b"");
-                changed = true;
+            Some(&b"Last-Modified"[..])
+        } else {
+            None
+        };
+        if let Some(special) = special {
+            let cur = edited.as_ref().map_or(resp.head.as_bytes(), |e| &e.0);
+            if let Some(r) = find_line(cur, special) {
+                let (lines, split) = edited.get_or_insert_with(|| {
+                    let head = resp.head.as_bytes().to_vec();
+                    let split = resp.head_split.min(head.len());
+                    (head, split)
+                });
+                let mut line = Vec::new();
+                if special == b"ETag" {
+                    push_line(&mut line, name, &value);
+                }
+                remove_or_replace(lines, split, r, &line);
+                if special == b"ETag" {
+                    continue;
+                }
             }
             // nginx's header filter drops Last-Modified but on these.
-            if !matches!(resp.status, 200 | 206 | 304) {
+            if special == b"Last-Modified" && !matches!(resp.status, 200 | 206 | 304) {
                 continue;
             }
         }
-        if !value.is_empty() {
-            added.extend_from_slice(&header_line(name, &value));
-        }
+        push_line(&mut added, name, &value);
     }
-    if added.is_empty() && !changed {
+    if added.is_empty() && edited.is_none() {
         return;
     }
+    let (lines, split) = match &edited {
+        Some((lines, split)) => (&lines[..], *split),
+        None => (
+            resp.head.as_bytes(),
+            resp.head_split.min(resp.head.as_bytes().len()),
+        ),
+    };
     // Content-Range and Accept-Ranges are the range filter's: after these.
     let at = [&b"Content-Range"[..], b"Accept-Ranges"]
         .iter()
         .filter_map(|n| find_line(&lines[split..], n).map(|r| r.start + split))
         .min()
         .unwrap_or(lines.len());
-    lines.splice(at..at, added);
-    resp.head = HeadLines::Owned(lines);
+    let mut head = Vec::with_capacity(lines.len() + added.len());
+    head.extend_from_slice(&lines[..at]);
+    head.extend_from_slice(&added);
+    head.extend_from_slice(&lines[at..]);
+    resp.head = HeadLines::Owned(head);
     resp.head_split = split;
 }
 
@@ -155,7 +179,7 @@ fn add_trailers(resp: &mut Response, ctx: &Ctx<'_>, safe: bool) {
     let vars = ctx.vars();
     let mut end = b"0\r\n".to_vec();
     for t in ctx.conf.add_trailers.iter().filter(|t| safe || t.always) {
-        end.extend_from_slice(&header_line(t.name.as_bytes(), &vars.expand(&t.value)));
+        push_line(&mut end, t.name.as_bytes(), &vars.expand_cow(&t.value));
     }
     end.extend_from_slice(b"\r\n");
     if find_line(resp.head.as_bytes(), b"Transfer-Encoding").is_some() {
@@ -218,16 +242,16 @@ fn replace_last_chunk(body: &mut Body, end: &[u8]) {
 const LAST_CHUNK: &[u8] = b"0\r\n\r\n";
 
 /// `Name: value\r\n`.
-fn header_line(name: &[u8], value: &str) -> Vec<u8> {
+/// Appends `name: value\r\n` to `out`; an empty value adds nothing.
+fn push_line(out: &mut Vec<u8>, name: &[u8], value: &str) {
     if value.is_empty() {
-        return Vec::new();
+        return;
     }
-    let mut l = Vec::with_capacity(name.len() + value.len() + 4);
-    l.extend_from_slice(name);
-    l.extend_from_slice(b": ");
-    l.extend_from_slice(value.as_bytes());
-    l.extend_from_slice(b"\r\n");
-    l
+    out.reserve(name.len() + value.len() + 4);
+    out.extend_from_slice(name);
+    out.extend_from_slice(b": ");
+    out.extend_from_slice(value.as_bytes());
+    out.extend_from_slice(b"\r\n");
 }
 
 /// Puts `with` (whole lines, maybe none) where the line `r` was.
@@ -242,10 +266,8 @@ fn remove_or_replace(lines: &mut Vec<u8>, split: &mut usize, r: Range<usize>, wi
 fn find_line(lines: &[u8], name: &[u8]) -> Option<Range<usize>> {
     let mut at = 0;
     while at < lines.len() {
-        let end = lines[at..]
-            .windows(2)
-            .position(|w| w == b"\r\n")
-            .map_or(lines.len(), |n| at + n + 2);
+        // Lines end in CRLF, and a serialized head has no other LF.
+        let end = memchr::memchr(b'\n', &lines[at..]).map_or(lines.len(), |n| at + n + 1);
         let line = &lines[at..end];
         if line.len() > name.len()
             && line[name.len()] == b':'

@@ -137,6 +137,7 @@ pub(crate) fn decode_base64(src: &[u8], url: bool) -> Option<Vec<u8>> {
 /// `ngx_encode_base64`: the standard alphabet, padded.
 pub(crate) fn encode_base64(src: &[u8], out: &mut String) {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    out.reserve(src.len().div_ceil(3) * 4);
     for chunk in src.chunks(3) {
         let n = chunk
             .iter()

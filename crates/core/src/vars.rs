@@ -166,6 +166,16 @@ impl VarCtx<'_> {
         out.push_str(&path);
     }
 
+    /// [`VarCtx::expand`], borrowing a template without variables as it
+    /// is (most `add_header` values, realms and file names): no copy.
+    pub(crate) fn expand_cow<'a>(&self, template: &'a str) -> std::borrow::Cow<'a, str> {
+        if template.contains('$') {
+            std::borrow::Cow::Owned(self.expand(template))
+        } else {
+            std::borrow::Cow::Borrowed(template)
+        }
+    }
+
     /// Expands every `$name` / `${name}` in `template`.
     pub(crate) fn expand(&self, template: &str) -> String {
         let mut out = String::with_capacity(template.len() + 32);

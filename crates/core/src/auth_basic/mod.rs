@@ -20,7 +20,7 @@ impl HttpCore {
             ctx.conf.auth_basic_user_file.as_ref()?,
         );
         let vars = ctx.vars();
-        let realm = vars.expand(realm);
+        let realm = vars.expand_cow(realm);
         if realm == "off" {
             return None;
         }
@@ -29,18 +29,18 @@ impl HttpCore {
             // nginx logs this at info only.
             return Some(challenge(&realm));
         };
-        let path = vars.expand(&file.path);
+        let path = vars.expand_cow(&file.path);
         let path = if path.starts_with('/') {
             path
         } else {
-            format!("{}/{path}", file.conf_dir.trim_end_matches('/'))
+            std::borrow::Cow::Owned(format!("{}/{path}", file.conf_dir.trim_end_matches('/')))
         };
         let text = match read_user_file(&path) {
             Ok(t) => t,
             Err(errno) => {
                 self.note_failure(ErrorNote::Open {
                     call: "open()",
-                    path,
+                    path: path.into_owned(),
                     errno,
                 });
                 let status = if errno == libc::ENOENT { 403 } else { 500 };
@@ -49,7 +49,10 @@ impl HttpCore {
         };
         let Some(entry) = find_entry(&text, &user) else {
             let user = String::from_utf8_lossy(&user).into_owned();
-            self.note_failure(ErrorNote::UserNotFound { user, file: path });
+            self.note_failure(ErrorNote::UserNotFound {
+                user,
+                file: path.into_owned(),
+            });
             return Some(challenge(&realm));
         };
         match crypt::matches(&password, entry) {

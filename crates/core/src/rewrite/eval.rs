@@ -8,11 +8,17 @@ use peregrine_conf::regex::Regex;
 
 use crate::http::{Ctx, HttpCore};
 
+/// The first allocation of an evaluated value: a rewritten URI or a
+/// redirect's Location fits, mostly.
+const EVAL_CAPACITY: usize = 128;
+
 /// The text of `t` for this request. `quote`: captures are escaped as
 /// arguments (`NGX_ESCAPE_ARGS`) when the request's URI had `%` or `+`
 /// (nginx's `quoted_uri`, `plus_in_uri`).
 pub(crate) fn eval(core: &mut HttpCore, ctx: &Ctx<'_>, t: &Template, quote: bool) -> String {
-    let mut out = String::new();
+    // Room for the usual result (a URI) at once: growing from empty took
+    // two reallocations a rewrite.
+    let mut out = String::with_capacity(EVAL_CAPACITY);
     let escape = quote && {
         let path = ctx.req.target.split('?').next().unwrap_or("");
         path.contains(['%', '+'])
