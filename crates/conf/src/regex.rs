@@ -117,9 +117,14 @@ impl Regex {
         Some(
             (0..caps.len())
                 .map(|i| {
-                    caps.get(i)
-                        .map(|m| String::from_utf8_lossy(m.as_bytes()).into_owned())
-                        .unwrap_or_default()
+                    // PCRE2 runs without UTF mode (as nginx's): a group may
+                    // cut a character, and only then is the text repaired.
+                    caps.get(i).map_or_else(String::new, |m| {
+                        subject.get(m.start()..m.end()).map_or_else(
+                            || String::from_utf8_lossy(m.as_bytes()).into_owned(),
+                            str::to_owned,
+                        )
+                    })
                 })
                 .collect(),
         )
@@ -183,5 +188,17 @@ mod tests {
         // nginx matches bytes: a lone high byte is not an error.
         let re = Regex::new("^/caf.$").unwrap();
         assert!(re.try_match(b"/caf\xe9").unwrap());
+    }
+
+    /// A group that cuts a character gets the replacement character for
+    /// the cut bytes; whole characters are copied as they are.
+    #[test]
+    fn groups_that_cut_a_character() {
+        let re = Regex::new("^/(.)(.*)$").unwrap();
+        assert_eq!(
+            re.captures("/\u{e9}t\u{e9}").unwrap(),
+            vec!["/\u{e9}t\u{e9}", "\u{fffd}", "\u{fffd}t\u{e9}"]
+        );
+        assert_eq!(re.captures("/ab").unwrap(), vec!["/ab", "a", "b"]);
     }
 }
