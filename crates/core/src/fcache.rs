@@ -167,6 +167,14 @@ impl OpenFileCache {
         }
     }
 
+    /// An empty cache keyed as this one.
+    pub(crate) fn emptied(&self) -> Self {
+        OpenFileCache {
+            map: HashMap::with_hasher(self.map.hasher().clone()),
+            ..Default::default()
+        }
+    }
+
     #[cfg(test)]
     pub(crate) fn hasher(&self) -> &crate::fxhash::PathBuild {
         self.map.hasher()

@@ -292,6 +292,22 @@ impl HttpCore {
         }
     }
 
+    /// Drops every cache the worker's requests fill (open files, memory
+    /// cache, head memo, fast-path routes, the Host memo, the last server):
+    /// after a panic in request processing they may be half updated. nginx
+    /// loses the whole worker process then; here the worker keeps its
+    /// other connections and starts its caches afresh.
+    pub fn drop_caches(&mut self) {
+        self.fcache = self.fcache.emptied();
+        self.mcache = MemCache::default();
+        self.heads = HeadMemo::default();
+        self.routes = Default::default();
+        self.host_memo = Default::default();
+        self.last_server = None;
+        self.log_lines.clear();
+        self.failure = None;
+    }
+
     /// Installs the engine's counters for stub_status. Without a source
     /// stub_status renders zeros.
     pub fn set_status_source(&mut self, src: Box<dyn StatusSource>) {

@@ -724,11 +724,14 @@ impl Http1 {
                 // A bug in request processing costs this request (500, as
                 // nginx answers an internal error), not the worker's other
                 // connections.
+                // What it was doing may have left the caches half updated:
+                // they go (nginx would lose the worker process).
+                cx.core.drop_caches();
                 let why = crate::errlog::panic_text(&*p);
                 self.log(
                     cx,
                     LogLevel::Alert,
-                    &format!("request processing panicked: {why}"),
+                    &format!("request processing panicked: {why}; the worker's caches are dropped"),
                     "",
                 );
                 let mut r = cx.core.error_response(500);

@@ -24,8 +24,12 @@
 //! buffers, timers and counters, so nothing is locked or shared while serving.
 //! What changes from nginx:
 //! - a crash of a worker is a panic caught by the master (`catch_unwind`),
-//!   not a dead process; a panic inside request processing costs only that
-//!   request (500), not the worker;
+//!   not a dead process, and the master starts a new worker as nginx's
+//!   respawns one; a panic inside core's request processing costs that
+//!   request (500) and the worker's caches (`HttpCore::drop_caches`: they
+//!   may be half updated), not the worker's other connections; a panic in
+//!   parsing, compression or writing, which run on the connection's own
+//!   state, costs the worker (replaced);
 //! - `user` applies to the whole process, the master too, since threads
 //!   share credentials: after dropping root a reload cannot bind new ports
 //!   below 1024 (ports kept across the reload keep working);

@@ -291,3 +291,27 @@ fn header_directives_keep_a_location_off_the_routes() {
         assert!(f.core.mcache.hits >= 2, "answered from the memory cache");
     }
 }
+
+/// After `drop_caches` (a panic in request processing) nothing answers
+/// from what the caches held: the next request takes the full path, reads
+/// the file again, and the caches fill anew.
+#[test]
+fn dropped_caches_answer_from_the_file() {
+    let d = TestDir::new("core-fast-drop");
+    d.file("r.txt", b"0123456789");
+    let mut f = Fixture::one(cached(d.root()), vec![]);
+    f.run(&get("/r.txt"));
+    f.run(&get("/r.txt"));
+    assert_eq!(f.core.routes.hits, 1);
+    f.core.drop_caches();
+    let counts = f.core.take_cache_counts();
+    d.file("r.txt", b"abcdefghij");
+    let after = f.run(&get("/r.txt"));
+    assert_eq!(after.body, b"abcdefghij", "read from the file, not a cache");
+    assert_eq!(f.core.routes.hits, 0, "no route survived");
+    let counts2 = f.core.take_cache_counts();
+    assert!(counts2.memory_misses >= 1, "{counts:?} then {counts2:?}");
+    let again = f.run(&get("/r.txt"));
+    assert_eq!(again.body, b"abcdefghij");
+    assert_eq!(f.core.routes.hits, 1, "the caches fill again");
+}
