@@ -66,7 +66,7 @@ pub struct HttpCore {
     pub(crate) servers: Rc<Vec<ServerRt>>,
     pub(crate) fcache: OpenFileCache,
     pub(crate) heads: HeadMemo,
-    status: Option<std::rc::Rc<dyn StatusSource>>,
+    pub(crate) status: Option<std::rc::Rc<dyn StatusSource>>,
     /// The multipart/byteranges boundary counter (nginx's temp number).
     pub(crate) boundary: u64,
     /// Scratch for file paths, reused across requests.
@@ -85,6 +85,11 @@ pub struct HttpCore {
     /// What nginx's handlers would have logged of this request's failure,
     /// from the failed call itself ([`HttpCore::note_failure`]).
     pub(crate) failure: Option<crate::response::ErrorNote>,
+    // proxy
+    /// The upstream request the content phase handed over (see
+    /// [`HttpCore::take_proxy`]).
+    pub(crate) proxy_job: Option<Box<crate::proxy::ProxyJob>>,
+    pub(crate) upstreams: Rc<Vec<peregrine_conf::model::UpstreamConf>>,
 }
 
 /// The state of one request across internal redirects.
@@ -132,6 +137,10 @@ pub(crate) struct Ctx<'a> {
     pub map_cache: crate::map::MapCache,
     /// The configuration's `split_clients` variables.
     pub splits: &'a [peregrine_conf::model::SplitClientsConf],
+    // proxy
+    /// The upstream's answer (`$upstream_*`), in the filters of a proxied
+    /// response.
+    pub upstream: Option<&'a crate::proxy::UpstreamVars>,
 }
 
 impl Ctx<'_> {
@@ -174,6 +183,7 @@ impl Ctx<'_> {
             maps: self.maps,
             map_cache: &self.map_cache,
             splits: self.splits,
+            upstream: self.upstream,
         }
     }
 
@@ -209,6 +219,8 @@ pub(crate) enum Step {
     Named(String),
     /// The internal redirect budget ran out: 500 without error_page.
     Cycle(crate::response::ErrorNote),
+    /// The proxy's upstream request, for the engine to run.
+    Upstream(Box<crate::proxy::ProxyJob>),
 }
 
 /// Whether any level of the configuration says `open_file_cache_errors
@@ -289,6 +301,13 @@ impl HttpCore {
             ),
             log_lines: Vec::new(),
             failure: None,
+            proxy_job: None,
+            upstreams: Rc::new(
+                conf.http
+                    .as_ref()
+                    .map(|h| h.upstreams.clone())
+                    .unwrap_or_default(),
+            ),
         }
     }
 
@@ -453,6 +472,7 @@ impl HttpCore {
             maps: &srv.maps,
             map_cache: Default::default(),
             splits: &srv.splits,
+            upstream: None,
         }
     }
 
@@ -502,6 +522,7 @@ impl HttpCore {
                     return r;
                 }
                 Step::Special(sp) => self.special(ctx, sp),
+                Step::Upstream(job) => return self.hand_over(ctx, job),
                 Step::Cycle(note) => {
                     self.note_failure(note);
                     return self.cycle(ctx);
@@ -618,6 +639,9 @@ impl HttpCore {
             && let Some(step) = self.try_files(ctx)
         {
             return step;
+        }
+        if ctx.conf.proxy.pass.is_some() {
+            return self.proxy(ctx);
         }
         if ctx.conf.stub_status {
             return self.stub_status(ctx);

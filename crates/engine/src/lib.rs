@@ -66,6 +66,7 @@ mod stats;
 mod timer;
 pub mod tls;
 mod transport;
+mod upstream;
 mod worker;
 mod write;
 

@@ -1,0 +1,270 @@
+//! The upstream's answer as the client's response
+//! (`ngx_http_upstream_process_headers` and the proxy's header handlers):
+//! the headers passed on except the hidden ones and the connection's own,
+//! `Location` and `Refresh` through `proxy_redirect`, the body's framing
+//! toward the client (length passed through; chunked to an HTTP/1.1
+//! client when the length is unknown, else close), then the location's
+//! filters (`add_header` sees `$upstream_*`).
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use peregrine_codec::upstream::{Framing, UpstreamHead};
+
+use super::{ProxyJob, UpstreamVars, view_of};
+use crate::http::HttpCore;
+use crate::response::{Body, ConnInfo, HeadLines, Response};
+use crate::special::Special;
+
+/// How the body goes to the client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClientFraming {
+    /// No body (HEAD, 204, 304).
+    None,
+    Length(u64),
+    /// Re-framed as chunks (HTTP/1.1 client, length unknown).
+    Chunked,
+    /// Until the connection closes (HTTP/1.0 client, length unknown).
+    Close,
+}
+
+/// The client's framing for an answer framed `f` upstream.
+pub fn client_framing(f: Framing, client_http11: bool, chunked_on: bool) -> ClientFraming {
+    match f {
+        Framing::None => ClientFraming::None,
+        Framing::Length(n) => ClientFraming::Length(n),
+        Framing::Chunked | Framing::UntilClose if client_http11 && chunked_on => {
+            ClientFraming::Chunked
+        }
+        Framing::Chunked | Framing::UntilClose => ClientFraming::Close,
+    }
+}
+
+/// Headers that describe the upstream connection, never passed on
+/// (`ngx_http_upstream_headers_in`: ignored or handled apart).
+const CONNECTION_HEADERS: &[&str] = &[
+    "connection",
+    "keep-alive",
+    "transfer-encoding",
+    "content-length",
+    "upgrade",
+];
+
+/// Whether the client gets header `name` (lowercase).
+fn passed(job: &ProxyJob, name: &str) -> bool {
+    let p = &job.conf.proxy;
+    if CONNECTION_HEADERS.contains(&name) {
+        return false;
+    }
+    if p.hide_headers.iter().any(|h| h == name) {
+        return false;
+    }
+    let hidden = peregrine_conf::build::proxy::HIDDEN_HEADERS.contains(&name);
+    !hidden || p.pass_headers.iter().any(|h| h == name)
+}
+
+/// `proxy_redirect` on a `Location` or `Refresh` value: the first pair
+/// whose `from` prefixes it (case-sensitively, as `ngx_rstrncmp`).
+pub fn rewrite_redirect<'v>(value: &'v str, pairs: &[(String, String)]) -> Cow<'v, str> {
+    for (from, to) in pairs {
+        if let Some(rest) = value.strip_prefix(from.as_str()) {
+            return Cow::Owned(format!("{to}{rest}"));
+        }
+    }
+    Cow::Borrowed(value)
+}
+
+/// The serialized lines before and after where the engine puts
+/// `Connection` (nginx's header filter order: Content-Type,
+/// Content-Length, Last-Modified, Location, Transfer-Encoding first).
+pub fn head_lines(
+    job: &ProxyJob,
+    uh: &UpstreamHead,
+    buf: &[u8],
+    framing: ClientFraming,
+) -> (Vec<u8>, usize) {
+    let mut first = Vec::with_capacity(256);
+    let mut rest = Vec::with_capacity(256);
+    let text = |r: &std::ops::Range<usize>| String::from_utf8_lossy(&buf[r.clone()]).into_owned();
+    let mut ctype = None;
+    let mut lastmod = None;
+    let mut location = None;
+    for (n, v) in &uh.headers {
+        let name = text(n);
+        let lower = name.to_ascii_lowercase();
+        if !passed(job, &lower) {
+            continue;
+        }
+        let value = text(v);
+        match lower.as_str() {
+            "content-type" if ctype.is_none() => ctype = Some(value),
+            "last-modified" if lastmod.is_none() => lastmod = Some(value),
+            "location" if location.is_none() => {
+                let mut l = rewrite_redirect(&value, &job.redirects).into_owned();
+                if l.starts_with('/') {
+                    l = format!("{}{l}", job.origin);
+                }
+                location = Some(l);
+            }
+            "refresh" => {
+                let r = match value.find("url=") {
+                    Some(i) => {
+                        let (a, b) = value.split_at(i + 4);
+                        format!("{a}{}", rewrite_redirect(b, &job.redirects))
+                    }
+                    None => value.clone(),
+                };
+                push(&mut rest, &name, &r);
+            }
+            _ => push(&mut rest, &name, &value),
+        }
+    }
+    if let Some(t) = &ctype {
+        push(&mut first, "Content-Type", t);
+    }
+    match framing {
+        ClientFraming::Length(n) => push(&mut first, "Content-Length", &n.to_string()),
+        ClientFraming::None => {
+            if let Some(n) = uh.content_length {
+                push(&mut first, "Content-Length", &n.to_string());
+            }
+        }
+        _ => {}
+    }
+    if let Some(t) = &lastmod {
+        push(&mut first, "Last-Modified", t);
+    }
+    if let Some(l) = &location {
+        push(&mut first, "Location", l);
+    }
+    if framing == ClientFraming::Chunked {
+        push(&mut first, "Transfer-Encoding", "chunked");
+    }
+    let split = first.len();
+    first.extend_from_slice(&rest);
+    (first, split)
+}
+
+fn push(out: &mut Vec<u8>, n: &str, v: &str) {
+    out.extend_from_slice(n.as_bytes());
+    out.extend_from_slice(b": ");
+    out.extend_from_slice(v.as_bytes());
+    out.extend_from_slice(b"\r\n");
+}
+
+impl HttpCore {
+    /// The client's response to the upstream's answer `uh` (its bytes in
+    /// `buf`), through the location's filters; its body is the engine's
+    /// to stream.
+    #[allow(clippy::too_many_arguments)]
+    pub fn proxied(
+        &mut self,
+        job: &ProxyJob,
+        conn: &ConnInfo,
+        req: &peregrine_codec::Request,
+        now: std::time::SystemTime,
+        up: &UpstreamVars,
+        uh: &UpstreamHead,
+        buf: &[u8],
+        framing: ClientFraming,
+    ) -> Response {
+        let (head, head_split) = head_lines(job, uh, buf, framing);
+        let header_only =
+            framing == ClientFraming::None || matches!(req.method(), peregrine_codec::Method::Head);
+        let resp = Response {
+            status: uh.status,
+            head: HeadLines::Owned(head),
+            head_split,
+            body: Body::Empty,
+            content_length: match framing {
+                ClientFraming::Length(n) => Some(n),
+                _ => uh.content_length,
+            },
+            keepalive: framing != ClientFraming::Close,
+            header_only,
+            conf: Some(job.conf.clone()),
+            server: Some(job.server.clone()),
+            compressible: false,
+        };
+        self.through_filters(job, conn, req, now, up, resp, None)
+    }
+
+    /// The error page for a failed upstream request (502, 504, or an
+    /// intercepted status), `error_page` applying in the location.
+    pub fn upstream_error(
+        &mut self,
+        job: &ProxyJob,
+        conn: &ConnInfo,
+        req: &peregrine_codec::Request,
+        now: std::time::SystemTime,
+        up: &UpstreamVars,
+        status: u16,
+    ) -> Response {
+        let resp = self.error_response(status);
+        self.through_filters(job, conn, req, now, up, resp, Some(status))
+    }
+
+    /// The request's state again in its location, then either the filters
+    /// on `resp` or (`special`) the error page for that status.
+    #[allow(clippy::too_many_arguments)]
+    fn through_filters(
+        &mut self,
+        job: &ProxyJob,
+        conn: &ConnInfo,
+        req: &peregrine_codec::Request,
+        now: std::time::SystemTime,
+        up: &UpstreamVars,
+        resp: Response,
+        special: Option<u16>,
+    ) -> Response {
+        let servers = self.servers.clone();
+        let Some(srv) = servers.get(job.server_index) else {
+            return resp;
+        };
+        let view = view_of(req);
+        let mut ctx = HttpCore::start_ctx(srv, job.server_index, &view, conn, now);
+        ctx.conf = job.conf.clone();
+        ctx.uri = Cow::Borrowed(&job.uri);
+        ctx.args = job.args.as_deref().map(Cow::Borrowed);
+        ctx.name_len = job.name_len;
+        ctx.upstream = Some(up);
+        ctx.status = self.status.clone();
+        let step = match special {
+            Some(s) => self.special(&mut ctx, Special::status(s)),
+            None => crate::http::Step::Done(resp),
+        };
+        let mut r = self.drive(&mut ctx, &servers, step);
+        if r.server.is_none() {
+            r.server = Some(Arc::clone(&job.server));
+        }
+        r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redirect_prefix_replaced() {
+        let pairs = vec![("http://127.0.0.1:8081/".to_string(), "/".to_string())];
+        assert_eq!(rewrite_redirect("http://127.0.0.1:8081/a", &pairs), "/a");
+        assert_eq!(rewrite_redirect("http://other/a", &pairs), "http://other/a");
+    }
+
+    #[test]
+    fn framing_toward_the_client() {
+        assert_eq!(
+            client_framing(Framing::UntilClose, true, true),
+            ClientFraming::Chunked
+        );
+        assert_eq!(
+            client_framing(Framing::Chunked, false, true),
+            ClientFraming::Close
+        );
+        assert_eq!(
+            client_framing(Framing::Length(3), false, true),
+            ClientFraming::Length(3)
+        );
+    }
+}
