@@ -378,10 +378,9 @@ impl Http1 {
             };
             return match s.connected() {
                 Ok(true) => {
-                    p.vars
-                        .tries
-                        .last_mut()
-                        .map(|t| t.connect = Some(cx.now - p.started));
+                    if let Some(t) = p.vars.tries.last_mut() {
+                        t.connect = Some(cx.now - p.started);
+                    }
                     p.state = State::Send;
                     Io::Done
                 }
@@ -451,10 +450,9 @@ impl Http1 {
             {
                 p.sock = Some(s);
                 p.writable = true;
-                p.vars
-                    .tries
-                    .last_mut()
-                    .map(|t| t.connect = Some(Duration::ZERO));
+                if let Some(t) = p.vars.tries.last_mut() {
+                    t.connect = Some(Duration::ZERO);
+                }
                 p.state = State::Send;
                 return Io::Done;
             }
@@ -783,8 +781,12 @@ impl Http1 {
         {
             let freed = g.up.free(a, failed, secs);
             if freed.disabled {
-                let text = format!("upstream server temporarily disabled");
-                self.log_upstream(p, cx, LogLevel::Warn, &text);
+                self.log_upstream(
+                    p,
+                    cx,
+                    LogLevel::Warn,
+                    "upstream server temporarily disabled",
+                );
             }
         }
         p.peer = None;
