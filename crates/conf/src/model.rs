@@ -1212,13 +1212,23 @@ pub enum ProxyTarget {
 }
 
 /// `proxy_redirect`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub enum ProxyRedirect {
     /// `default` (and no directive): the proxied URL is replaced by the
     /// location's.
     Default,
     Off,
-    /// Explicit `FROM TO` pairs (with variables), `default` entries
-    /// marked by `None`.
-    List(Vec<Option<(String, String)>>),
+    /// Explicit rules in order.
+    List(Vec<RedirectRule>),
+}
+
+/// One `proxy_redirect` rule of a list.
+#[derive(Debug, Clone)]
+pub enum RedirectRule {
+    /// `default` among others.
+    Default,
+    /// `FROM TO`: a prefix (variables in both).
+    Prefix(String, String),
+    /// `~FROM TO` / `~*FROM TO`: the whole value, `$N` from the match.
+    Regex(Regex, String),
 }

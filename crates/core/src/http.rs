@@ -90,6 +90,9 @@ pub struct HttpCore {
     /// [`HttpCore::take_proxy`]).
     pub(crate) proxy_job: Option<Box<crate::proxy::ProxyJob>>,
     pub(crate) upstreams: Rc<Vec<peregrine_conf::model::UpstreamConf>>,
+    /// The hosts of `proxy_pass` URLs without variables (nginx's implicit
+    /// upstreams, which a URL with variables may name).
+    pub(crate) implicit: Rc<Vec<(String, u16)>>,
 }
 
 /// The state of one request across internal redirects.
@@ -302,6 +305,7 @@ impl HttpCore {
             log_lines: Vec::new(),
             failure: None,
             proxy_job: None,
+            implicit: Rc::new(crate::proxy::implicit_hosts(&conf)),
             upstreams: Rc::new(
                 conf.http
                     .as_ref()

@@ -1142,6 +1142,7 @@ impl Http1 {
             start: self.req_start,
             end: cx.wall,
             pipelined: self.pipelined,
+            upstream: None,
         };
         if let Some(log) = cx.access.as_mut() {
             log.log(&entry);
@@ -1207,6 +1208,7 @@ impl Http1 {
             // read per request, logged or not.
             end: cx.wall,
             pipelined: self.pipelined,
+            upstream: ex.upstream.as_deref(),
         };
         log.log(&entry);
     }

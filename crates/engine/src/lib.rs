@@ -113,6 +113,9 @@ pub struct AccessEntry<'a> {
     pub end: SystemTime,
     /// The request was already buffered behind the previous one (`$pipe`).
     pub pipelined: bool,
+    // proxy
+    /// `$upstream_*` of a proxied request.
+    pub upstream: Option<&'a peregrine_core::proxy::UpstreamVars>,
 }
 
 impl AccessEntry<'_> {

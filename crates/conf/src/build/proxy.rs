@@ -17,7 +17,9 @@ use super::Env;
 use super::handlers::{arg, flag, fresh, msg, set, set_with, size, time};
 use super::raw::RawLoc;
 use crate::error::Result;
-use crate::model::{ProxyConf, ProxyPass, ProxyRedirect, ProxyTarget, ignore, next};
+use crate::model::{
+    ProxyConf, ProxyPass, ProxyRedirect, ProxyTarget, RedirectRule, Regex, ignore, next,
+};
 use crate::syntax::Directive;
 
 /// nginx's defaults (`ngx_http_proxy_create_loc_conf` / merge).
@@ -418,15 +420,17 @@ pub fn proxy_redirect(l: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result<()> 
         return Err(msg(d, format!("invalid parameter \"{a}\"")));
     }
     let entry = match b {
-        None if a == "default" => None,
+        None if a == "default" => RedirectRule::Default,
         None => return Err(msg(d, format!("invalid parameter \"{a}\""))),
-        Some(_) if a.starts_with('~') => {
-            return Err(msg(
-                d,
-                "\"proxy_redirect ~regex\" is not supported by Peregrine yet",
-            ));
+        Some(to) if a.starts_with('~') => {
+            let (pat, caseless) = match a.strip_prefix("~*") {
+                Some(p) => (p, true),
+                None => (&a[1..], false),
+            };
+            let re = Regex::with_case(pat, caseless).map_err(|e| msg(d, e.to_string()))?;
+            RedirectRule::Regex(re, to.clone())
         }
-        Some(to) => Some((a.to_string(), to.clone())),
+        Some(to) => RedirectRule::Prefix(a.to_string(), to.clone()),
     };
     let list = match l
         .proxy

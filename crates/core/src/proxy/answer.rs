@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use peregrine_codec::upstream::{Framing, UpstreamHead};
 
-use super::{ProxyJob, UpstreamVars, view_of};
+use super::{ProxyJob, Redirect, UpstreamVars, view_of};
 use crate::http::HttpCore;
 use crate::response::{Body, ConnInfo, HeadLines, Response};
 use crate::special::Special;
@@ -63,15 +63,44 @@ fn passed(job: &ProxyJob, name: &str) -> bool {
     !hidden || p.pass_headers.iter().any(|h| h == name)
 }
 
-/// `proxy_redirect` on a `Location` or `Refresh` value: the first pair
-/// whose `from` prefixes it (case-sensitively, as `ngx_rstrncmp`).
-pub fn rewrite_redirect<'v>(value: &'v str, pairs: &[(String, String)]) -> Cow<'v, str> {
-    for (from, to) in pairs {
-        if let Some(rest) = value.strip_prefix(from.as_str()) {
-            return Cow::Owned(format!("{to}{rest}"));
+/// `proxy_redirect` on a `Location` or `Refresh` value: the first rule
+/// that matches (a prefix case-sensitively, as `ngx_rstrncmp`; a regex
+/// replaces the whole value, `$N` from its captures).
+pub fn rewrite_redirect<'v>(value: &'v str, rules: &[Redirect]) -> Cow<'v, str> {
+    for r in rules {
+        match r {
+            Redirect::Prefix(from, to) => {
+                if let Some(rest) = value.strip_prefix(from.as_str()) {
+                    return Cow::Owned(format!("{to}{rest}"));
+                }
+            }
+            Redirect::Regex(re, to) => {
+                if let Some(caps) = re.captures(value) {
+                    return Cow::Owned(with_captures(to, &caps));
+                }
+            }
         }
     }
     Cow::Borrowed(value)
+}
+
+/// `$N` and `${N}` of a replacement from `caps`.
+fn with_captures(to: &str, caps: &[String]) -> String {
+    let mut out = String::with_capacity(to.len() + 32);
+    let b = to.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'$' && b.get(i + 1).is_some_and(u8::is_ascii_digit) {
+            let n = usize::from(b[i + 1] - b'0');
+            out.push_str(caps.get(n).map_or("", String::as_str));
+            i += 2;
+        } else {
+            let next = to[i + 1..].find('$').map_or(b.len(), |n| i + 1 + n);
+            out.push_str(&to[i..next]);
+            i = next;
+        }
+    }
+    out
 }
 
 /// The serialized lines before and after where the engine puts
@@ -244,12 +273,21 @@ impl HttpCore {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use peregrine_conf::model::Regex;
 
     #[test]
     fn redirect_prefix_replaced() {
-        let pairs = vec![("http://127.0.0.1:8081/".to_string(), "/".to_string())];
+        let pairs = vec![Redirect::Prefix(
+            "http://127.0.0.1:8081/".to_string(),
+            "/".to_string(),
+        )];
         assert_eq!(rewrite_redirect("http://127.0.0.1:8081/a", &pairs), "/a");
         assert_eq!(rewrite_redirect("http://other/a", &pairs), "http://other/a");
+        let re = vec![Redirect::Regex(
+            Regex::new("^http://[^/]+/(.*)$").unwrap(),
+            "/x/$1".to_string(),
+        )];
+        assert_eq!(rewrite_redirect("http://h:1/a/b", &re), "/x/a/b");
     }
 
     #[test]

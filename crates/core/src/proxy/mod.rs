@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use peregrine_conf::model::{LocConf, ProxyRedirect, ProxyTarget, ServerConf};
+use peregrine_conf::model::{LocConf, ProxyRedirect, ProxyTarget, RedirectRule, Regex, ServerConf};
 
 use crate::http::{Ctx, HttpCore, Step};
 use crate::request::{Method, RequestView};
@@ -54,6 +54,8 @@ pub struct ProxyJob {
     /// `$proxy_host` (the upstream's name and port as the URL gives them;
     /// `Host` by default) for the error log's `upstream: "http://..."`.
     pub proxy_host: String,
+    /// `$proxy_port`.
+    pub proxy_port: String,
     /// The request line and headers, without `Content-Length` and the
     /// blank line (the engine adds them once the body's length is known).
     pub head: Vec<u8>,
@@ -69,10 +71,17 @@ pub struct ProxyJob {
     pub name_len: Option<usize>,
     /// `hash KEY`'s value for this request (hash balancing).
     pub hash_key: Option<Vec<u8>>,
-    /// `proxy_redirect`'s (from, to) pairs, expanded.
-    pub redirects: Vec<(String, String)>,
+    /// `proxy_redirect`'s rules, their variables expanded.
+    pub redirects: Vec<Redirect>,
     /// `http://host[:port]` for a relative `Location` (`absolute_redirect`).
     pub origin: String,
+}
+
+/// A `proxy_redirect` rule of one request.
+#[derive(Debug, Clone)]
+pub enum Redirect {
+    Prefix(String, String),
+    Regex(Regex, String),
 }
 
 /// One attempt's numbers (`ngx_http_upstream_state_t`).
@@ -83,9 +92,12 @@ pub struct Tried {
     pub status: Option<u16>,
     pub connect: Option<Duration>,
     pub header: Option<Duration>,
-    pub response: Duration,
+    /// `None` while the answer is still being sent (`-` in `add_header`).
+    pub response: Option<Duration>,
     pub received: u64,
     pub sent: u64,
+    /// Body bytes received (`$upstream_response_length`).
+    pub length: u64,
 }
 
 /// What `$upstream_*` show: each attempt, and the last answer's head.
@@ -149,29 +161,42 @@ pub(crate) fn push_var(v: &VarCtx<'_>, out: &mut String, name: &str) {
         let _ = write!(out, "{}", v.peer.ip());
         return;
     }
-    let Some(u) = v.upstream else { return };
-    match name {
-        "proxy_host" => out.push_str(&u.proxy_host),
-        "proxy_port" => out.push_str(&u.proxy_port),
-        "upstream_addr" => u.join(out, |t, o| o.push_str(&t.addr)),
-        "upstream_status" => u.join(out, |t, o| match t.status {
-            Some(s) => {
-                let _ = write!(o, "{s}");
-            }
-            None => o.push('-'),
-        }),
-        "upstream_connect_time" => u.join(out, |t, o| secs(o, t.connect)),
-        "upstream_header_time" => u.join(out, |t, o| secs(o, t.header)),
-        "upstream_response_time" => u.join(out, |t, o| secs(o, Some(t.response))),
-        "upstream_bytes_received" => u.join(out, |t, o| {
-            let _ = write!(o, "{}", t.received);
-        }),
-        "upstream_bytes_sent" => u.join(out, |t, o| {
-            let _ = write!(o, "{}", t.sent);
-        }),
-        _ => {
-            if let Some(h) = name.strip_prefix("upstream_http_") {
-                out.push_str(u.header(h).unwrap_or(""));
+    if let Some(u) = v.upstream {
+        u.push(out, name);
+    }
+}
+
+impl UpstreamVars {
+    /// Appends `$NAME` (`upstream_*`, `proxy_host`, `proxy_port`).
+    pub fn push(&self, out: &mut String, name: &str) {
+        use std::fmt::Write;
+        let u = self;
+        match name {
+            "proxy_host" => out.push_str(&u.proxy_host),
+            "proxy_port" => out.push_str(&u.proxy_port),
+            "upstream_addr" => u.join(out, |t, o| o.push_str(&t.addr)),
+            "upstream_status" => u.join(out, |t, o| match t.status {
+                Some(s) => {
+                    let _ = write!(o, "{s}");
+                }
+                None => o.push('-'),
+            }),
+            "upstream_connect_time" => u.join(out, |t, o| secs(o, t.connect)),
+            "upstream_header_time" => u.join(out, |t, o| secs(o, t.header)),
+            "upstream_response_time" => u.join(out, |t, o| secs(o, t.response)),
+            "upstream_response_length" => u.join(out, |t, o| {
+                let _ = write!(o, "{}", t.length);
+            }),
+            "upstream_bytes_received" => u.join(out, |t, o| {
+                let _ = write!(o, "{}", t.received);
+            }),
+            "upstream_bytes_sent" => u.join(out, |t, o| {
+                let _ = write!(o, "{}", t.sent);
+            }),
+            _ => {
+                if let Some(h) = name.strip_prefix("upstream_http_") {
+                    out.push_str(u.header(h).unwrap_or(""));
+                }
             }
         }
     }
@@ -290,7 +315,11 @@ impl HttpCore {
                     return Ok((Target::Group(i), shown, port.to_string()));
                 }
                 let literal = host.trim_start_matches('[').trim_end_matches(']');
-                if vars && literal.parse::<std::net::IpAddr>().is_err() {
+                let known = self
+                    .implicit
+                    .iter()
+                    .any(|(h, p)| h.eq_ignore_ascii_case(host) && p == port);
+                if vars && !known && literal.parse::<std::net::IpAddr>().is_err() {
                     return Err(host.clone());
                 }
                 Ok((Target::Host(host.clone(), *port), shown, port.to_string()))
@@ -305,7 +334,7 @@ impl HttpCore {
         ctx: &Ctx<'_>,
         target: Target,
         proxy_host: String,
-        proxy_port: String,
+        port: String,
         uri_part: Option<&str>,
         vars: bool,
         url: &str,
@@ -313,7 +342,7 @@ impl HttpCore {
         let p = &ctx.conf.proxy;
         let uv = UpstreamVars {
             proxy_host: proxy_host.clone(),
-            proxy_port,
+            proxy_port: port.clone(),
             ..UpstreamVars::default()
         };
         let v = VarCtx {
@@ -389,9 +418,10 @@ impl HttpCore {
             ProxyRedirect::List(l) => l
                 .iter()
                 .filter_map(|e| match e {
-                    None if vars => None,
-                    None => Some(default_redirect(url, uri_part, &location)),
-                    Some((f, t)) => Some((v.expand(f), v.expand(t))),
+                    RedirectRule::Default if vars => None,
+                    RedirectRule::Default => Some(default_redirect(url, uri_part, &location)),
+                    RedirectRule::Prefix(f, t) => Some(Redirect::Prefix(v.expand(f), v.expand(t))),
+                    RedirectRule::Regex(re, t) => Some(Redirect::Regex(re.clone(), t.clone())),
                 })
                 .collect(),
         };
@@ -401,6 +431,7 @@ impl HttpCore {
             server_index: ctx.server,
             target,
             proxy_host,
+            proxy_port: port,
             head,
             body,
             head_request: method.eq_ignore_ascii_case("HEAD"),
@@ -432,11 +463,32 @@ impl HttpCore {
     }
 }
 
+/// Every `host:port` of a `proxy_pass` without variables.
+pub(crate) fn implicit_hosts(conf: &peregrine_conf::model::Config) -> Vec<(String, u16)> {
+    fn walk(l: &peregrine_conf::model::LocationConf, out: &mut Vec<(String, u16)>) {
+        add(&l.conf, out);
+        l.locations.iter().for_each(|n| walk(n, out));
+    }
+    fn add(c: &LocConf, out: &mut Vec<(String, u16)>) {
+        if let Some(p) = &c.proxy.pass
+            && let ProxyTarget::Host { host, port, .. } = &p.target
+        {
+            out.push((host.clone(), *port));
+        }
+    }
+    let mut out = Vec::new();
+    for s in conf.http.iter().flat_map(|h| h.servers.iter()) {
+        add(&s.conf, &mut out);
+        s.locations.iter().for_each(|l| walk(l, &mut out));
+    }
+    out
+}
+
 /// `proxy_redirect default`: the URL as written (with `/` when it has no
 /// URI part) becomes the location's name (`/`).
-fn default_redirect(url: &str, uri_part: Option<&str>, location: &str) -> (String, String) {
+fn default_redirect(url: &str, uri_part: Option<&str>, location: &str) -> Redirect {
     match uri_part {
-        Some(_) => (url.to_string(), location.to_string()),
-        None => (format!("{url}/"), "/".to_string()),
+        Some(_) => Redirect::Prefix(url.to_string(), location.to_string()),
+        None => Redirect::Prefix(format!("{url}/"), "/".to_string()),
     }
 }

@@ -231,6 +231,7 @@ impl Http1 {
             restarts: 0,
         });
         p.vars.proxy_host = p.job.proxy_host.clone();
+        p.vars.proxy_port = p.job.proxy_port.clone();
         if expect && p.body_dec.is_some() && self.buffered() == 0 {
             // nginx answers `Expect: 100-continue` when it reads the body.
             let _ = Sink::send(&mut t.sock, b"HTTP/1.1 100 Continue\r\n\r\n", false);
@@ -267,8 +268,14 @@ impl Http1 {
                 "client prematurely closed connection",
                 p.doing(),
             );
-            if let Some(r) = self.ex.as_mut().and_then(|e| e.resp.as_mut()) {
-                r.status = 499;
+            if let Some(tr) = p.vars.tries.last_mut() {
+                tr.response = Some(cx.now - p.started);
+            }
+            if let Some(ex) = self.ex.as_mut() {
+                ex.upstream = Some(Box::new(p.vars.clone()));
+                if let Some(r) = ex.resp.as_mut() {
+                    r.status = 499;
+                }
             }
             self.end_upstream(p, cx, true);
             return Step::Close(Close::Normal);
@@ -555,7 +562,8 @@ impl Http1 {
             tr.header = Some(cx.now - p.started);
         }
         let f = Fail::Status(h.status);
-        let more = p.attempt.as_ref().is_some_and(|a| a.tries() > 1);
+        let more = p.attempt.as_ref().is_some_and(|a| a.tries() > 1)
+            && (p.job.idempotent || p.job.conf.proxy.next_upstream & next::NON_IDEMPOTENT != 0);
         if f.bit() & p.job.conf.proxy.next_upstream != 0 && more {
             return match self.next_or_fail(p, f, t, key, cx) {
                 Some(s) => s,
@@ -738,11 +746,14 @@ impl Http1 {
     /// to its pool, the exchange completes as any other.
     fn finish_proxy(&mut self, p: &mut Proxy, t: &mut Transport, key: usize, cx: &mut Ctx) -> Step {
         if let Some(tr) = p.vars.tries.last_mut() {
-            tr.response = cx.now - p.started;
+            tr.response = Some(cx.now - p.started);
         }
         self.end_upstream(p, cx, false);
         self.phase = Phase::Send;
         cx.timers.disarm(key);
+        if let Some(ex) = self.ex.as_mut() {
+            ex.upstream = Some(Box::new(std::mem::take(&mut p.vars)));
+        }
         self.complete(t, key, cx)
     }
 
@@ -802,7 +813,7 @@ impl Http1 {
         cx: &mut Ctx,
     ) -> Option<Step> {
         if let Some(tr) = p.vars.tries.last_mut() {
-            tr.response = cx.now - p.started;
+            tr.response = Some(cx.now - p.started);
             if tr.status.is_none() {
                 tr.status = Some(f.status());
             }
@@ -871,6 +882,7 @@ impl Http1 {
             return step;
         }
         ex.resp = Some(resp);
+        ex.upstream = Some(Box::new(p.vars.clone()));
         let age = Duration::from_nanos(cx.timers.nanos(cx.now).saturating_sub(self.born));
         let keep = Keep {
             draining: cx.draining,
@@ -1050,6 +1062,9 @@ fn frame_body(p: &mut Proxy) -> Result<(), ()> {
             None => (pos..data.len(), data.len() - pos, false),
         };
         if !piece.is_empty() {
+            if let Some(t) = p.vars.tries.last_mut() {
+                t.length += piece.len() as u64;
+            }
             if p.framing == ClientFraming::Chunked {
                 p.cout
                     .extend_from_slice(format!("{:x}\r\n", piece.len()).as_bytes());
@@ -1091,6 +1106,20 @@ fn write_client(t: &mut Transport, buf: &[u8]) -> io::Result<usize> {
             }
             Ok(n)
         }
+    }
+}
+
+/// The log's view of `$upstream_*`.
+pub struct LogVars<'a>(pub &'a UpstreamVars);
+
+impl peregrine_log::UpstreamValues for LogVars<'_> {
+    fn value(&self, name: &str) -> Option<String> {
+        if self.0.tries.is_empty() {
+            return None;
+        }
+        let mut s = String::new();
+        self.0.push(&mut s, name);
+        Some(s)
     }
 }
 
