@@ -592,8 +592,24 @@ impl HttpCore {
     /// `client_max_body_size`; then the location's phases.
     fn find_config_phase(&mut self, ctx: &mut Ctx<'_>, servers: &[ServerRt]) -> Step {
         let srv = &servers[ctx.server];
+        let found = srv.locs.find(&ctx.uri);
+        if let Some(id) = srv.locs.auto_redirect(&ctx.uri, found) {
+            ctx.conf = srv.locs.node(id).loc.conf.clone();
+            let mut to = String::with_capacity(ctx.uri.len() + 8);
+            crate::proxy::head::escape_uri(&mut to, &ctx.uri);
+            to.push('/');
+            if let Some(a) = ctx.args.as_deref().filter(|a| !a.is_empty()) {
+                to.push('?');
+                to.push_str(a);
+            }
+            return Step::Special(Special {
+                status: 301,
+                location: Some(to),
+                ..Special::default()
+            });
+        }
         // Assigned once (reference counts are not free on the hot path).
-        let (conf, name_len) = match srv.locs.find(&ctx.uri) {
+        let (conf, name_len) = match found {
             Some(id) => {
                 let node = srv.locs.node(id);
                 if node.captures

@@ -178,13 +178,7 @@ pub fn proxy_pass(l: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result<()> {
 /// TLS issue's), the host part up to the first `/`.
 pub fn parse_pass(d: &Directive, url: &str) -> Result<ProxyPass> {
     if url.contains('$') {
-        if !url
-            .get(..7)
-            .is_some_and(|p| p.eq_ignore_ascii_case("http://"))
-            && !url.starts_with('$')
-        {
-            return Err(invalid_prefix(d, url));
-        }
+        // nginx checks a URL with variables once evaluated, per request.
         return Ok(ProxyPass {
             url: url.to_string(),
             target: ProxyTarget::Vars,

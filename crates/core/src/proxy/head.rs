@@ -52,7 +52,7 @@ pub fn upstream_uri(p: &UriParts<'_>) -> Option<String> {
 
 /// `ngx_escape_uri(NGX_ESCAPE_URI)`: a decoded URI made safe for a request
 /// line again (space, controls, `#`, `%`, `?`, non-ASCII).
-fn escape_uri(out: &mut String, s: &str) {
+pub(crate) fn escape_uri(out: &mut String, s: &str) {
     for b in s.bytes() {
         let esc = b <= b' ' || b >= 0x7f || matches!(b, b'#' | b'%' | b'?' | b'"');
         if esc {
