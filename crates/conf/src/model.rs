@@ -816,8 +816,7 @@ impl Default for SslConf {
 }
 // upstream
 
-/// One `upstream NAME { }` group (nothing refers to one until the proxy
-/// lands: `proxy_pass` is refused).
+/// One `upstream NAME { }` group (`proxy_pass http://NAME` uses it).
 #[derive(Debug, Clone, PartialEq)]
 pub struct UpstreamConf {
     pub name: String,

@@ -603,7 +603,9 @@ impl Http1 {
         cx.timers.disarm(self.key as usize);
         ex.set_parsed();
         let note = self.answer(&mut ex, cx);
-        if let Some(job) = cx.core.take_proxy()
+        // One read on the plain path: only a proxied answer left a job.
+        if cx.core.has_proxy()
+            && let Some(job) = cx.core.take_proxy()
             && ex.resp.as_ref().is_some_and(|r| r.status != 413)
         {
             return self.start_proxy(t, ex, job, cx);

@@ -174,6 +174,65 @@ pub fn head_lines(
     (first, split)
 }
 
+/// The answer's headers an `X-Accel-Redirect` keeps (those of
+/// `ngx_http_upstream_headers_in` marked for redirects).
+const REDIRECT_KEPT: &[&str] = &[
+    "content-type",
+    "set-cookie",
+    "content-disposition",
+    "cache-control",
+    "expires",
+    "accept-ranges",
+];
+
+fn keep_redirect_headers(r: &mut Response, up: &UpstreamVars) {
+    let kept: Vec<(String, String)> = up
+        .headers
+        .iter()
+        .filter_map(|(n, v)| {
+            let name = String::from_utf8_lossy(up.head.get(n.clone())?).into_owned();
+            let lower = name.to_ascii_lowercase();
+            REDIRECT_KEPT.contains(&lower.as_str()).then(|| {
+                let value = String::from_utf8_lossy(up.head.get(v.clone()).unwrap_or(&[]));
+                (name, value.into_owned())
+            })
+        })
+        .collect();
+    if kept.is_empty() {
+        return;
+    }
+    let old = r.head.as_bytes().to_vec();
+    let mut first = Vec::with_capacity(old.len() + 128);
+    let mut rest = Vec::new();
+    let mut pos = 0;
+    for line in old.split_inclusive(|&b| b == b'\n') {
+        let at = pos;
+        pos += line.len();
+        let name = line.split(|&b| b == b':').next().unwrap_or(&[]);
+        let replaced = kept
+            .iter()
+            .any(|(n, _)| n.as_bytes().eq_ignore_ascii_case(name));
+        if replaced {
+            continue;
+        }
+        if at < r.head_split {
+            first.extend_from_slice(line);
+        } else {
+            rest.extend_from_slice(line);
+        }
+    }
+    for (n, v) in &kept {
+        if n.eq_ignore_ascii_case("content-type") {
+            push(&mut first, n, v);
+        } else {
+            push(&mut rest, n, v);
+        }
+    }
+    r.head_split = first.len();
+    first.extend_from_slice(&rest);
+    r.head = HeadLines::Owned(first);
+}
+
 fn push(out: &mut Vec<u8>, n: &str, v: &str) {
     out.extend_from_slice(n.as_bytes());
     out.extend_from_slice(b": ");
@@ -233,6 +292,31 @@ impl HttpCore {
         self.through_filters(job, conn, req, now, up, resp, Some(status))
     }
 
+    /// `X-Accel-Redirect: URI` (or `@name`) of an answer: an internal
+    /// redirect, as GET unless HEAD (`ngx_http_upstream_process_headers`).
+    pub fn accel_redirect(
+        &mut self,
+        job: &ProxyJob,
+        conn: &ConnInfo,
+        req: &peregrine_codec::Request,
+        now: std::time::SystemTime,
+        up: &UpstreamVars,
+        target: &str,
+    ) -> Response {
+        let step = if target.starts_with('@') {
+            crate::http::Step::Named(target.to_string())
+        } else {
+            match target.split_once('?') {
+                Some((u, a)) => crate::http::Step::Redirect(u.to_string(), Some(a.to_string())),
+                None => crate::http::Step::Redirect(target.to_string(), None),
+            }
+        };
+        let resp = self.error_response(500);
+        let mut r = self.resume_with(job, conn, req, now, up, resp, Some(step));
+        keep_redirect_headers(&mut r, up);
+        r
+    }
+
     /// The request's state again in its location, then either the filters
     /// on `resp` or (`special`) the error page for that status.
     #[allow(clippy::too_many_arguments)]
@@ -262,7 +346,47 @@ impl HttpCore {
             Some(s) => self.special(&mut ctx, Special::status(s)),
             None => crate::http::Step::Done(resp),
         };
-        let mut r = self.drive(&mut ctx, &servers, step);
+        self.finish_resumed(job, &mut ctx, &servers, step)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn resume_with(
+        &mut self,
+        job: &ProxyJob,
+        conn: &ConnInfo,
+        req: &peregrine_codec::Request,
+        now: std::time::SystemTime,
+        up: &UpstreamVars,
+        resp: Response,
+        step: Option<crate::http::Step>,
+    ) -> Response {
+        let servers = self.servers.clone();
+        let Some(srv) = servers.get(job.server_index) else {
+            return resp;
+        };
+        let view = view_of(req);
+        let mut ctx = HttpCore::start_ctx(srv, job.server_index, &view, conn, now);
+        ctx.conf = job.conf.clone();
+        ctx.uri = Cow::Borrowed(&job.uri);
+        ctx.args = job.args.as_deref().map(Cow::Borrowed);
+        ctx.name_len = job.name_len;
+        ctx.upstream = Some(up);
+        ctx.status = self.status.clone();
+        if ctx.method != crate::request::Method::Head {
+            ctx.method = crate::request::Method::Get;
+        }
+        let step = step.unwrap_or(crate::http::Step::Done(resp));
+        self.finish_resumed(job, &mut ctx, &servers, step)
+    }
+
+    fn finish_resumed(
+        &mut self,
+        job: &ProxyJob,
+        ctx: &mut crate::http::Ctx<'_>,
+        servers: &[crate::http::ServerRt],
+        step: crate::http::Step,
+    ) -> Response {
+        let mut r = self.drive(ctx, servers, step);
         if r.server.is_none() {
             r.server = Some(Arc::clone(&job.server));
         }

@@ -455,6 +455,12 @@ impl HttpCore {
         r
     }
 
+    /// Whether the last [`HttpCore::handle`] left an upstream request.
+    #[inline(always)]
+    pub fn has_proxy(&self) -> bool {
+        self.proxy_job.is_some()
+    }
+
     /// The upstream request of the last [`HttpCore::handle`], if its
     /// location proxies.
     #[inline]

@@ -572,6 +572,14 @@ impl Http1 {
         }
         p.vars.head = p.inb[..h.len].to_vec();
         p.vars.headers = h.headers.clone();
+        let ign = p.job.conf.proxy.ignore_headers;
+        if ign & peregrine_conf::model::ignore::X_ACCEL_REDIRECT == 0
+            && let Some(to) = p.vars.header("x_accel_redirect").map(str::to_string)
+            && !to.is_empty()
+        {
+            self.free_peer(p, cx, false);
+            return self.accel_redirect(p, &to, t, key, cx);
+        }
         if p.job.conf.proxy.intercept_errors
             && h.status >= 300
             && p.job
@@ -860,7 +868,7 @@ impl Http1 {
         cx: &mut Ctx,
     ) -> Step {
         cx.timers.disarm(key);
-        let Some(mut ex) = self.ex.take() else {
+        let Some(ex) = self.ex.take() else {
             return Step::Close(Close::Normal);
         };
         let resp = {
@@ -870,6 +878,20 @@ impl Http1 {
             cx.core
                 .upstream_error(&p.job, &self.info, req, cx.wall, &p.vars, status)
         };
+        self.after_core(p, ex, resp, t, key, cx)
+    }
+
+    /// Core's response after the upstream: queued, or (a location that
+    /// proxies again) a new upstream request.
+    fn after_core(
+        &mut self,
+        p: &mut Proxy,
+        mut ex: Box<Exchange>,
+        resp: peregrine_core::Response,
+        t: &mut Transport,
+        key: usize,
+        cx: &mut Ctx,
+    ) -> Step {
         if let Some(job) = cx.core.take_proxy()
             && p.restarts < MAX_RESTARTS
         {
@@ -897,6 +919,35 @@ impl Http1 {
         plan.body = None;
         self.phase = Phase::Send;
         self.queue(t, ex, plan, cx)
+    }
+
+    /// `X-Accel-Redirect`: core redirects internally; the result may
+    /// proxy again.
+    fn accel_redirect(
+        &mut self,
+        p: &mut Proxy,
+        to: &str,
+        t: &mut Transport,
+        key: usize,
+        cx: &mut Ctx,
+    ) -> Step {
+        cx.timers.disarm(key);
+        if let Some(mut s) = p.sock.take()
+            && let Some(r) = cx.upstreams.registry.as_ref()
+        {
+            s.deregister(r);
+        }
+        let Some(ex) = self.ex.take() else {
+            return Step::Close(Close::Normal);
+        };
+        let resp = {
+            let Some(req) = ex.req() else {
+                return Step::Close(Close::Normal);
+            };
+            cx.core
+                .accel_redirect(&p.job, &self.info, req, cx.wall, &p.vars, to)
+        };
+        self.after_core(p, ex, resp, t, key, cx)
     }
 
     fn on_proxy_timeout(
