@@ -211,3 +211,66 @@ fn close_delimited_body_is_chunked_to_http11_clients() {
     assert!(text.ends_with("\r\n\r\nuntil-close"), "{text}");
     assert!(!text.contains("chunked"), "{text}");
 }
+
+/// A backend that keeps its connections open (HTTP/1.1) and answers
+/// each request with the number of the connection it came on.
+fn keepalive_backend() -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    thread::spawn(move || {
+        for (n, s) in l.incoming().enumerate() {
+            let Ok(mut s) = s else { continue };
+            thread::spawn(move || {
+                let mut buf = Vec::new();
+                let mut b = [0u8; 4096];
+                loop {
+                    while let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                        let close =
+                            String::from_utf8_lossy(&buf[..end]).contains("Connection: close");
+                        buf.drain(..end + 4);
+                        let body = format!("conn {n}");
+                        let a = format!(
+                            "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{body}",
+                            body.len()
+                        );
+                        if s.write_all(a.as_bytes()).is_err() || close {
+                            // Closed while idle in the proxy's pool: it
+                            // must not be used again.
+                            return;
+                        }
+                    }
+                    match s.read(&mut b) {
+                        Ok(0) | Err(_) => return,
+                        Ok(k) => buf.extend_from_slice(&b[..k]),
+                    }
+                }
+            });
+        }
+    });
+    port
+}
+
+#[test]
+fn keepalive_pool_reuses_the_upstream_connection() {
+    let b = keepalive_backend();
+    let s = Server::start(
+        Prefix::new("proxy-keepalive"),
+        &conf_with(&format!(
+            "    upstream u {{ server 127.0.0.1:{b}; keepalive 2; }}\n\
+             server {{\n        listen 127.0.0.1:PORT;\n        \
+             location / {{ proxy_pass http://u; proxy_http_version 1.1; \
+             proxy_set_header Connection \"\"; }}\n        \
+             location /close {{ proxy_pass http://u; }}\n    }}\n"
+        )),
+    );
+    let first = s.get("/a").body_str().to_string();
+    assert!(first.starts_with("conn "), "{first}");
+    for _ in 0..3 {
+        assert_eq!(s.get("/a").body_str(), first);
+    }
+    // `Connection: close` upstream (the default headers): the backend
+    // closes, the pooled connection is dropped, a new one each time.
+    let c1 = s.get("/close").body_str().to_string();
+    let c2 = s.get("/close").body_str().to_string();
+    assert_ne!(c1, c2);
+}

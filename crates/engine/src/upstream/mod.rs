@@ -118,6 +118,9 @@ pub struct Proxy {
     cpos: usize,
     up_done: bool,
     restarts: u8,
+    /// A pooled connection failed before answering: the same peer again on
+    /// a new connection, not counted as a try (nginx's `peer.cached`).
+    fresh_peer: bool,
 }
 
 impl Proxy {
@@ -229,6 +232,7 @@ impl Http1 {
             cpos: 0,
             up_done: false,
             restarts: 0,
+            fresh_peer: false,
         });
         p.vars.proxy_host = p.job.proxy_host.clone();
         p.vars.proxy_port = p.job.proxy_port.clone();
@@ -408,6 +412,23 @@ impl Http1 {
             self.log_upstream(p, cx, LogLevel::Error, "no live upstreams");
             return Io::Fail(Fail::Status(502));
         };
+        if std::mem::take(&mut p.fresh_peer)
+            && let Some(peer) = p.peer
+            && let Some(addr) = g.addr(peer).cloned()
+        {
+            p.requests = 0;
+            p.started = cx.now;
+            build_request(p);
+            let r = start_connect(p, &addr, registry.as_ref(), key);
+            return match r {
+                Ok(()) => Io::Wait,
+                Err(e) => {
+                    let text = errlog::with_os_error("connect() failed", &e);
+                    self.log_upstream(p, cx, LogLevel::Error, &text);
+                    Io::Fail(Fail::Error)
+                }
+            };
+        }
         if p.attempt.is_none() {
             let peer_ip;
             let k = match (&p.job.hash_key, g.up.method) {
@@ -468,17 +489,8 @@ impl Http1 {
             return Io::Fail(Fail::Error);
         };
         p.requests = 0;
-        match Sock::connect(&addr) {
-            Ok(mut s) => {
-                let token = mio::Token(crate::worker::CONN_BASE + key + UPSTREAM_FLAG);
-                if let Some(r) = registry.as_ref() {
-                    let _ = s.register(r, token);
-                }
-                p.sock = Some(s);
-                p.readable = false;
-                p.writable = false;
-                Io::Wait
-            }
+        match start_connect(p, &addr, registry.as_ref(), key) {
+            Ok(()) => Io::Wait,
             Err(e) => {
                 let text = errlog::with_os_error("connect() failed", &e);
                 self.log_upstream(p, cx, LogLevel::Error, &text);
@@ -826,6 +838,23 @@ impl Http1 {
                 tr.status = Some(f.status());
             }
         }
+        if p.requests > 0 && f == Fail::Error && p.inb.is_empty() && p.peer.is_some() {
+            // A kept-alive connection the upstream closed meanwhile.
+            if let Some(mut s) = p.sock.take()
+                && let Some(r) = cx.upstreams.registry.as_ref()
+            {
+                s.deregister(r);
+            }
+            p.vars.tries.pop();
+            p.vars.tries.push(Tried {
+                addr: p.peer_name.clone(),
+                ..Tried::default()
+            });
+            p.fresh_peer = true;
+            p.state = State::Connect;
+            p.sent = 0;
+            return None;
+        }
         let counts = !matches!(f, Fail::Status(403 | 404));
         let was_sent = p.state == State::Head || p.sent > 0;
         let fresh = p.state == State::Body;
@@ -1044,6 +1073,24 @@ impl Http1 {
             self.free_peer(&mut p, cx, false);
         }
     }
+}
+
+/// A non-blocking connect to `addr`, registered under the client's key.
+fn start_connect(
+    p: &mut Proxy,
+    addr: &peregrine_conf::model::PeerAddr,
+    registry: Option<&mio::Registry>,
+    key: usize,
+) -> io::Result<()> {
+    let mut s = Sock::connect(addr)?;
+    let token = mio::Token(crate::worker::CONN_BASE + key + UPSTREAM_FLAG);
+    if let Some(r) = registry {
+        s.register(r, token)?;
+    }
+    p.sock = Some(s);
+    p.readable = false;
+    p.writable = false;
+    Ok(())
 }
 
 /// The request bytes: head, `Content-Length` of the body, blank line, body.
