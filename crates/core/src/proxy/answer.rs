@@ -289,7 +289,21 @@ impl HttpCore {
         status: u16,
     ) -> Response {
         let resp = self.error_response(status);
-        self.through_filters(job, conn, req, now, up, resp, Some(status))
+        let mut r = self.through_filters(job, conn, req, now, up, resp, Some(status));
+        if status == 401 {
+            // An intercepted 401 keeps the upstream's challenges
+            // (`ngx_http_upstream_intercept_errors`).
+            let mut head = r.head.as_bytes().to_vec();
+            for (n, v) in &up.headers {
+                if up.head[n.clone()].eq_ignore_ascii_case(b"WWW-Authenticate") {
+                    head.extend_from_slice(b"WWW-Authenticate: ");
+                    head.extend_from_slice(&up.head[v.clone()]);
+                    head.extend_from_slice(b"\r\n");
+                }
+            }
+            r.head = HeadLines::Owned(head);
+        }
+        r
     }
 
     /// `X-Accel-Redirect: URI` (or `@name`) of an answer: an internal

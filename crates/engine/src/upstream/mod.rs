@@ -121,6 +121,8 @@ pub struct Proxy {
     /// A pooled connection failed before answering: the same peer again on
     /// a new connection, not counted as a try (nginx's `peer.cached`).
     fresh_peer: bool,
+    /// When the upstream connection was made (`keepalive_time`).
+    born: Instant,
 }
 
 impl Proxy {
@@ -233,6 +235,7 @@ impl Http1 {
             up_done: false,
             restarts: 0,
             fresh_peer: false,
+            born: now,
         });
         p.vars.proxy_host = p.job.proxy_host.clone();
         p.vars.proxy_port = p.job.proxy_port.clone();
@@ -469,6 +472,7 @@ impl Http1 {
         if let Some(idle) = g.take_idle(peer, cx.now) {
             let mut s = idle.sock;
             p.requests = idle.requests;
+            p.born = idle.born;
             if let Some(r) = registry.as_ref()
                 && s.register(
                     r,
@@ -798,6 +802,7 @@ impl Http1 {
                 peer,
                 since: cx.now,
                 requests: p.requests + 1,
+                born: p.born,
             });
         }
     }
@@ -1090,6 +1095,7 @@ fn start_connect(
     p.sock = Some(s);
     p.readable = false;
     p.writable = false;
+    p.born = p.started;
     Ok(())
 }
 

@@ -25,6 +25,8 @@ pub struct Idle {
     pub since: Instant,
     /// Requests it carried so far (`keepalive_requests`).
     pub requests: u64,
+    /// When it was connected (`keepalive_time`).
+    pub born: Instant,
 }
 
 /// One group in one worker.
@@ -36,6 +38,7 @@ pub struct Group {
     pub keepalive: Option<usize>,
     pub keepalive_timeout: Duration,
     pub keepalive_requests: u64,
+    pub keepalive_time: Duration,
     pub idle: Vec<Idle>,
 }
 
@@ -64,7 +67,10 @@ impl Group {
     /// Keeps a connection for the next request (oldest dropped when full).
     pub fn put_idle(&mut self, c: Idle) {
         let Some(max) = self.keepalive else { return };
-        if c.requests >= self.keepalive_requests || max == 0 {
+        if c.requests >= self.keepalive_requests
+            || max == 0
+            || c.since.duration_since(c.born) > self.keepalive_time
+        {
             return;
         }
         if self.idle.len() >= max {
@@ -117,6 +123,7 @@ fn group_of(u: &UpstreamConf, seed: u64) -> Option<Group> {
         keepalive: u.keepalive.map(|n| n as usize),
         keepalive_timeout: u.keepalive_timeout,
         keepalive_requests: u.keepalive_requests,
+        keepalive_time: u.keepalive_time,
         idle: Vec::new(),
     })
 }
@@ -142,6 +149,7 @@ fn implicit(name: &str, addrs: Vec<PeerAddr>, seed: u64) -> Option<Group> {
         keepalive: None,
         keepalive_timeout: Duration::ZERO,
         keepalive_requests: 0,
+        keepalive_time: Duration::ZERO,
         idle: Vec::new(),
     })
 }
