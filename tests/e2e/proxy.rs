@@ -274,3 +274,84 @@ fn keepalive_pool_reuses_the_upstream_connection() {
     let c2 = s.get("/close").body_str().to_string();
     assert_ne!(c1, c2);
 }
+
+/// A backend that switches protocols and then echoes every byte.
+fn upgrade_echo_backend() -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    thread::spawn(move || {
+        for s in l.incoming() {
+            let Ok(mut s) = s else { continue };
+            thread::spawn(move || {
+                let mut buf = Vec::new();
+                let mut b = [0u8; 4096];
+                while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match s.read(&mut b) {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => buf.extend_from_slice(&b[..n]),
+                    }
+                }
+                let head = b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: echo\r\nConnection: Upgrade\r\n\r\n";
+                if s.write_all(head).is_err() {
+                    return;
+                }
+                loop {
+                    match s.read(&mut b) {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => {
+                            if s.write_all(&b[..n]).is_err() {
+                                return;
+                            }
+                        }
+                    }
+                }
+            });
+        }
+    });
+    port
+}
+
+#[test]
+fn upgrade_becomes_a_byte_tunnel() {
+    let b = upgrade_echo_backend();
+    let s = proxy_to(
+        "proxy-upgrade",
+        &format!(
+            "        location / {{ proxy_pass http://127.0.0.1:{b}; proxy_http_version 1.1; \
+             proxy_set_header Upgrade $http_upgrade; proxy_set_header Connection upgrade; }}\n"
+        ),
+    );
+    let mut c = s.connect();
+    c.write_all(
+        b"GET /ws HTTP/1.1\r\nHost: localhost\r\nUpgrade: echo\r\nConnection: Upgrade\r\n\r\n",
+    )
+    .unwrap();
+    let mut got = Vec::new();
+    let mut b = [0u8; 4096];
+    while !got.windows(4).any(|w| w == b"\r\n\r\n") {
+        let n = c.read(&mut b).unwrap();
+        assert!(n > 0, "closed early");
+        got.extend_from_slice(&b[..n]);
+    }
+    let head = String::from_utf8_lossy(&got).to_string();
+    assert!(
+        head.starts_with("HTTP/1.1 101 Switching Protocols\r\n"),
+        "{head}"
+    );
+    assert!(head.contains("\r\nUpgrade: echo\r\n"), "{head}");
+    assert!(
+        head.to_ascii_lowercase()
+            .contains("\r\nconnection: upgrade\r\n"),
+        "{head}"
+    );
+    for msg in [&b"ping"[..], b"second message"] {
+        c.write_all(msg).unwrap();
+        let mut echoed = Vec::new();
+        while echoed.len() < msg.len() {
+            let n = c.read(&mut b).unwrap();
+            assert!(n > 0, "tunnel closed");
+            echoed.extend_from_slice(&b[..n]);
+        }
+        assert_eq!(echoed, msg);
+    }
+}

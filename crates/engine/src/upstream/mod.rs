@@ -86,6 +86,8 @@ enum State {
     Send,
     Head,
     Stream,
+    /// After `101 Switching Protocols`: bytes both ways.
+    Tunnel,
 }
 
 /// One proxied request in flight.
@@ -133,6 +135,7 @@ impl Proxy {
             State::Send => "while sending request to upstream",
             State::Head => "while reading response header from upstream",
             State::Stream => "while reading upstream",
+            State::Tunnel => "while proxying upgraded connection",
         }
     }
 
@@ -267,7 +270,10 @@ impl Http1 {
         if std::mem::take(&mut p.timed_out) {
             return self.on_proxy_timeout(p, t, key, cx);
         }
-        if p.state != State::Stream && p.state != State::Body && t.readable && t.peer_closed() {
+        if matches!(p.state, State::Connect | State::Send | State::Head)
+            && t.readable
+            && t.peer_closed()
+        {
             // The client went away first: 499 (`ngx_http_upstream_check_broken_connection`).
             self.log(
                 cx,
@@ -294,6 +300,7 @@ impl Http1 {
                 State::Send => send_step(p),
                 State::Head => return self.head_step(p, t, key, cx),
                 State::Stream => return self.stream_step(p, t, key, cx),
+                State::Tunnel => return self.tunnel_step(p, t, key, cx),
             };
             match io {
                 Io::Done => {}
@@ -607,6 +614,15 @@ impl Http1 {
             self.free_peer(p, cx, false);
             return self.error_page(p, h.status, t, key, cx);
         }
+        let upgrade = h.status == 101
+            && self
+                .ex
+                .as_ref()
+                .and_then(|e| e.req())
+                .is_some_and(|r| r.header("Upgrade").is_some());
+        if upgrade {
+            return self.start_tunnel(p, h, t, key, cx);
+        }
         let (client11, chunked_on) =
             self.ex
                 .as_ref()
@@ -764,6 +780,152 @@ impl Http1 {
                 ex.out.body_bytes += p.cout.len() as u64;
             }
         }
+    }
+
+    /// `101 Switching Protocols` to an `Upgrade` request
+    /// (`ngx_http_upstream_upgrade`): the head with `Connection: upgrade`
+    /// and the upstream's `Upgrade`, then a byte tunnel.
+    fn start_tunnel(
+        &mut self,
+        p: &mut Proxy,
+        h: uc::UpstreamHead,
+        t: &mut Transport,
+        key: usize,
+        cx: &mut Ctx,
+    ) -> Step {
+        p.framing = ClientFraming::None;
+        p.reusable = false;
+        let rest = p.inb.split_off(h.len);
+        let Some(mut ex) = self.ex.take() else {
+            return Step::Close(Close::Normal);
+        };
+        let mut resp = {
+            let Some(req) = ex.req() else {
+                return Step::Close(Close::Normal);
+            };
+            cx.core.proxied(
+                &p.job,
+                &self.info,
+                req,
+                cx.wall,
+                &p.vars,
+                &h,
+                &p.inb,
+                ClientFraming::None,
+            )
+        };
+        if let Some(up) = p.vars.header("upgrade") {
+            let mut head = resp.head.as_bytes().to_vec();
+            head.extend_from_slice(format!("Upgrade: {up}\r\n").as_bytes());
+            resp.head = peregrine_core::response::HeadLines::Owned(head);
+        }
+        resp.keepalive = false;
+        p.inb = rest;
+        self.queue_head(&mut ex, resp, p, cx);
+        let close: &[u8] = b"\r\nConnection: close\r\n";
+        if let Some(i) = find(&p.cout, close) {
+            p.cout.splice(
+                i..i + close.len(),
+                b"\r\nConnection: upgrade\r\n".iter().copied(),
+            );
+        }
+        ex.out.head_bytes = p.cout.len() as u64;
+        ex.keepalive = false;
+        self.ex = Some(ex);
+        // What the upstream sent after its head goes first.
+        let early = std::mem::take(&mut p.inb);
+        p.cout.extend_from_slice(&early);
+        p.out.clear();
+        p.sent = 0;
+        p.state = State::Tunnel;
+        self.tunnel_step(p, t, key, cx)
+    }
+
+    /// Relays both ways until either side closes.
+    fn tunnel_step(&mut self, p: &mut Proxy, t: &mut Transport, key: usize, cx: &mut Ctx) -> Step {
+        loop {
+            let mut moved = false;
+            // Upstream to client.
+            if p.cpos < p.cout.len() {
+                match write_client(t, &p.cout[p.cpos..]) {
+                    Ok(n) if n > 0 => {
+                        p.cpos += n;
+                        if let Some(ex) = self.ex.as_mut() {
+                            ex.out.body_bytes += n as u64;
+                        }
+                        moved = true;
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => t.writable = false,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => moved = true,
+                    _ => return self.end_tunnel(p, t, key, cx),
+                }
+            } else {
+                p.cout.clear();
+                p.cpos = 0;
+                match read_up(p) {
+                    Ok(0) => return self.end_tunnel(p, t, key, cx),
+                    Ok(_) => {
+                        p.cout = std::mem::take(&mut p.inb);
+                        moved = true;
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => moved = true,
+                    Err(_) => return self.end_tunnel(p, t, key, cx),
+                }
+            }
+            // Client to upstream.
+            if p.sent < p.out.len() {
+                let Some(s) = p.sock.as_mut() else {
+                    return self.end_tunnel(p, t, key, cx);
+                };
+                match s.write(&p.out[p.sent..]) {
+                    Ok(n) if n > 0 => {
+                        p.sent += n;
+                        moved = true;
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => moved = true,
+                    _ => return self.end_tunnel(p, t, key, cx),
+                }
+            } else {
+                p.out.clear();
+                p.sent = 0;
+                if let Some(b) = self.rbuf.as_mut()
+                    && b.start < b.end
+                {
+                    p.out.extend_from_slice(b.pending());
+                    b.start = b.end;
+                    moved = true;
+                } else if t.readable {
+                    match self.fill(t, cx, crate::pool::READ_BUF_SIZE) {
+                        Ok(0) => return self.end_tunnel(p, t, key, cx),
+                        Ok(_) => moved = true,
+                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => t.readable = false,
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => moved = true,
+                        Err(_) => return self.end_tunnel(p, t, key, cx),
+                    }
+                }
+            }
+            if !moved {
+                cx.timers.arm(key, cx.now, p.job.conf.proxy.read_timeout);
+                return Step::Wait;
+            }
+        }
+    }
+
+    /// One side of the tunnel closed: so does the other.
+    fn end_tunnel(&mut self, p: &mut Proxy, t: &mut Transport, key: usize, cx: &mut Ctx) -> Step {
+        if let Some(tr) = p.vars.tries.last_mut() {
+            tr.response = Some(cx.now - p.started);
+        }
+        self.end_upstream(p, cx, false);
+        self.phase = Phase::Send;
+        cx.timers.disarm(key);
+        if let Some(ex) = self.ex.as_mut() {
+            ex.keepalive = false;
+            ex.upstream = Some(Box::new(std::mem::take(&mut p.vars)));
+        }
+        self.complete(t, key, cx)
     }
 
     /// The answer went whole to the client: the upstream connection back
@@ -1002,6 +1164,15 @@ impl Http1 {
                 );
                 Step::Close(Close::Normal)
             }
+            State::Tunnel => {
+                self.log_upstream(
+                    p,
+                    cx,
+                    LogLevel::Error,
+                    &errlog::with_os_error("upstream timed out", &e),
+                );
+                self.end_tunnel(p, t, key, cx)
+            }
             State::Stream if p.cpos < p.cout.len() => {
                 self.log(
                     cx,
@@ -1078,6 +1249,10 @@ impl Http1 {
             self.free_peer(&mut p, cx, false);
         }
     }
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
 }
 
 /// A non-blocking connect to `addr`, registered under the client's key.
