@@ -203,6 +203,19 @@ impl Http1 {
         job: Box<ProxyJob>,
         cx: &mut Ctx,
     ) -> Step {
+        self.start_proxy_with(t, ex, job, cx, true)
+    }
+
+    /// `first`: the request's first upstream request (an error page that
+    /// proxies again does not answer `Expect` twice).
+    fn start_proxy_with(
+        &mut self,
+        t: &mut Transport,
+        ex: Box<Exchange>,
+        job: Box<ProxyJob>,
+        cx: &mut Ctx,
+        first: bool,
+    ) -> Step {
         let body_kind = ex.req().map_or(BodyKind::None, |r| r.body_kind());
         let expect = ex.req().is_some_and(|r| r.expect_continue());
         self.ex = Some(ex);
@@ -242,9 +255,10 @@ impl Http1 {
         });
         p.vars.proxy_host = p.job.proxy_host.clone();
         p.vars.proxy_port = p.job.proxy_port.clone();
-        if expect && p.body_dec.is_some() && self.buffered() == 0 {
-            // nginx answers `Expect: 100-continue` when it reads the body.
-            let _ = Sink::send(&mut t.sock, b"HTTP/1.1 100 Continue\r\n\r\n", false);
+        if expect && first {
+            // nginx answers `Expect: 100-continue` when it reads the body,
+            // which the proxy always does (`ngx_http_test_expect`).
+            let _ = write_client(t, b"HTTP/1.1 100 Continue\r\n\r\n");
         }
         cx.upstreams.set(self.key as usize, p);
         self.phase = Phase::Proxy;
@@ -1092,7 +1106,7 @@ impl Http1 {
             && p.restarts < MAX_RESTARTS
         {
             let restarts = p.restarts + 1;
-            let step = self.start_proxy(t, ex, job, cx);
+            let step = self.start_proxy_with(t, ex, job, cx, false);
             if let Some(np) = cx.upstreams.get_mut(key) {
                 np.restarts = restarts;
                 np.vars.tries = std::mem::take(&mut p.vars.tries);
