@@ -42,6 +42,7 @@ mod log_formats;
 mod logs;
 mod map;
 mod metrics;
+mod proxy;
 mod random_index;
 mod ranges_limits;
 mod redirects;

@@ -1,7 +1,7 @@
 //! `upstream { }` groups load (their servers resolved, their parameters
 //! checked) and leave the rest of the server as it was; a bad group stops
 //! the server with nginx's one line. (Nothing proxies to a group yet:
-//! `proxy_pass` is refused until the proxy lands.)
+//! `proxy_pass` uses them: tests/e2e/proxy.rs.)
 
 use std::process::{Command, Stdio};
 

@@ -208,10 +208,38 @@ static KEY_DIRECTIVES: &[(&str, &[&str])] = &[
     // The charset and its types; the recoding tables (charset_map,
     // source_charset, override_charset) are refused by name until they land.
     ("http_charset_filter", &["charset", "charset_types"]),
+    // The proxy itself; its cache, TLS to upstreams, cookie rewriting and
+    // store are refused by name until they land.
+    (
+        "http_proxy",
+        &[
+            "proxy_pass",
+            "proxy_set_header",
+            "proxy_http_version",
+            "proxy_read_timeout",
+            "proxy_next_upstream",
+            "proxy_redirect",
+        ],
+    ),
+];
+
+/// The balancer modules whose directives live only in `upstream { }`
+/// (which reads them itself, `build/upstream.rs`): present once the proxy
+/// can use a group.
+static UPSTREAM_BLOCK_MODULES: &[&str] = &[
+    "http_upstream_hash",
+    "http_upstream_ip_hash",
+    "http_upstream_keepalive",
+    "http_upstream_least_conn",
+    "http_upstream_random",
+    "http_upstream_zone",
 ];
 
 /// Whether Peregrine has an nginx module.
 pub fn module_present(module: &str) -> bool {
+    if UPSTREAM_BLOCK_MODULES.contains(&module) {
+        return table::lookup("proxy_pass").is_some();
+    }
     if let Some((_, keys)) = KEY_DIRECTIVES.iter().find(|(m, _)| *m == module) {
         return keys
             .iter()

@@ -401,6 +401,9 @@ pub struct LocConf {
     pub auth_basic: Option<String>,
     /// `auth_basic_user_file` (with variables), inherited alone.
     pub auth_basic_user_file: Option<UserFile>,
+    // proxy
+    /// The proxy module's settings (`crate::build::proxy`).
+    pub proxy: Arc<ProxyConf>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -818,8 +821,7 @@ impl Default for SslConf {
 }
 // upstream
 
-/// One `upstream NAME { }` group (nothing refers to one until the proxy
-/// lands: `proxy_pass` is refused).
+/// One `upstream NAME { }` group (`proxy_pass http://NAME` uses it).
 #[derive(Debug, Clone, PartialEq)]
 pub struct UpstreamConf {
     pub name: String,
@@ -1114,4 +1116,123 @@ pub struct SplitClientsConf {
     /// (upper bound of the MurmurHash2 value, exclusive; 0: the rest),
     /// value; in order.
     pub parts: Vec<(u32, String)>,
+}
+// proxy
+
+/// The proxy module's merged settings of one level
+/// (`ngx_http_proxy_loc_conf_t`); see `crate::build::proxy`.
+#[derive(Debug, Clone)]
+pub struct ProxyConf {
+    /// `proxy_pass`: the location's content handler (not inherited, but
+    /// kept by `if` and `limit_except` blocks as nginx keeps it).
+    pub pass: Option<Arc<ProxyPass>>,
+    /// `proxy_set_header`s in effect, nginx's defaults first (`Host
+    /// $proxy_host`, `Connection close`), a level's own list replacing
+    /// its parent's; a value "" drops the header.
+    pub set_headers: Arc<[(String, String)]>,
+    /// `proxy_http_version`: 1.0 (default) or 1.1.
+    pub http11: bool,
+    pub connect_timeout: Duration,
+    pub send_timeout: Duration,
+    pub read_timeout: Duration,
+    pub pass_request_headers: bool,
+    pub pass_request_body: bool,
+    /// `proxy_set_body` (with variables).
+    pub set_body: Option<String>,
+    /// `proxy_method` (with variables).
+    pub method: Option<String>,
+    /// Extra header names (lowercase) not passed to the client, and the
+    /// default hidden ones `proxy_pass_header` lets through.
+    pub hide_headers: Vec<String>,
+    pub pass_headers: Vec<String>,
+    /// `proxy_ignore_headers` as [`ignore`] bits.
+    pub ignore_headers: u32,
+    pub redirect: ProxyRedirect,
+    /// `proxy_next_upstream` as [`next`] bits.
+    pub next_upstream: u32,
+    pub next_upstream_tries: u32,
+    pub next_upstream_timeout: Duration,
+    pub intercept_errors: bool,
+    pub buffering: bool,
+    pub request_buffering: bool,
+    /// `proxy_buffer_size`: the most a response head may take.
+    pub buffer_size: usize,
+}
+
+/// `proxy_ignore_headers` bits (nginx's `NGX_HTTP_UPSTREAM_IGN_*`).
+pub mod ignore {
+    pub const X_ACCEL_REDIRECT: u32 = 1 << 0;
+    pub const X_ACCEL_EXPIRES: u32 = 1 << 1;
+    pub const X_ACCEL_LIMIT_RATE: u32 = 1 << 2;
+    pub const X_ACCEL_BUFFERING: u32 = 1 << 3;
+    pub const X_ACCEL_CHARSET: u32 = 1 << 4;
+    pub const EXPIRES: u32 = 1 << 5;
+    pub const CACHE_CONTROL: u32 = 1 << 6;
+    pub const SET_COOKIE: u32 = 1 << 7;
+    pub const VARY: u32 = 1 << 8;
+}
+
+/// `proxy_next_upstream` bits (nginx's `NGX_HTTP_UPSTREAM_FT_*`).
+pub mod next {
+    pub const ERROR: u32 = 1 << 1;
+    pub const TIMEOUT: u32 = 1 << 2;
+    pub const INVALID_HEADER: u32 = 1 << 3;
+    pub const HTTP_500: u32 = 1 << 4;
+    pub const HTTP_502: u32 = 1 << 5;
+    pub const HTTP_503: u32 = 1 << 6;
+    pub const HTTP_504: u32 = 1 << 7;
+    pub const HTTP_403: u32 = 1 << 8;
+    pub const HTTP_404: u32 = 1 << 9;
+    pub const HTTP_429: u32 = 1 << 10;
+    pub const UPDATING: u32 = 1 << 11;
+    pub const NON_IDEMPOTENT: u32 = 1 << 30;
+    /// `off`.
+    pub const OFF: u32 = 1 << 31;
+}
+
+/// `proxy_pass URL` as read at load.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProxyPass {
+    /// The URL as written.
+    pub url: String,
+    pub target: ProxyTarget,
+    /// The URI part (`http://h/uri` → `/uri`), `None` without one.
+    pub uri: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ProxyTarget {
+    /// A host (an `upstream` name, or a name or address resolved into a
+    /// round-robin group) and port; `port_given`: written in the URL.
+    Host {
+        host: String,
+        port: u16,
+        port_given: bool,
+    },
+    /// `http://unix:/path:`.
+    Unix(PathBuf),
+    /// The URL has variables: parsed per request.
+    Vars,
+}
+
+/// `proxy_redirect`.
+#[derive(Debug, Clone)]
+pub enum ProxyRedirect {
+    /// `default` (and no directive): the proxied URL is replaced by the
+    /// location's.
+    Default,
+    Off,
+    /// Explicit rules in order.
+    List(Vec<RedirectRule>),
+}
+
+/// One `proxy_redirect` rule of a list.
+#[derive(Debug, Clone)]
+pub enum RedirectRule {
+    /// `default` among others.
+    Default,
+    /// `FROM TO`: a prefix (variables in both).
+    Prefix(String, String),
+    /// `~FROM TO` / `~*FROM TO`: the whole value, `$N` from the match.
+    Regex(Regex, String),
 }

@@ -61,6 +61,10 @@ pub const KNOWN: &[&str] = &[
     "connections_writing",
     // ngx_http_gzip_filter_module
     "gzip_ratio",
+    // ngx_http_proxy_module
+    "proxy_add_x_forwarded_for",
+    "proxy_host",
+    "proxy_port",
     // ngx_http_realip_module: the address before realip replaces it; with
     // no realip yet, the connection's own (what nginx gives without a
     // trusted `set_real_ip_from`)
@@ -75,7 +79,7 @@ pub const KNOWN: &[&str] = &[
     "uid_got",
     "uid_reset",
     "uid_set",
-    // ngx_http_upstream (accepted; no upstreams, so never found)
+    // ngx_http_upstream
     "upstream_addr",
     "upstream_bytes_received",
     "upstream_bytes_sent",

@@ -66,7 +66,7 @@ pub struct HttpCore {
     pub(crate) servers: Rc<Vec<ServerRt>>,
     pub(crate) fcache: OpenFileCache,
     pub(crate) heads: HeadMemo,
-    status: Option<std::rc::Rc<dyn StatusSource>>,
+    pub(crate) status: Option<std::rc::Rc<dyn StatusSource>>,
     /// The multipart/byteranges boundary counter (nginx's temp number).
     pub(crate) boundary: u64,
     /// Scratch for file paths, reused across requests.
@@ -85,6 +85,14 @@ pub struct HttpCore {
     /// What nginx's handlers would have logged of this request's failure,
     /// from the failed call itself ([`HttpCore::note_failure`]).
     pub(crate) failure: Option<crate::response::ErrorNote>,
+    // proxy
+    /// The upstream request the content phase handed over (see
+    /// [`HttpCore::take_proxy`]).
+    pub(crate) proxy_job: Option<Box<crate::proxy::ProxyJob>>,
+    pub(crate) upstreams: Rc<Vec<peregrine_conf::model::UpstreamConf>>,
+    /// The hosts of `proxy_pass` URLs without variables (nginx's implicit
+    /// upstreams, which a URL with variables may name).
+    pub(crate) implicit: Rc<Vec<(String, u16)>>,
 }
 
 /// The state of one request across internal redirects.
@@ -132,6 +140,10 @@ pub(crate) struct Ctx<'a> {
     pub map_cache: crate::map::MapCache,
     /// The configuration's `split_clients` variables.
     pub splits: &'a [peregrine_conf::model::SplitClientsConf],
+    // proxy
+    /// The upstream's answer (`$upstream_*`), in the filters of a proxied
+    /// response.
+    pub upstream: Option<&'a crate::proxy::UpstreamVars>,
 }
 
 impl Ctx<'_> {
@@ -174,6 +186,7 @@ impl Ctx<'_> {
             maps: self.maps,
             map_cache: &self.map_cache,
             splits: self.splits,
+            upstream: self.upstream,
         }
     }
 
@@ -209,6 +222,8 @@ pub(crate) enum Step {
     Named(String),
     /// The internal redirect budget ran out: 500 without error_page.
     Cycle(crate::response::ErrorNote),
+    /// The proxy's upstream request, for the engine to run.
+    Upstream(Box<crate::proxy::ProxyJob>),
 }
 
 /// Whether any level of the configuration says `open_file_cache_errors
@@ -289,6 +304,14 @@ impl HttpCore {
             ),
             log_lines: Vec::new(),
             failure: None,
+            proxy_job: None,
+            implicit: Rc::new(crate::proxy::implicit_hosts(&conf)),
+            upstreams: Rc::new(
+                conf.http
+                    .as_ref()
+                    .map(|h| h.upstreams.clone())
+                    .unwrap_or_default(),
+            ),
         }
     }
 
@@ -469,6 +492,7 @@ impl HttpCore {
             maps: &srv.maps,
             map_cache: Default::default(),
             splits: &srv.splits,
+            upstream: None,
         }
     }
 
@@ -518,6 +542,7 @@ impl HttpCore {
                     return r;
                 }
                 Step::Special(sp) => self.special(ctx, sp),
+                Step::Upstream(job) => return self.hand_over(ctx, job),
                 Step::Cycle(note) => {
                     self.note_failure(note);
                     return self.cycle(ctx);
@@ -583,8 +608,24 @@ impl HttpCore {
     /// `client_max_body_size`; then the location's phases.
     fn find_config_phase(&mut self, ctx: &mut Ctx<'_>, servers: &[ServerRt]) -> Step {
         let srv = &servers[ctx.server];
+        let found = srv.locs.find(&ctx.uri);
+        if let Some(id) = srv.locs.auto_redirect(&ctx.uri, found) {
+            ctx.conf = srv.locs.node(id).loc.conf.clone();
+            let mut to = String::with_capacity(ctx.uri.len() + 8);
+            crate::proxy::head::escape_uri(&mut to, &ctx.uri);
+            to.push('/');
+            if let Some(a) = ctx.args.as_deref().filter(|a| !a.is_empty()) {
+                to.push('?');
+                to.push_str(a);
+            }
+            return Step::Special(Special {
+                status: 301,
+                location: Some(to),
+                ..Special::default()
+            });
+        }
         // Assigned once (reference counts are not free on the hot path).
-        let (conf, name_len) = match srv.locs.find(&ctx.uri) {
+        let (conf, name_len) = match found {
             Some(id) => {
                 let node = srv.locs.node(id);
                 if node.captures
@@ -634,6 +675,9 @@ impl HttpCore {
             && let Some(step) = self.try_files(ctx)
         {
             return step;
+        }
+        if ctx.conf.proxy.pass.is_some() {
+            return self.proxy(ctx);
         }
         if ctx.conf.stub_status {
             return self.stub_status(ctx);

@@ -40,6 +40,7 @@ mod mcache;
 pub mod metrics;
 mod msie_refresh;
 mod phases;
+pub mod proxy;
 mod random_index;
 pub mod range;
 mod referer;

@@ -42,6 +42,10 @@ pub(crate) struct Locations {
     nodes: Vec<LocNode>,
     top: LocTree,
     named: FxHashMap<String, usize>,
+    // proxy
+    /// Top-level prefix locations ending in `/` whose handler is the
+    /// proxy: nginx's `auto_redirect` (`/a` answers 301 to `/a/`).
+    auto_redirect: Vec<usize>,
 }
 
 enum Found {
@@ -56,7 +60,30 @@ impl Locations {
     pub(crate) fn new(locations: &[Arc<LocationConf>]) -> Locations {
         let mut l = Locations::default();
         l.top = l.build_level(locations, true);
+        l.auto_redirect = l
+            .top
+            .prefixes
+            .iter()
+            .filter(|(p, id)| p.ends_with('/') && l.nodes[*id].loc.conf.proxy.pass.is_some())
+            .map(|(_, id)| *id)
+            .collect();
         l
+    }
+
+    /// nginx's `auto_redirect` (`ngx_http_core_find_static_location`'s
+    /// `NGX_DONE`): `uri` plus `/` names a proxied prefix location and no
+    /// prefix as long as `uri` matches it.
+    pub(crate) fn auto_redirect(&self, uri: &str, found: Option<usize>) -> Option<usize> {
+        if self.auto_redirect.is_empty() {
+            return None;
+        }
+        if found.is_some_and(|id| self.nodes[id].name_len.is_none_or(|n| n >= uri.len())) {
+            return None;
+        }
+        self.auto_redirect.iter().copied().find(|&id| {
+            matches!(&self.nodes[id].loc.matcher, LocationMatch::Prefix { path, .. }
+                if path.len() == uri.len() + 1 && path.starts_with(uri))
+        })
     }
 
     fn build_level(&mut self, locations: &[Arc<LocationConf>], top: bool) -> LocTree {

@@ -58,11 +58,22 @@ pub trait HeaderLookup {
         let _ = mask;
         true
     }
+
+    /// Every header in order (the proxy passes them on).
+    fn each(&self, f: &mut dyn FnMut(&str, &[u8])) {
+        let _ = f;
+    }
 }
 
 impl HeaderLookup for peregrine_codec::Request {
     fn get(&self, name: &str) -> Option<&str> {
         self.header(name)
+    }
+
+    fn each(&self, f: &mut dyn FnMut(&str, &[u8])) {
+        for (n, v) in self.headers() {
+            f(n, v);
+        }
     }
 
     fn may_have_any(&self, mask: u64) -> bool {
@@ -76,6 +87,12 @@ impl<N: AsRef<str>, V: AsRef<str>> HeaderLookup for Vec<(N, V)> {
         self.iter()
             .find(|(n, _)| n.as_ref().eq_ignore_ascii_case(name))
             .map(|(_, v)| v.as_ref())
+    }
+
+    fn each(&self, f: &mut dyn FnMut(&str, &[u8])) {
+        for (n, v) in self {
+            f(n.as_ref(), v.as_ref().as_bytes());
+        }
     }
 }
 

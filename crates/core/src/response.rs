@@ -203,6 +203,10 @@ pub enum ErrorNote {
     UserNotFound { user: String, file: String },
     /// `user "NAME": password mismatch`.
     PasswordMismatch { user: String },
+    // proxy
+    /// The proxy's own words (`no resolver defined to resolve HOST`,
+    /// `zero length URI to proxy`...).
+    Upstream(String),
 }
 
 /// nginx's `(ERRNO: strerror)`.
@@ -243,6 +247,7 @@ impl std::fmt::Display for ErrorNote {
                 write!(f, "user \"{user}\" was not found in \"{file}\"")
             }
             ErrorNote::PasswordMismatch { user } => write!(f, "user \"{user}\": password mismatch"),
+            ErrorNote::Upstream(text) => f.write_str(text),
         }
     }
 }

@@ -46,6 +46,8 @@ pub(crate) struct VarCtx<'a> {
     pub map_cache: &'a crate::map::MapCache,
     // split_clients
     pub splits: &'a [peregrine_conf::model::SplitClientsConf],
+    // proxy
+    pub upstream: Option<&'a crate::proxy::UpstreamVars>,
 }
 
 impl VarCtx<'_> {
@@ -120,6 +122,9 @@ impl VarCtx<'_> {
                     _ => s.waiting,
                 };
                 let _ = write!(out, "{n}");
+            }
+            _ if name.starts_with("upstream_") || name.starts_with("proxy_") => {
+                crate::proxy::push_var(self, out, name);
             }
             _ if !self.sets.names.is_empty() && self.sets.by_name(name).is_some() => {
                 out.push_str(self.sets.by_name(name).unwrap_or(""));
@@ -275,6 +280,7 @@ mod tests {
             maps: &[],
             map_cache: &Default::default(),
             splits: &[],
+            upstream: None,
         };
         assert_eq!(
             v.expand("https://$host$request_uri"),

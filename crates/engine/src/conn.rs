@@ -53,6 +53,9 @@ impl Conn {
     /// The connection closes: what its session still owes (the access log
     /// of an unfinished exchange) and its buffer back to the pool.
     pub fn closing(&mut self, how: Close, cx: &mut Ctx) {
+        if cx.upstreams.active(self.session.key as usize) {
+            self.session.abort_proxy(cx);
+        }
         if self.session.ex.is_some() {
             self.session.log_unfinished(cx);
         }

@@ -65,6 +65,9 @@ pub struct Ctx {
     pub draining: bool,
     /// The `error_log`s of http/server/location levels, opened on use.
     pub loc_errlogs: LocErrLogs,
+    // proxy
+    /// The upstream groups, their pools and the poll's registry.
+    pub upstreams: crate::upstream::Upstreams,
 }
 
 impl Ctx {

@@ -40,6 +40,9 @@ pub struct Exchange {
     /// Access-logged (and counted) already: an exchange that ends
     /// abnormally is logged when its connection closes, once.
     pub logged: bool,
+    // proxy
+    /// A proxied request's `$upstream_*`, for the access log.
+    pub upstream: Option<Box<peregrine_core::proxy::UpstreamVars>>,
 }
 
 impl Exchange {
@@ -67,6 +70,7 @@ impl Exchange {
         self.keepalive = false;
         self.linger = false;
         self.logged = false;
+        self.upstream = None;
     }
 }
 

@@ -98,6 +98,8 @@ pub enum Phase {
         read: u64,
         timeout: Duration,
     },
+    /// A proxied request: the upstream side runs (`crate::upstream`).
+    Proxy,
 }
 
 /// How a connection is to be closed.
@@ -197,6 +199,7 @@ impl Http1 {
                 Phase::Send => self.step_send(t, key, cx),
                 Phase::Discard { .. } => self.step_discard(t, key, cx),
                 Phase::Linger { .. } => self.step_linger(t, key, cx),
+                Phase::Proxy => self.step_proxy(t, key, cx),
             };
             match step {
                 Step::Continue => {}
@@ -503,9 +506,10 @@ impl Http1 {
         let timedout = io::Error::from_raw_os_error(libc::ETIMEDOUT);
         let text = errlog::with_os_error("client timed out", &timedout);
         match self.phase {
-            Phase::Idle { keepalive: true } | Phase::Discard { .. } | Phase::Linger { .. } => {
-                Close::Normal
-            }
+            Phase::Idle { keepalive: true }
+            | Phase::Discard { .. }
+            | Phase::Linger { .. }
+            | Phase::Proxy => Close::Normal,
             Phase::Idle { keepalive: false } if cx.draining => Close::Normal,
             Phase::Idle { keepalive: false } | Phase::Head => {
                 let doing = if self.phase == Phase::Head {
@@ -599,6 +603,13 @@ impl Http1 {
         cx.timers.disarm(self.key as usize);
         ex.set_parsed();
         let note = self.answer(&mut ex, cx);
+        // One read on the plain path: only a proxied answer left a job.
+        if cx.core.has_proxy()
+            && let Some(job) = cx.core.take_proxy()
+            && ex.resp.as_ref().is_some_and(|r| r.status != 413)
+        {
+            return self.start_proxy(t, ex, job, cx);
+        }
         let (req, resp) = ex.split();
         // `answer` always puts a response in; `None` would be a bug, met
         // by closing rather than by a panic.
@@ -827,7 +838,7 @@ impl Http1 {
     }
 
     /// Serializes the head of `ex.resp` and starts its output.
-    fn queue(
+    pub(crate) fn queue(
         &mut self,
         t: &mut Transport,
         mut ex: Box<Exchange>,
@@ -1135,6 +1146,7 @@ impl Http1 {
             start: self.req_start,
             end: cx.wall,
             pipelined: self.pipelined,
+            upstream: None,
         };
         if let Some(log) = cx.access.as_mut() {
             log.log(&entry);
@@ -1200,6 +1212,7 @@ impl Http1 {
             // read per request, logged or not.
             end: cx.wall,
             pipelined: self.pipelined,
+            upstream: ex.upstream.as_deref(),
         };
         log.log(&entry);
     }

@@ -70,6 +70,7 @@ mod stats;
 mod timer;
 pub mod tls;
 mod transport;
+mod upstream;
 mod worker;
 mod write;
 
@@ -116,6 +117,9 @@ pub struct AccessEntry<'a> {
     pub end: SystemTime,
     /// The request was already buffered behind the previous one (`$pipe`).
     pub pipelined: bool,
+    // proxy
+    /// `$upstream_*` of a proxied request.
+    pub upstream: Option<&'a peregrine_core::proxy::UpstreamVars>,
 }
 
 impl AccessEntry<'_> {

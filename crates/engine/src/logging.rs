@@ -79,6 +79,7 @@ impl AccessLog for Nginx {
             Some(other) => std::borrow::Cow::Owned(crate::errlog::server_name_text(other)),
             None => std::borrow::Cow::Borrowed(""),
         };
+        let up = e.upstream.map(crate::upstream::LogVars);
         let mut rec = RequestLog::new(e.conn.peer, e.conn.local, e.start, e.end);
         if let Some(r) = e.request {
             rec = rec.with_request(r);
@@ -94,6 +95,7 @@ impl AccessLog for Nginx {
             server_name: server_name.as_bytes(),
             pipelined: e.pipelined,
             https: e.conn.https,
+            upstream: up.as_ref().map(|u| u as &dyn peregrine_log::UpstreamValues),
             ..rec
         };
         self.logs.log_list(list, &rec);

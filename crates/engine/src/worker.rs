@@ -26,7 +26,7 @@ use crate::{AccessLog, ErrorLog};
 /// Token of the waker the master uses to signal state changes.
 const WAKER: Token = Token(0);
 /// Connection tokens start here; listener `i` is `Token(1 + i)`.
-const CONN_BASE: usize = 1 << 16;
+pub(crate) const CONN_BASE: usize = 1 << 16;
 /// Events taken per `epoll_wait`.
 const EVENTS_CAPACITY: usize = 1024;
 /// Connection ids taken from the shared counter at once, so `$connection`
@@ -217,6 +217,11 @@ impl Worker {
                 listen_fallback: listen_ctx(&s.conf, SocketAddr::from(([0, 0, 0, 0], 0)), None),
                 draining: false,
                 loc_errlogs: crate::loc_errlog::LocErrLogs::open_all(&s.conf),
+                upstreams: crate::upstream::Upstreams::new(
+                    &s.conf,
+                    s.poll.registry().try_clone().ok(),
+                    s.index as u64 + 1,
+                ),
             },
             poll: s.poll,
             listeners,
@@ -264,6 +269,17 @@ impl Worker {
             for ev in events.iter() {
                 match ev.token() {
                     WAKER => {}
+                    Token(t) if t >= crate::upstream::UPSTREAM_FLAG => {
+                        let key = t - crate::upstream::UPSTREAM_FLAG - CONN_BASE;
+                        if let Some(p) = self.cx.upstreams.get_mut(key) {
+                            crate::upstream::upstream_ready(
+                                p,
+                                ev.is_readable() || ev.is_read_closed() || ev.is_error(),
+                                ev.is_writable() || ev.is_write_closed() || ev.is_error(),
+                            );
+                            self.conn_event(key, false, false);
+                        }
+                    }
                     Token(t) if t >= CONN_BASE => {
                         let readable = ev.is_readable() || ev.is_read_closed() || ev.is_error();
                         let writable = ev.is_writable() || ev.is_write_closed() || ev.is_error();
@@ -492,6 +508,12 @@ impl Worker {
             let Some(Some(conn)) = self.conns.get_mut(key) else {
                 continue;
             };
+            if let Some(p) = self.cx.upstreams.get_mut(key) {
+                // An upstream timeout: the proxy answers 504 or retries.
+                p.timed_out = true;
+                self.conn_event(key, false, false);
+                continue;
+            }
             if std::mem::take(&mut conn.session.delayed) {
                 // `limit_rate`'s pause is over: write on.
                 self.conn_event(key, false, false);

@@ -143,6 +143,15 @@ pub struct RequestLog<'a> {
     /// The location's userid settings (`$uid_got`, `$uid_set`); the access
     /// log fills it from the `access_log`'s configuration.
     pub userid: Option<&'a peregrine_conf::model::UseridConf>,
+    // proxy
+    /// The proxy's `$upstream_*` values, for a proxied request.
+    pub upstream: Option<&'a dyn UpstreamValues>,
+}
+
+/// `$upstream_*` by name (the proxy's numbers): `None` when the request
+/// went to no upstream (logged as `-`).
+pub trait UpstreamValues {
+    fn value(&self, name: &str) -> Option<String>;
 }
 
 impl RequestLog<'static> {
@@ -175,6 +184,7 @@ impl RequestLog<'static> {
             pipelined: false,
             request_id: None,
             userid: None,
+            upstream: None,
         }
     }
 }

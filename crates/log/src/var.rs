@@ -60,6 +60,8 @@ pub(crate) enum Var {
     Cookie(Box<[u8]>),
     /// `$uid_got`, `$uid_set` (the userid filter, see `uid`).
     UidGot,
+    /// `$upstream_*` (the proxy's numbers; `-` without an upstream).
+    Upstream(Box<[u8]>),
     UidSet,
 }
 
@@ -112,10 +114,8 @@ impl Var {
             | "upstream_header_time"
             | "upstream_response_length"
             | "upstream_bytes_received"
-            | "upstream_bytes_sent"
-            | "upstream_cache_status"
-            | "upstream_queue_time"
-            | "gzip_ratio" => Var::NotFound,
+            | "upstream_bytes_sent" => Var::Upstream(lower.clone().into_bytes().into()),
+            "upstream_cache_status" | "upstream_queue_time" | "gzip_ratio" => Var::NotFound,
             "uid_got" => Var::UidGot,
             "uid_set" => Var::UidSet,
             _ => return Self::parse_prefixed(&lower),
@@ -131,7 +131,9 @@ impl Var {
             Some(Var::SentHttp(s))
         } else if let Some(s) = suffix("http_") {
             Some(Var::Http(s))
-        } else if ["upstream_http_", "upstream_cookie_", "upstream_trailer_"]
+        } else if lower.starts_with("upstream_http_") {
+            Some(Var::Upstream(lower.as_bytes().into()))
+        } else if ["upstream_cookie_", "upstream_trailer_"]
             .iter()
             .any(|p| lower.starts_with(p))
         {
@@ -208,6 +210,15 @@ impl Var {
             Var::Cookie(name) => push_cookie(out, mode, rec, name),
             Var::UidGot => crate::uid::push(out, mode, rec, false),
             Var::UidSet => crate::uid::push(out, mode, rec, true),
+            Var::Upstream(name) => {
+                let v = rec
+                    .upstream
+                    .and_then(|u| u.value(std::str::from_utf8(name).unwrap_or("")));
+                match v {
+                    Some(v) if !v.is_empty() => push_escaped(out, mode, v.as_bytes()),
+                    _ => out.extend_from_slice(missing(mode)),
+                }
+            }
         }
     }
 }

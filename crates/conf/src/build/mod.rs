@@ -20,6 +20,7 @@ pub use headers::parse_expires;
 mod logs;
 mod map;
 pub mod modules;
+pub mod proxy;
 pub mod raw;
 pub mod request;
 pub mod rewrite;
@@ -666,6 +667,7 @@ impl Builder {
         check_locations(&servers, &|c| {
             request::check_recoding(c, &http.charset_maps)
         })?;
+        check_locations(&servers, &|c| proxy::check_hosts(c, &http.upstreams))?;
         self.declare_named_captures(&servers);
         self.check_variables()?;
         Ok(HttpConf {

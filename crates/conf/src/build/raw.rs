@@ -144,6 +144,8 @@ pub struct RawLoc {
     // auth_basic
     pub auth_basic: Option<String>,
     pub auth_basic_user_file: Option<crate::model::UserFile>,
+    // proxy
+    pub proxy: super::proxy::RawProxy,
 }
 
 /// Resolves a path as `ngx_conf_full_name(cycle, name, 0)`: relative paths are
@@ -260,6 +262,7 @@ impl LocConf {
             access: Arc::from([]),
             auth_basic: None,
             auth_basic_user_file: None,
+            proxy: Arc::default(),
         }
     }
 }
@@ -402,6 +405,7 @@ impl RawLoc {
                 .auth_basic_user_file
                 .clone()
                 .or_else(|| p.auth_basic_user_file.clone()),
+            proxy: Arc::new(self.proxy.merge(&p.proxy)),
         };
         conf.root_has_vars = match &conf.root {
             DocRoot::Root(r) | DocRoot::Alias(r) => r.contains('$'),

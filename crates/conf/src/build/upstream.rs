@@ -6,9 +6,9 @@
 //! block reads them itself (as `types { }` does) rather than through the
 //! directive table; `include` works inside it.
 //!
-//! Nothing uses a group yet: `proxy_pass` and `fastcgi_pass` are refused
-//! until the proxy lands (issue 19). The run-time side is
-//! `peregrine_upstream`.
+//! `proxy_pass http://NAME` uses a group (`fastcgi_pass` is refused until
+//! issue 22). The run-time side is `peregrine_upstream`, balanced per
+//! worker by the engine's `upstream` module.
 
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;

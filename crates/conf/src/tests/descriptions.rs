@@ -33,7 +33,7 @@ pub static DESCRIPTIONS: &[(&str, &str)] = &[
         "upstream",
         "a group of backend servers (`server` with weight, max_fails, fail_timeout, max_conns, \
          backup, down; `hash`, `ip_hash`, `least_conn`, `random`, `keepalive*`; names resolved \
-         at load), read and checked; used once `proxy_pass` lands (refused until then)",
+         at load), balanced per worker for `proxy_pass`",
     ),
     (
         "worker_processes",
@@ -181,10 +181,13 @@ pub static DESCRIPTIONS: &[(&str, &str)] = &[
     ("zstd_comp_level", "zstd level"),
     ("zstd_min_length", "smallest Content-Length compressed"),
     ("zstd_static", "serves `file.zst` when it exists"),
-    ("proxy_buffers", "accepted and checked; no proxy yet"),
+    (
+        "proxy_buffers",
+        "accepted and checked; the body streams through one buffer",
+    ),
     (
         "proxy_busy_buffers_size",
-        "accepted and checked; no proxy yet",
+        "accepted and checked; the body streams through one buffer",
     ),
     (
         "load_module",
@@ -290,4 +293,80 @@ pub static DESCRIPTIONS: &[(&str, &str)] = &[
     ),
     ("ssl_session_timeout", "session and ticket lifetime"),
     ("ssl_session_tickets", "stateless resumption by ticket"),
+    // proxy
+    (
+        "proxy_pass",
+        "the location's content handler: an address, a host (all its addresses round robin), \
+         an `upstream` group, `unix:/path:`, variables; with a URI part as nginx replaces it",
+    ),
+    (
+        "proxy_set_header",
+        "headers of the upstream request (nginx's defaults `Host $proxy_host`, `Connection close`; \
+         \"\" drops one)",
+    ),
+    (
+        "proxy_http_version",
+        "1.0 (default) or 1.1 toward the upstream",
+    ),
+    ("proxy_connect_timeout", "connecting to an upstream"),
+    (
+        "proxy_send_timeout",
+        "between two writes of the request upstream",
+    ),
+    ("proxy_read_timeout", "between two reads of the answer"),
+    (
+        "proxy_pass_request_headers",
+        "client's headers passed upstream",
+    ),
+    ("proxy_pass_request_body", "client's body passed upstream"),
+    (
+        "proxy_set_body",
+        "the body sent upstream instead (variables)",
+    ),
+    (
+        "proxy_method",
+        "the method sent upstream instead (variables)",
+    ),
+    (
+        "proxy_hide_header",
+        "an upstream header not passed to the client",
+    ),
+    (
+        "proxy_pass_header",
+        "passes one of the headers hidden by default",
+    ),
+    (
+        "proxy_ignore_headers",
+        "X-Accel-* and cache headers not acted upon",
+    ),
+    (
+        "proxy_redirect",
+        "rewrites Location and Refresh: default, off, FROM TO",
+    ),
+    (
+        "proxy_next_upstream",
+        "when to try the next server: error, timeout, invalid_header, http_5xx/403/404/429, \
+         non_idempotent, off",
+    ),
+    (
+        "proxy_next_upstream_tries",
+        "attempts per request (0: all servers)",
+    ),
+    (
+        "proxy_next_upstream_timeout",
+        "time for all attempts (0: no limit)",
+    ),
+    (
+        "proxy_intercept_errors",
+        "an upstream status >= 300 answered by `error_page`",
+    ),
+    (
+        "proxy_buffering",
+        "accepted; the answer streams to the client as it arrives",
+    ),
+    (
+        "proxy_request_buffering",
+        "accepted; the body is read whole before the upstream request",
+    ),
+    ("proxy_buffer_size", "the largest answer head"),
 ];

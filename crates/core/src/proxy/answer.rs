@@ -1,0 +1,446 @@
+//! The upstream's answer as the client's response
+//! (`ngx_http_upstream_process_headers` and the proxy's header handlers):
+//! the headers passed on except the hidden ones and the connection's own,
+//! `Location` and `Refresh` through `proxy_redirect`, the body's framing
+//! toward the client (length passed through; chunked to an HTTP/1.1
+//! client when the length is unknown, else close), then the location's
+//! filters (`add_header` sees `$upstream_*`).
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use peregrine_codec::upstream::{Framing, UpstreamHead};
+
+use super::{ProxyJob, Redirect, UpstreamVars, view_of};
+use crate::http::HttpCore;
+use crate::response::{Body, ConnInfo, HeadLines, Response};
+use crate::special::Special;
+
+/// How the body goes to the client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClientFraming {
+    /// No body (HEAD, 204, 304).
+    None,
+    Length(u64),
+    /// Re-framed as chunks (HTTP/1.1 client, length unknown).
+    Chunked,
+    /// Until the connection closes (HTTP/1.0 client, length unknown).
+    Close,
+}
+
+/// The client's framing for an answer framed `f` upstream.
+pub fn client_framing(f: Framing, client_http11: bool, chunked_on: bool) -> ClientFraming {
+    match f {
+        Framing::None => ClientFraming::None,
+        Framing::Length(n) => ClientFraming::Length(n),
+        Framing::Chunked | Framing::UntilClose if client_http11 && chunked_on => {
+            ClientFraming::Chunked
+        }
+        Framing::Chunked | Framing::UntilClose => ClientFraming::Close,
+    }
+}
+
+/// Headers that describe the upstream connection, never passed on
+/// (`ngx_http_upstream_headers_in`: ignored or handled apart).
+const CONNECTION_HEADERS: &[&str] = &[
+    "connection",
+    "keep-alive",
+    "transfer-encoding",
+    "content-length",
+    "upgrade",
+];
+
+/// Whether the client gets header `name` (lowercase).
+fn passed(job: &ProxyJob, name: &str) -> bool {
+    let p = &job.conf.proxy;
+    if CONNECTION_HEADERS.contains(&name) {
+        return false;
+    }
+    if p.hide_headers.iter().any(|h| h == name) {
+        return false;
+    }
+    let hidden = peregrine_conf::build::proxy::HIDDEN_HEADERS.contains(&name);
+    !hidden || p.pass_headers.iter().any(|h| h == name)
+}
+
+/// `proxy_redirect` on a `Location` or `Refresh` value: the first rule
+/// that matches (a prefix case-sensitively, as `ngx_rstrncmp`; a regex
+/// replaces the whole value, `$N` from its captures).
+pub fn rewrite_redirect<'v>(value: &'v str, rules: &[Redirect]) -> Cow<'v, str> {
+    for r in rules {
+        match r {
+            Redirect::Prefix(from, to) => {
+                if let Some(rest) = value.strip_prefix(from.as_str()) {
+                    return Cow::Owned(format!("{to}{rest}"));
+                }
+            }
+            Redirect::Regex(re, to) => {
+                if let Some(caps) = re.captures(value) {
+                    return Cow::Owned(with_captures(to, &caps));
+                }
+            }
+        }
+    }
+    Cow::Borrowed(value)
+}
+
+/// `$N` and `${N}` of a replacement from `caps`.
+fn with_captures(to: &str, caps: &[String]) -> String {
+    let mut out = String::with_capacity(to.len() + 32);
+    let b = to.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'$' && b.get(i + 1).is_some_and(u8::is_ascii_digit) {
+            let n = usize::from(b[i + 1] - b'0');
+            out.push_str(caps.get(n).map_or("", String::as_str));
+            i += 2;
+        } else {
+            let next = to[i + 1..].find('$').map_or(b.len(), |n| i + 1 + n);
+            out.push_str(&to[i..next]);
+            i = next;
+        }
+    }
+    out
+}
+
+/// The serialized lines before and after where the engine puts
+/// `Connection` (nginx's header filter order: Content-Type,
+/// Content-Length, Last-Modified, Location, Transfer-Encoding first).
+pub fn head_lines(
+    job: &ProxyJob,
+    uh: &UpstreamHead,
+    buf: &[u8],
+    framing: ClientFraming,
+) -> (Vec<u8>, usize) {
+    let mut first = Vec::with_capacity(256);
+    let mut rest = Vec::with_capacity(256);
+    let text = |r: &std::ops::Range<usize>| String::from_utf8_lossy(&buf[r.clone()]).into_owned();
+    let mut ctype = None;
+    let mut lastmod = None;
+    let mut location = None;
+    for (n, v) in &uh.headers {
+        let name = text(n);
+        let lower = name.to_ascii_lowercase();
+        if !passed(job, &lower) {
+            continue;
+        }
+        let value = text(v);
+        match lower.as_str() {
+            "content-type" if ctype.is_none() => ctype = Some(value),
+            "last-modified" if lastmod.is_none() => lastmod = Some(value),
+            "location" if location.is_none() => {
+                let mut l = rewrite_redirect(&value, &job.redirects).into_owned();
+                if l.starts_with('/') {
+                    l = format!("{}{l}", job.origin);
+                }
+                location = Some(l);
+            }
+            "refresh" => {
+                let r = match value.find("url=") {
+                    Some(i) => {
+                        let (a, b) = value.split_at(i + 4);
+                        format!("{a}{}", rewrite_redirect(b, &job.redirects))
+                    }
+                    None => value.clone(),
+                };
+                push(&mut rest, &name, &r);
+            }
+            _ => push(&mut rest, &name, &value),
+        }
+    }
+    if let Some(t) = &ctype {
+        push(&mut first, "Content-Type", t);
+    }
+    match framing {
+        ClientFraming::Length(n) => push(&mut first, "Content-Length", &n.to_string()),
+        ClientFraming::None => {
+            if let Some(n) = uh.content_length {
+                push(&mut first, "Content-Length", &n.to_string());
+            }
+        }
+        _ => {}
+    }
+    if let Some(t) = &lastmod {
+        push(&mut first, "Last-Modified", t);
+    }
+    if let Some(l) = &location {
+        push(&mut first, "Location", l);
+    }
+    if framing == ClientFraming::Chunked {
+        push(&mut first, "Transfer-Encoding", "chunked");
+    }
+    let split = first.len();
+    first.extend_from_slice(&rest);
+    (first, split)
+}
+
+/// The answer's headers an `X-Accel-Redirect` keeps (those of
+/// `ngx_http_upstream_headers_in` marked for redirects).
+const REDIRECT_KEPT: &[&str] = &[
+    "content-type",
+    "set-cookie",
+    "content-disposition",
+    "cache-control",
+    "expires",
+    "accept-ranges",
+];
+
+fn keep_redirect_headers(r: &mut Response, up: &UpstreamVars) {
+    let kept: Vec<(String, String)> = up
+        .headers
+        .iter()
+        .filter_map(|(n, v)| {
+            let name = String::from_utf8_lossy(up.head.get(n.clone())?).into_owned();
+            let lower = name.to_ascii_lowercase();
+            REDIRECT_KEPT.contains(&lower.as_str()).then(|| {
+                let value = String::from_utf8_lossy(up.head.get(v.clone()).unwrap_or(&[]));
+                (name, value.into_owned())
+            })
+        })
+        .collect();
+    if kept.is_empty() {
+        return;
+    }
+    let old = r.head.as_bytes().to_vec();
+    let mut first = Vec::with_capacity(old.len() + 128);
+    let mut rest = Vec::new();
+    let mut pos = 0;
+    for line in old.split_inclusive(|&b| b == b'\n') {
+        let at = pos;
+        pos += line.len();
+        let name = line.split(|&b| b == b':').next().unwrap_or(&[]);
+        let replaced = kept
+            .iter()
+            .any(|(n, _)| n.as_bytes().eq_ignore_ascii_case(name));
+        if replaced {
+            continue;
+        }
+        if at < r.head_split {
+            first.extend_from_slice(line);
+        } else {
+            rest.extend_from_slice(line);
+        }
+    }
+    for (n, v) in &kept {
+        if n.eq_ignore_ascii_case("content-type") {
+            push(&mut first, n, v);
+        } else {
+            push(&mut rest, n, v);
+        }
+    }
+    r.head_split = first.len();
+    first.extend_from_slice(&rest);
+    r.head = HeadLines::Owned(first);
+}
+
+fn push(out: &mut Vec<u8>, n: &str, v: &str) {
+    out.extend_from_slice(n.as_bytes());
+    out.extend_from_slice(b": ");
+    out.extend_from_slice(v.as_bytes());
+    out.extend_from_slice(b"\r\n");
+}
+
+impl HttpCore {
+    /// The client's response to the upstream's answer `uh` (its bytes in
+    /// `buf`), through the location's filters; its body is the engine's
+    /// to stream.
+    #[allow(clippy::too_many_arguments)]
+    pub fn proxied(
+        &mut self,
+        job: &ProxyJob,
+        conn: &ConnInfo,
+        req: &peregrine_codec::Request,
+        now: std::time::SystemTime,
+        up: &UpstreamVars,
+        uh: &UpstreamHead,
+        buf: &[u8],
+        framing: ClientFraming,
+    ) -> Response {
+        let (head, head_split) = head_lines(job, uh, buf, framing);
+        let header_only =
+            framing == ClientFraming::None || matches!(req.method(), peregrine_codec::Method::Head);
+        let resp = Response {
+            status: uh.status,
+            head: HeadLines::Owned(head),
+            head_split,
+            body: Body::Empty,
+            content_length: match framing {
+                ClientFraming::Length(n) => Some(n),
+                _ => uh.content_length,
+            },
+            keepalive: framing != ClientFraming::Close,
+            header_only,
+            conf: Some(job.conf.clone()),
+            server: Some(job.server.clone()),
+            compressible: false,
+        };
+        self.through_filters(job, conn, req, now, up, resp, None)
+    }
+
+    /// The error page for a failed upstream request (502, 504, or an
+    /// intercepted status), `error_page` applying in the location.
+    pub fn upstream_error(
+        &mut self,
+        job: &ProxyJob,
+        conn: &ConnInfo,
+        req: &peregrine_codec::Request,
+        now: std::time::SystemTime,
+        up: &UpstreamVars,
+        status: u16,
+    ) -> Response {
+        let resp = self.error_response(status);
+        let mut r = self.through_filters(job, conn, req, now, up, resp, Some(status));
+        if status == 401 {
+            // An intercepted 401 keeps the upstream's challenges
+            // (`ngx_http_upstream_intercept_errors`).
+            let mut head = r.head.as_bytes().to_vec();
+            for (n, v) in &up.headers {
+                if up.head[n.clone()].eq_ignore_ascii_case(b"WWW-Authenticate") {
+                    head.extend_from_slice(b"WWW-Authenticate: ");
+                    head.extend_from_slice(&up.head[v.clone()]);
+                    head.extend_from_slice(b"\r\n");
+                }
+            }
+            r.head = HeadLines::Owned(head);
+        }
+        r
+    }
+
+    /// `X-Accel-Redirect: URI` (or `@name`) of an answer: an internal
+    /// redirect, as GET unless HEAD (`ngx_http_upstream_process_headers`).
+    pub fn accel_redirect(
+        &mut self,
+        job: &ProxyJob,
+        conn: &ConnInfo,
+        req: &peregrine_codec::Request,
+        now: std::time::SystemTime,
+        up: &UpstreamVars,
+        target: &str,
+    ) -> Response {
+        let step = if target.starts_with('@') {
+            crate::http::Step::Named(target.to_string())
+        } else {
+            match target.split_once('?') {
+                Some((u, a)) => crate::http::Step::Redirect(u.to_string(), Some(a.to_string())),
+                None => crate::http::Step::Redirect(target.to_string(), None),
+            }
+        };
+        let resp = self.error_response(500);
+        let mut r = self.resume_with(job, conn, req, now, up, resp, Some(step));
+        keep_redirect_headers(&mut r, up);
+        r
+    }
+
+    /// The request's state again in its location, then either the filters
+    /// on `resp` or (`special`) the error page for that status.
+    #[allow(clippy::too_many_arguments)]
+    fn through_filters(
+        &mut self,
+        job: &ProxyJob,
+        conn: &ConnInfo,
+        req: &peregrine_codec::Request,
+        now: std::time::SystemTime,
+        up: &UpstreamVars,
+        resp: Response,
+        special: Option<u16>,
+    ) -> Response {
+        let servers = self.servers.clone();
+        let Some(srv) = servers.get(job.server_index) else {
+            return resp;
+        };
+        let view = view_of(req);
+        let mut ctx = HttpCore::start_ctx(srv, job.server_index, &view, conn, now);
+        ctx.conf = job.conf.clone();
+        ctx.uri = Cow::Borrowed(&job.uri);
+        ctx.args = job.args.as_deref().map(Cow::Borrowed);
+        ctx.name_len = job.name_len;
+        ctx.upstream = Some(up);
+        ctx.status = self.status.clone();
+        let step = match special {
+            Some(s) => self.special(&mut ctx, Special::status(s)),
+            None => crate::http::Step::Done(resp),
+        };
+        self.finish_resumed(job, &mut ctx, &servers, step)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn resume_with(
+        &mut self,
+        job: &ProxyJob,
+        conn: &ConnInfo,
+        req: &peregrine_codec::Request,
+        now: std::time::SystemTime,
+        up: &UpstreamVars,
+        resp: Response,
+        step: Option<crate::http::Step>,
+    ) -> Response {
+        let servers = self.servers.clone();
+        let Some(srv) = servers.get(job.server_index) else {
+            return resp;
+        };
+        let view = view_of(req);
+        let mut ctx = HttpCore::start_ctx(srv, job.server_index, &view, conn, now);
+        ctx.conf = job.conf.clone();
+        ctx.uri = Cow::Borrowed(&job.uri);
+        ctx.args = job.args.as_deref().map(Cow::Borrowed);
+        ctx.name_len = job.name_len;
+        ctx.upstream = Some(up);
+        ctx.status = self.status.clone();
+        if ctx.method != crate::request::Method::Head {
+            ctx.method = crate::request::Method::Get;
+        }
+        let step = step.unwrap_or(crate::http::Step::Done(resp));
+        self.finish_resumed(job, &mut ctx, &servers, step)
+    }
+
+    fn finish_resumed(
+        &mut self,
+        job: &ProxyJob,
+        ctx: &mut crate::http::Ctx<'_>,
+        servers: &[crate::http::ServerRt],
+        step: crate::http::Step,
+    ) -> Response {
+        let mut r = self.drive(ctx, servers, step);
+        if r.server.is_none() {
+            r.server = Some(Arc::clone(&job.server));
+        }
+        r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use peregrine_conf::model::Regex;
+
+    #[test]
+    fn redirect_prefix_replaced() {
+        let pairs = vec![Redirect::Prefix(
+            "http://127.0.0.1:8081/".to_string(),
+            "/".to_string(),
+        )];
+        assert_eq!(rewrite_redirect("http://127.0.0.1:8081/a", &pairs), "/a");
+        assert_eq!(rewrite_redirect("http://other/a", &pairs), "http://other/a");
+        let re = vec![Redirect::Regex(
+            Regex::new("^http://[^/]+/(.*)$").unwrap(),
+            "/x/$1".to_string(),
+        )];
+        assert_eq!(rewrite_redirect("http://h:1/a/b", &re), "/x/a/b");
+    }
+
+    #[test]
+    fn framing_toward_the_client() {
+        assert_eq!(
+            client_framing(Framing::UntilClose, true, true),
+            ClientFraming::Chunked
+        );
+        assert_eq!(
+            client_framing(Framing::Chunked, false, true),
+            ClientFraming::Close
+        );
+        assert_eq!(
+            client_framing(Framing::Length(3), false, true),
+            ClientFraming::Length(3)
+        );
+    }
+}

@@ -1,0 +1,500 @@
+//! The proxy module's content handler (`ngx_http_proxy_handler`): the
+//! upstream request built from the location's settings ([`head`]) and
+//! handed to the engine as a [`ProxyJob`], which connects, sends, reads
+//! the answer's head and asks core again for the client's response
+//! ([`HttpCore::proxied`], through the location's filters with
+//! `$upstream_*` set) or for an error page ([`HttpCore::upstream_error`],
+//! `error_page` applying). Core does no I/O: the engine owns sockets,
+//! peers and timers (`peregrine_engine::upstream`).
+
+pub mod answer;
+pub mod head;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use peregrine_conf::model::{LocConf, ProxyRedirect, ProxyTarget, RedirectRule, Regex, ServerConf};
+
+use crate::http::{Ctx, HttpCore, Step};
+use crate::request::{Method, RequestView};
+use crate::response::Response;
+use crate::special::Special;
+use crate::vars::VarCtx;
+
+/// Where the upstream request goes.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Target {
+    /// An `upstream { }` group, by its index in the configuration.
+    Group(usize),
+    /// A host or address and port: all its addresses in one round-robin
+    /// group (nginx's implicit upstream).
+    Host(String, u16),
+    Unix(PathBuf),
+}
+
+/// What the client's request body becomes upstream.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JobBody {
+    None,
+    /// The client's body, read whole by the engine first.
+    Client,
+    /// `proxy_set_body`'s value.
+    Fixed(Vec<u8>),
+}
+
+/// The upstream request core hands the engine (one per request; retried
+/// on the next peer as `proxy_next_upstream` says).
+#[derive(Debug, Clone)]
+pub struct ProxyJob {
+    pub conf: Arc<LocConf>,
+    pub server: Arc<ServerConf>,
+    pub server_index: usize,
+    pub target: Target,
+    /// `$proxy_host` (the upstream's name and port as the URL gives them;
+    /// `Host` by default) for the error log's `upstream: "http://..."`.
+    pub proxy_host: String,
+    /// `$proxy_port`.
+    pub proxy_port: String,
+    /// The request line and headers, without `Content-Length` and the
+    /// blank line (the engine adds them once the body's length is known).
+    pub head: Vec<u8>,
+    pub body: JobBody,
+    /// The method sent is HEAD: the answer has no body.
+    pub head_request: bool,
+    /// GET, HEAD, PUT, DELETE, OPTIONS, TRACE: may be retried once sent.
+    pub idempotent: bool,
+    /// The request's URI and arguments now, and the location's prefix
+    /// length, for the answer's filters and error pages.
+    pub uri: String,
+    pub args: Option<String>,
+    pub name_len: Option<usize>,
+    /// `hash KEY`'s value for this request (hash balancing).
+    pub hash_key: Option<Vec<u8>>,
+    /// `proxy_redirect`'s rules, their variables expanded.
+    pub redirects: Vec<Redirect>,
+    /// `http://host[:port]` for a relative `Location` (`absolute_redirect`).
+    pub origin: String,
+}
+
+/// A `proxy_redirect` rule of one request.
+#[derive(Debug, Clone)]
+pub enum Redirect {
+    Prefix(String, String),
+    Regex(Regex, String),
+}
+
+/// One attempt's numbers (`ngx_http_upstream_state_t`).
+#[derive(Debug, Clone, Default)]
+pub struct Tried {
+    pub addr: String,
+    /// `None`: no answer (nginx logs 502/504 there).
+    pub status: Option<u16>,
+    pub connect: Option<Duration>,
+    pub header: Option<Duration>,
+    /// `None` while the answer is still being sent (`-` in `add_header`).
+    pub response: Option<Duration>,
+    pub received: u64,
+    pub sent: u64,
+    /// Body bytes received (`$upstream_response_length`).
+    pub length: u64,
+}
+
+/// What `$upstream_*` show: each attempt, and the last answer's head.
+#[derive(Debug, Clone, Default)]
+pub struct UpstreamVars {
+    pub tries: Vec<Tried>,
+    pub proxy_host: String,
+    pub proxy_port: String,
+    /// The last answer's head bytes and its header lines' ranges.
+    pub head: Vec<u8>,
+    pub headers: Vec<(std::ops::Range<usize>, std::ops::Range<usize>)>,
+}
+
+impl UpstreamVars {
+    fn join(&self, out: &mut String, f: impl Fn(&Tried, &mut String)) {
+        for (i, t) in self.tries.iter().enumerate() {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            f(t, out);
+        }
+    }
+
+    /// `$upstream_http_NAME` (`-` and `_` alike, any case).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find_map(|(n, v)| {
+            let hn = self.head.get(n.clone())?;
+            let same = hn.len() == name.len()
+                && hn.iter().zip(name.bytes()).all(|(a, b)| {
+                    let a = if *a == b'-' {
+                        b'_'
+                    } else {
+                        a.to_ascii_lowercase()
+                    };
+                    a == b.to_ascii_lowercase()
+                });
+            same.then(|| std::str::from_utf8(self.head.get(v.clone())?).ok())?
+        })
+    }
+}
+
+/// nginx's `%T.%03M` for a duration, `-` for none.
+fn secs(out: &mut String, d: Option<Duration>) {
+    use std::fmt::Write;
+    match d {
+        Some(d) => {
+            let _ = write!(out, "{}.{:03}", d.as_secs(), d.subsec_millis());
+        }
+        None => out.push('-'),
+    }
+}
+
+/// The proxy's and the upstream module's variables.
+pub(crate) fn push_var(v: &VarCtx<'_>, out: &mut String, name: &str) {
+    use std::fmt::Write;
+    if name == "proxy_add_x_forwarded_for" {
+        if let Some(x) = v.req.header("X-Forwarded-For") {
+            out.push_str(x);
+            out.push_str(", ");
+        }
+        let _ = write!(out, "{}", v.peer.ip());
+        return;
+    }
+    if let Some(u) = v.upstream {
+        u.push(out, name);
+    }
+}
+
+impl UpstreamVars {
+    /// Appends `$NAME` (`upstream_*`, `proxy_host`, `proxy_port`).
+    pub fn push(&self, out: &mut String, name: &str) {
+        use std::fmt::Write;
+        let u = self;
+        match name {
+            "proxy_host" => out.push_str(&u.proxy_host),
+            "proxy_port" => out.push_str(&u.proxy_port),
+            "upstream_addr" => u.join(out, |t, o| o.push_str(&t.addr)),
+            "upstream_status" => u.join(out, |t, o| match t.status {
+                Some(s) => {
+                    let _ = write!(o, "{s}");
+                }
+                None => o.push('-'),
+            }),
+            "upstream_connect_time" => u.join(out, |t, o| secs(o, t.connect)),
+            "upstream_header_time" => u.join(out, |t, o| secs(o, t.header)),
+            "upstream_response_time" => u.join(out, |t, o| secs(o, t.response)),
+            "upstream_response_length" => u.join(out, |t, o| {
+                let _ = write!(o, "{}", t.length);
+            }),
+            "upstream_bytes_received" => u.join(out, |t, o| {
+                let _ = write!(o, "{}", t.received);
+            }),
+            "upstream_bytes_sent" => u.join(out, |t, o| {
+                let _ = write!(o, "{}", t.sent);
+            }),
+            _ => {
+                if let Some(h) = name.strip_prefix("upstream_http_") {
+                    out.push_str(u.header(h).unwrap_or(""));
+                }
+            }
+        }
+    }
+}
+
+/// nginx's idempotent methods (`ngx_http_upstream_non_idempotent`'s
+/// complement: not POST, LOCK, PATCH).
+fn idempotent(method: &str) -> bool {
+    !matches!(method, "POST" | "LOCK" | "PATCH")
+}
+
+/// A request view of a parsed request (the engine hands the request back
+/// after the upstream answered).
+fn view_of(req: &peregrine_codec::Request) -> RequestView<'_> {
+    RequestView {
+        method: Method::from_name(req.method_str()),
+        method_name: req.method_str(),
+        version: match req.version() {
+            peregrine_codec::Version::Http10 => (1, 0),
+            peregrine_codec::Version::Http11 => (1, 1),
+        },
+        path: req.path(),
+        args: req.query(),
+        target: req.target(),
+        host: req.host(),
+        content_length: match req.body_kind() {
+            peregrine_codec::BodyKind::Length(n) => Some(n),
+            _ => None,
+        },
+        headers: req,
+    }
+}
+
+impl HttpCore {
+    /// The content handler of a location with `proxy_pass`.
+    pub(crate) fn proxy(&mut self, ctx: &mut Ctx<'_>) -> Step {
+        let Some(pass) = ctx.conf.proxy.pass.clone() else {
+            return Step::Special(Special::status(500));
+        };
+        let (target, uri_part, vars) = match &pass.target {
+            ProxyTarget::Vars => {
+                let url = ctx.vars().expand(&pass.url);
+                let rest = match url.get(..7) {
+                    Some(p) if p.eq_ignore_ascii_case("http://") => url[7..].to_string(),
+                    _ => {
+                        self.note_failure(crate::response::ErrorNote::Upstream(format!(
+                            "invalid URL prefix in \"{url}\""
+                        )));
+                        return Step::Special(Special::status(500));
+                    }
+                };
+                match peregrine_conf::build::proxy::parse_target(&rest) {
+                    Ok((t, u)) => (t, u, true),
+                    Err(m) => {
+                        self.note_failure(crate::response::ErrorNote::Upstream(format!(
+                            "{m} in upstream \"{rest}\""
+                        )));
+                        return Step::Special(Special::status(500));
+                    }
+                }
+            }
+            t => (t.clone(), pass.uri.clone(), false),
+        };
+        let (target, proxy_host, port) = match self.target_of(&target, vars) {
+            Ok(t) => t,
+            Err(host) => {
+                self.note_failure(crate::response::ErrorNote::Upstream(format!(
+                    "no resolver defined to resolve {host}"
+                )));
+                return Step::Special(Special::status(502));
+            }
+        };
+        let job = self.build_job(
+            ctx,
+            target,
+            proxy_host,
+            port,
+            uri_part.as_deref(),
+            vars,
+            &pass.url,
+        );
+        match job {
+            Some(job) => Step::Upstream(Box::new(job)),
+            None => {
+                self.note_failure(crate::response::ErrorNote::Upstream(
+                    "zero length URI to proxy".into(),
+                ));
+                Step::Special(Special::status(500))
+            }
+        }
+    }
+
+    /// The run-time target, `$proxy_host` and `$proxy_port`; `Err(host)`
+    /// for a name from variables that needs a resolver.
+    fn target_of(&self, t: &ProxyTarget, vars: bool) -> Result<(Target, String, String), String> {
+        match t {
+            ProxyTarget::Unix(p) => {
+                Ok((Target::Unix(p.clone()), "localhost".into(), String::new()))
+            }
+            ProxyTarget::Host {
+                host,
+                port,
+                port_given,
+            } => {
+                let shown = if *port_given && *port != 80 {
+                    format!("{host}:{port}")
+                } else {
+                    host.clone()
+                };
+                if !port_given
+                    && let Some(i) = self
+                        .upstreams
+                        .iter()
+                        .position(|u| u.name.eq_ignore_ascii_case(host))
+                {
+                    return Ok((Target::Group(i), shown, port.to_string()));
+                }
+                let literal = host.trim_start_matches('[').trim_end_matches(']');
+                let known = self
+                    .implicit
+                    .iter()
+                    .any(|(h, p)| h.eq_ignore_ascii_case(host) && p == port);
+                if vars && !known && literal.parse::<std::net::IpAddr>().is_err() {
+                    return Err(host.clone());
+                }
+                Ok((Target::Host(host.clone(), *port), shown, port.to_string()))
+            }
+            ProxyTarget::Vars => Err(String::new()),
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn build_job(
+        &self,
+        ctx: &Ctx<'_>,
+        target: Target,
+        proxy_host: String,
+        port: String,
+        uri_part: Option<&str>,
+        vars: bool,
+        url: &str,
+    ) -> Option<ProxyJob> {
+        let p = &ctx.conf.proxy;
+        let uv = UpstreamVars {
+            proxy_host: proxy_host.clone(),
+            proxy_port: port.clone(),
+            ..UpstreamVars::default()
+        };
+        let v = VarCtx {
+            upstream: Some(&uv),
+            ..ctx.vars()
+        };
+        let method = match &p.method {
+            Some(m) => v.expand(m),
+            None => ctx.req.method_name.to_string(),
+        };
+        let original = ctx.is_original();
+        let uri = head::upstream_uri(&head::UriParts {
+            pass_uri: uri_part,
+            vars,
+            unparsed: original.then_some(ctx.req.target),
+            uri: &ctx.uri,
+            args: ctx.args.as_deref(),
+            loc_len: ctx.name_len,
+        })?;
+        let set: Vec<head::Line<'_>> = p
+            .set_headers
+            .iter()
+            .map(|(n, val)| (n.as_str(), v.expand(val)))
+            .collect();
+        let host_line = match p
+            .set_headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case("Host"))
+        {
+            Some((_, val)) => {
+                let h = v.expand(val);
+                if h.is_empty() && p.http11 {
+                    proxy_host.clone()
+                } else {
+                    h
+                }
+            }
+            None => proxy_host.clone(),
+        };
+        let mut owned: Vec<(String, Vec<u8>)> = Vec::new();
+        if p.pass_request_headers {
+            ctx.req
+                .headers
+                .each(&mut |n, val| owned.push((n.to_string(), val.to_vec())));
+        }
+        let mut client = owned.iter().map(|(n, v)| (n.as_str(), v.as_slice()));
+        let head = head::build_head(&method, &uri, p.http11, Some(&host_line), &set, &mut client);
+        let body = match &p.set_body {
+            Some(b) => JobBody::Fixed(v.expand(b).into_bytes()),
+            None if p.pass_request_body
+                && (ctx.req.content_length.is_some_and(|n| n > 0)
+                    || ctx.req.headers.get("Transfer-Encoding").is_some()) =>
+            {
+                JobBody::Client
+            }
+            None => JobBody::None,
+        };
+        let hash_key = match &target {
+            Target::Group(i) => self.upstreams[*i]
+                .hash_key
+                .as_ref()
+                .map(|k| v.expand(k).into_bytes()),
+            _ => None,
+        };
+        let location = match ctx.name_len {
+            Some(n) if n > 0 => ctx.uri.get(..n).unwrap_or("/").to_string(),
+            _ => "/".to_string(),
+        };
+        let redirects = match &p.redirect {
+            ProxyRedirect::Off => Vec::new(),
+            ProxyRedirect::Default if vars => Vec::new(),
+            ProxyRedirect::Default => vec![default_redirect(url, uri_part, &location)],
+            ProxyRedirect::List(l) => l
+                .iter()
+                .filter_map(|e| match e {
+                    RedirectRule::Default if vars => None,
+                    RedirectRule::Default => Some(default_redirect(url, uri_part, &location)),
+                    RedirectRule::Prefix(f, t) => Some(Redirect::Prefix(v.expand(f), v.expand(t))),
+                    RedirectRule::Regex(re, t) => Some(Redirect::Regex(re.clone(), t.clone())),
+                })
+                .collect(),
+        };
+        Some(ProxyJob {
+            conf: ctx.conf.clone(),
+            server: Arc::clone(&self.servers[ctx.server].conf),
+            server_index: ctx.server,
+            target,
+            proxy_host,
+            proxy_port: port,
+            head,
+            body,
+            head_request: method.eq_ignore_ascii_case("HEAD"),
+            idempotent: idempotent(&method),
+            uri: ctx.uri.to_string(),
+            args: ctx.args.as_deref().map(str::to_string),
+            name_len: ctx.name_len,
+            hash_key,
+            redirects,
+            origin: ctx.origin(),
+        })
+    }
+
+    /// The engine's side of a proxied request starts: core's answer is a
+    /// placeholder until [`HttpCore::take_proxy`].
+    pub(crate) fn hand_over(&mut self, ctx: &Ctx<'_>, job: Box<ProxyJob>) -> Response {
+        let mut r = self.error_response(502);
+        r.conf = Some(ctx.conf.clone());
+        r.server = Some(job.server.clone());
+        self.proxy_job = Some(job);
+        r
+    }
+
+    /// Whether the last [`HttpCore::handle`] left an upstream request.
+    #[inline(always)]
+    pub fn has_proxy(&self) -> bool {
+        self.proxy_job.is_some()
+    }
+
+    /// The upstream request of the last [`HttpCore::handle`], if its
+    /// location proxies.
+    #[inline]
+    pub fn take_proxy(&mut self) -> Option<Box<ProxyJob>> {
+        self.proxy_job.take()
+    }
+}
+
+/// Every `host:port` of a `proxy_pass` without variables.
+pub(crate) fn implicit_hosts(conf: &peregrine_conf::model::Config) -> Vec<(String, u16)> {
+    fn walk(l: &peregrine_conf::model::LocationConf, out: &mut Vec<(String, u16)>) {
+        add(&l.conf, out);
+        l.locations.iter().for_each(|n| walk(n, out));
+    }
+    fn add(c: &LocConf, out: &mut Vec<(String, u16)>) {
+        if let Some(p) = &c.proxy.pass
+            && let ProxyTarget::Host { host, port, .. } = &p.target
+        {
+            out.push((host.clone(), *port));
+        }
+    }
+    let mut out = Vec::new();
+    for s in conf.http.iter().flat_map(|h| h.servers.iter()) {
+        add(&s.conf, &mut out);
+        s.locations.iter().for_each(|l| walk(l, &mut out));
+    }
+    out
+}
+
+/// `proxy_redirect default`: the URL as written (with `/` when it has no
+/// URI part) becomes the location's name (`/`).
+fn default_redirect(url: &str, uri_part: Option<&str>, location: &str) -> Redirect {
+    match uri_part {
+        Some(_) => Redirect::Prefix(url.to_string(), location.to_string()),
+        None => Redirect::Prefix(format!("{url}/"), "/".to_string()),
+    }
+}

@@ -1,0 +1,1448 @@
+//! The proxy's upstream side in the worker's own event loop (nginx's
+//! `ngx_http_upstream.c`): the client's body read whole, a peer chosen by
+//! the group's balancer, a non-blocking connect (or an idle kept-alive
+//! connection), the request sent, the answer's head parsed by
+//! `codec::upstream`, core asked for the client's response, the body
+//! streamed to the client as it arrives (re-chunked when its length is
+//! unknown). `proxy_next_upstream` retries the next peer. The upstream
+//! socket is registered under the client connection's key with
+//! [`UPSTREAM_FLAG`]; the connection's one timer is the upstream's
+//! timeout while the session waits on the upstream.
+//!
+//! ```text
+//!  Body ─► Connect ─► Send ─► Head ─► Stream ─► done (keep-alive or close)
+//!            ▲          │       │
+//!            └── next ──┴───────┘ (error, timeout, invalid header, http_5xx)
+//! ```
+
+pub mod peers;
+pub mod sock;
+
+use std::io::{self, Read, Write};
+use std::time::{Duration, Instant};
+
+use peregrine_codec::upstream::{self as uc, Framing};
+use peregrine_codec::{BodyDecoder, BodyKind};
+use peregrine_conf::model::{LogLevel, next};
+use peregrine_core::proxy::answer::{ClientFraming, client_framing};
+use peregrine_core::proxy::{JobBody, ProxyJob, Tried, UpstreamVars};
+use peregrine_upstream::{Attempt, Key, PeerId};
+
+use crate::ctx::Ctx;
+use crate::errlog;
+use crate::exchange::{Exchange, Keep, Plan};
+use crate::http1::{Close, Http1, Phase, Step};
+use crate::transport::{Sink, TlsSink, Transport};
+use crate::write::{ConnHeader, serialize_head};
+use sock::Sock;
+
+/// Added to a client connection's token for its upstream socket.
+pub const UPSTREAM_FLAG: usize = 1 << 40;
+/// One read from the upstream.
+const READ_CHUNK: usize = 16 * 1024;
+/// The most of a client's body read into memory (a larger one is 413
+/// here until bodies go to temporary files).
+const MAX_MEMORY_BODY: u64 = 64 << 20;
+/// Error pages of `error_page` that proxy again, at most (a loop guard).
+const MAX_RESTARTS: u8 = 10;
+
+/// A worker's upstream side: the groups and the poll's registry.
+pub struct Upstreams {
+    pub groups: peers::Groups,
+    pub registry: Option<mio::Registry>,
+    pub confs: std::sync::Arc<[peregrine_conf::model::UpstreamConf]>,
+    /// The monotonic origin of the balancers' seconds.
+    pub epoch: Instant,
+    /// The proxied requests in flight, by connection key (kept here, not
+    /// in the connection's slot: an idle connection stays small).
+    live: Vec<Option<Box<Proxy>>>,
+}
+
+impl Upstreams {
+    pub fn active(&self, key: usize) -> bool {
+        self.live.get(key).is_some_and(Option::is_some)
+    }
+
+    pub fn get_mut(&mut self, key: usize) -> Option<&mut Proxy> {
+        self.live.get_mut(key)?.as_deref_mut()
+    }
+
+    pub fn take(&mut self, key: usize) -> Option<Box<Proxy>> {
+        self.live.get_mut(key)?.take()
+    }
+
+    pub fn set(&mut self, key: usize, p: Box<Proxy>) {
+        if self.live.len() <= key {
+            self.live.resize_with(key + 1, || None);
+        }
+        self.live[key] = Some(p);
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Body,
+    Connect,
+    Send,
+    Head,
+    Stream,
+    /// After `101 Switching Protocols`: bytes both ways.
+    Tunnel,
+}
+
+/// One proxied request in flight.
+pub struct Proxy {
+    job: Box<ProxyJob>,
+    state: State,
+    sock: Option<Sock>,
+    pub readable: bool,
+    pub writable: bool,
+    pub timed_out: bool,
+    attempt: Option<Attempt>,
+    peer: Option<PeerId>,
+    peer_name: String,
+    /// The request bytes and how many were sent.
+    out: Vec<u8>,
+    sent: usize,
+    body: Vec<u8>,
+    body_dec: Option<BodyDecoder>,
+    inb: Vec<u8>,
+    vars: UpstreamVars,
+    started: Instant,
+    first: Instant,
+    requests: u64,
+    dec: Option<BodyDecoder>,
+    framing: ClientFraming,
+    up_framing: Framing,
+    reusable: bool,
+    /// Bytes for the client and how many went.
+    cout: Vec<u8>,
+    cpos: usize,
+    up_done: bool,
+    restarts: u8,
+    /// A pooled connection failed before answering: the same peer again on
+    /// a new connection, not counted as a try (nginx's `peer.cached`).
+    fresh_peer: bool,
+    /// When the upstream connection was made (`keepalive_time`).
+    born: Instant,
+}
+
+impl Proxy {
+    fn doing(&self) -> &'static str {
+        match self.state {
+            State::Body => "while reading client request body",
+            State::Connect => "while connecting to upstream",
+            State::Send => "while sending request to upstream",
+            State::Head => "while reading response header from upstream",
+            State::Stream => "while reading upstream",
+            State::Tunnel => "while proxying upgraded connection",
+        }
+    }
+
+    fn upstream_url(&self) -> String {
+        let uri = self
+            .job
+            .head
+            .split(|&b| b == b' ')
+            .nth(1)
+            .map(String::from_utf8_lossy)
+            .unwrap_or_default();
+        format!("http://{}{}", self.peer_name, uri)
+    }
+}
+
+/// Why an attempt failed (nginx's `NGX_HTTP_UPSTREAM_FT_*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fail {
+    Error,
+    Timeout,
+    InvalidHeader,
+    Status(u16),
+}
+
+impl Fail {
+    fn bit(self) -> u32 {
+        match self {
+            Fail::Error => next::ERROR,
+            Fail::Timeout => next::TIMEOUT,
+            Fail::InvalidHeader => next::INVALID_HEADER,
+            Fail::Status(500) => next::HTTP_500,
+            Fail::Status(502) => next::HTTP_502,
+            Fail::Status(503) => next::HTTP_503,
+            Fail::Status(504) => next::HTTP_504,
+            Fail::Status(403) => next::HTTP_403,
+            Fail::Status(404) => next::HTTP_404,
+            Fail::Status(429) => next::HTTP_429,
+            Fail::Status(_) => 0,
+        }
+    }
+
+    fn status(self) -> u16 {
+        match self {
+            Fail::Timeout => 504,
+            Fail::Status(s) => s,
+            _ => 502,
+        }
+    }
+}
+
+enum Io {
+    Done,
+    Wait,
+    Fail(Fail),
+}
+
+impl Http1 {
+    /// Core's answer was a proxied request: start it (out of the static
+    /// path's line).
+    #[inline(never)]
+    pub(crate) fn start_proxy(
+        &mut self,
+        t: &mut Transport,
+        ex: Box<Exchange>,
+        job: Box<ProxyJob>,
+        cx: &mut Ctx,
+    ) -> Step {
+        self.start_proxy_with(t, ex, job, cx, true)
+    }
+
+    /// `first`: the request's first upstream request (an error page that
+    /// proxies again does not answer `Expect` twice).
+    fn start_proxy_with(
+        &mut self,
+        t: &mut Transport,
+        ex: Box<Exchange>,
+        job: Box<ProxyJob>,
+        cx: &mut Ctx,
+        first: bool,
+    ) -> Step {
+        let body_kind = ex.req().map_or(BodyKind::None, |r| r.body_kind());
+        let expect = ex.req().is_some_and(|r| r.expect_continue());
+        self.ex = Some(ex);
+        let now = cx.now;
+        let mut p = Box::new(Proxy {
+            job,
+            state: State::Body,
+            sock: None,
+            readable: false,
+            writable: false,
+            timed_out: false,
+            attempt: None,
+            peer: None,
+            peer_name: String::new(),
+            out: Vec::new(),
+            sent: 0,
+            body: Vec::new(),
+            body_dec: match body_kind {
+                BodyKind::None | BodyKind::Length(0) => None,
+                k => Some(BodyDecoder::new(k)),
+            },
+            inb: Vec::new(),
+            vars: UpstreamVars::default(),
+            started: now,
+            first: now,
+            requests: 0,
+            dec: None,
+            framing: ClientFraming::None,
+            up_framing: Framing::None,
+            reusable: false,
+            cout: Vec::new(),
+            cpos: 0,
+            up_done: false,
+            restarts: 0,
+            fresh_peer: false,
+            born: now,
+        });
+        p.vars.proxy_host = p.job.proxy_host.clone();
+        p.vars.proxy_port = p.job.proxy_port.clone();
+        if expect && first {
+            // nginx answers `Expect: 100-continue` when it reads the body,
+            // which the proxy always does (`ngx_http_test_expect`).
+            let _ = write_client(t, b"HTTP/1.1 100 Continue\r\n\r\n");
+        }
+        cx.upstreams.set(self.key as usize, p);
+        self.phase = Phase::Proxy;
+        Step::Continue
+    }
+
+    /// One turn of the proxied request.
+    #[inline(never)]
+    pub(crate) fn step_proxy(&mut self, t: &mut Transport, key: usize, cx: &mut Ctx) -> Step {
+        let Some(mut p) = cx.upstreams.take(key) else {
+            return Step::Close(Close::Normal);
+        };
+        let step = self.proxy_turn(&mut p, t, key, cx);
+        if self.phase == Phase::Proxy && !cx.upstreams.active(key) {
+            cx.upstreams.set(key, p);
+        } else {
+            self.end_upstream(&mut p, cx, false);
+        }
+        step
+    }
+
+    fn proxy_turn(&mut self, p: &mut Proxy, t: &mut Transport, key: usize, cx: &mut Ctx) -> Step {
+        if std::mem::take(&mut p.timed_out) {
+            return self.on_proxy_timeout(p, t, key, cx);
+        }
+        if matches!(p.state, State::Connect | State::Send | State::Head)
+            && t.readable
+            && t.peer_closed()
+        {
+            // The client went away first: 499 (`ngx_http_upstream_check_broken_connection`).
+            self.log(
+                cx,
+                LogLevel::Info,
+                "client prematurely closed connection",
+                p.doing(),
+            );
+            if let Some(tr) = p.vars.tries.last_mut() {
+                tr.response = Some(cx.now - p.started);
+            }
+            if let Some(ex) = self.ex.as_mut() {
+                ex.upstream = Some(Box::new(p.vars.clone()));
+                if let Some(r) = ex.resp.as_mut() {
+                    r.status = 499;
+                }
+            }
+            self.end_upstream(p, cx, true);
+            return Step::Close(Close::Normal);
+        }
+        loop {
+            let io = match p.state {
+                State::Body => self.read_client_body(p, t, cx),
+                State::Connect => self.connect_step(p, key, cx),
+                State::Send => send_step(p),
+                State::Head => return self.head_step(p, t, key, cx),
+                State::Stream => return self.stream_step(p, t, key, cx),
+                State::Tunnel => return self.tunnel_step(p, t, key, cx),
+            };
+            match io {
+                Io::Done => {}
+                Io::Wait => {
+                    let d = match p.state {
+                        State::Body => self
+                            .conf_of(cx)
+                            .map_or(Duration::from_secs(60), |c| c.client_body_timeout),
+                        State::Connect => p.job.conf.proxy.connect_timeout,
+                        State::Send => p.job.conf.proxy.send_timeout,
+                        _ => p.job.conf.proxy.read_timeout,
+                    };
+                    cx.timers.arm(key, cx.now, d);
+                    return Step::Wait;
+                }
+                Io::Fail(f) => {
+                    if let Some(s) = self.next_or_fail(p, f, t, key, cx) {
+                        return s;
+                    }
+                }
+            }
+        }
+    }
+
+    fn conf_of(&self, _cx: &Ctx) -> Option<std::sync::Arc<peregrine_conf::model::LocConf>> {
+        self.ex.as_ref().and_then(|e| e.conf().cloned())
+    }
+
+    /// The client's body, read whole into memory before connecting
+    /// (`proxy_request_buffering on`).
+    fn read_client_body(&mut self, p: &mut Proxy, t: &mut Transport, cx: &mut Ctx) -> Io {
+        loop {
+            let Some(dec) = p.body_dec.as_mut() else {
+                p.state = State::Connect;
+                return Io::Done;
+            };
+            if let Some(b) = self.rbuf.as_mut() {
+                while b.start < b.end {
+                    match dec.decode(b.pending()) {
+                        Ok(pr) => {
+                            let base = b.start;
+                            p.body.extend_from_slice(
+                                &b.data[base + pr.data.start..base + pr.data.end],
+                            );
+                            b.start += pr.consumed;
+                            if let Some(ex) = self.ex.as_mut() {
+                                ex.request_length += pr.consumed as u64;
+                            }
+                            if pr.done || pr.consumed == 0 {
+                                break;
+                            }
+                        }
+                        Err(_) => return Io::Fail(Fail::Status(400)),
+                    }
+                }
+            }
+            if dec.is_done() {
+                p.body_dec = None;
+                continue;
+            }
+            let limit = self
+                .ex
+                .as_ref()
+                .and_then(|e| e.conf())
+                .map_or(0, |c| c.client_max_body_size);
+            if (limit > 0 && p.body.len() as u64 > limit) || p.body.len() as u64 > MAX_MEMORY_BODY {
+                self.log(
+                    cx,
+                    LogLevel::Error,
+                    "client intended to send too large chunked body",
+                    "",
+                );
+                return Io::Fail(Fail::Status(413));
+            }
+            if !t.readable {
+                return Io::Wait;
+            }
+            match self.fill(t, cx, crate::pool::READ_BUF_SIZE) {
+                Ok(0) => return Io::Fail(Fail::Status(400)),
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    t.readable = false;
+                    return Io::Wait;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => return Io::Fail(Fail::Status(400)),
+            }
+        }
+    }
+
+    /// Picks a peer and connects (or takes an idle connection).
+    fn connect_step(&mut self, p: &mut Proxy, key: usize, cx: &mut Ctx) -> Io {
+        if p.sock.is_some() {
+            let Some(s) = p.sock.as_mut() else {
+                return Io::Wait;
+            };
+            return match s.connected() {
+                Ok(true) => {
+                    if let Some(t) = p.vars.tries.last_mut() {
+                        t.connect = Some(cx.now - p.started);
+                    }
+                    p.state = State::Send;
+                    Io::Done
+                }
+                Ok(false) => Io::Wait,
+                Err(e) => {
+                    let text = errlog::with_os_error("connect() failed", &e);
+                    self.log_upstream(p, cx, LogLevel::Error, &text);
+                    Io::Fail(Fail::Error)
+                }
+            };
+        }
+        let secs = cx.now.duration_since(cx.upstreams.epoch).as_secs();
+        let confs = cx.upstreams.confs.clone();
+        let crate::upstream::Upstreams {
+            groups, registry, ..
+        } = &mut cx.upstreams;
+        let Some(g) = groups.get(&p.job.target, &confs) else {
+            self.log_upstream(p, cx, LogLevel::Error, "no live upstreams");
+            return Io::Fail(Fail::Status(502));
+        };
+        if std::mem::take(&mut p.fresh_peer)
+            && let Some(peer) = p.peer
+            && let Some(addr) = g.addr(peer).cloned()
+        {
+            p.requests = 0;
+            p.started = cx.now;
+            build_request(p);
+            let r = start_connect(p, &addr, registry.as_ref(), key);
+            return match r {
+                Ok(()) => Io::Wait,
+                Err(e) => {
+                    let text = errlog::with_os_error("connect() failed", &e);
+                    self.log_upstream(p, cx, LogLevel::Error, &text);
+                    Io::Fail(Fail::Error)
+                }
+            };
+        }
+        if p.attempt.is_none() {
+            let peer_ip;
+            let k = match (&p.job.hash_key, g.up.method) {
+                (Some(k), _) => Key::Bytes(k),
+                (None, peregrine_upstream::Method::IpHash) => {
+                    peer_ip = match self.info.peer.ip() {
+                        std::net::IpAddr::V4(a) => a.octets().to_vec(),
+                        std::net::IpAddr::V6(a) => a.octets().to_vec(),
+                    };
+                    Key::Addr(&peer_ip)
+                }
+                _ => Key::None,
+            };
+            let mut a = g.up.start(k);
+            a.limit_tries(p.job.conf.proxy.next_upstream_tries as usize);
+            p.attempt = Some(a);
+        }
+        let Some(a) = p.attempt.as_mut() else {
+            return Io::Fail(Fail::Error);
+        };
+        let Some(peer) = g.up.get(a, secs) else {
+            p.vars.tries.push(Tried {
+                addr: g.up.name.clone(),
+                status: Some(502),
+                ..Tried::default()
+            });
+            self.log_upstream(p, cx, LogLevel::Error, "no live upstreams");
+            return Io::Fail(Fail::Status(502));
+        };
+        p.peer = Some(peer);
+        p.peer_name = g.up.peer(peer).0.name.clone();
+        p.started = cx.now;
+        p.vars.tries.push(Tried {
+            addr: p.peer_name.clone(),
+            ..Tried::default()
+        });
+        build_request(p);
+        if let Some(idle) = g.take_idle(peer, cx.now) {
+            let mut s = idle.sock;
+            p.requests = idle.requests;
+            p.born = idle.born;
+            if let Some(r) = registry.as_ref()
+                && s.register(
+                    r,
+                    mio::Token(crate::worker::CONN_BASE + key + UPSTREAM_FLAG),
+                )
+                .is_ok()
+            {
+                p.sock = Some(s);
+                p.writable = true;
+                if let Some(t) = p.vars.tries.last_mut() {
+                    t.connect = Some(Duration::ZERO);
+                }
+                p.state = State::Send;
+                return Io::Done;
+            }
+        }
+        let Some(addr) = g.addr(peer).cloned() else {
+            return Io::Fail(Fail::Error);
+        };
+        p.requests = 0;
+        match start_connect(p, &addr, registry.as_ref(), key) {
+            Ok(()) => Io::Wait,
+            Err(e) => {
+                let text = errlog::with_os_error("connect() failed", &e);
+                self.log_upstream(p, cx, LogLevel::Error, &text);
+                Io::Fail(Fail::Error)
+            }
+        }
+    }
+
+    /// Reads the answer's head; on a whole one, core makes the response.
+    fn head_step(&mut self, p: &mut Proxy, t: &mut Transport, key: usize, cx: &mut Ctx) -> Step {
+        loop {
+            let max = p.job.conf.proxy.buffer_size;
+            let parsed = uc::parse_head(&p.inb, max);
+            let head = match parsed {
+                Ok(uc::Parsed::Partial) => None,
+                Ok(uc::Parsed::Head(h)) if h.status == uc::EARLY_HINTS => {
+                    p.inb.drain(..h.len);
+                    continue;
+                }
+                Ok(uc::Parsed::Head(h)) => Some(h),
+                Ok(uc::Parsed::Http09(h)) => {
+                    self.log_upstream(
+                        p,
+                        cx,
+                        LogLevel::Error,
+                        "upstream sent no valid HTTP/1.0 header",
+                    );
+                    Some(h)
+                }
+                Err(e) => {
+                    self.log_upstream(p, cx, LogLevel::Error, &e.to_string());
+                    match self.next_or_fail(p, Fail::InvalidHeader, t, key, cx) {
+                        Some(s) => return s,
+                        None => return Step::Continue,
+                    }
+                }
+            };
+            if let Some(h) = head {
+                return self.got_head(p, h, t, key, cx);
+            }
+            match read_up(p) {
+                Ok(0) => {
+                    self.log_upstream(
+                        p,
+                        cx,
+                        LogLevel::Error,
+                        "upstream prematurely closed connection",
+                    );
+                    return match self.next_or_fail(p, Fail::Error, t, key, cx) {
+                        Some(s) => s,
+                        None => Step::Continue,
+                    };
+                }
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    cx.timers.arm(key, cx.now, p.job.conf.proxy.read_timeout);
+                    return Step::Wait;
+                }
+                Err(e) => {
+                    let text = errlog::with_os_error("recv() failed", &e);
+                    self.log_upstream(p, cx, LogLevel::Error, &text);
+                    return match self.next_or_fail(p, Fail::Error, t, key, cx) {
+                        Some(s) => s,
+                        None => Step::Continue,
+                    };
+                }
+            }
+        }
+    }
+
+    fn got_head(
+        &mut self,
+        p: &mut Proxy,
+        h: uc::UpstreamHead,
+        t: &mut Transport,
+        key: usize,
+        cx: &mut Ctx,
+    ) -> Step {
+        if let Some(tr) = p.vars.tries.last_mut() {
+            tr.status = Some(h.status);
+            tr.header = Some(cx.now - p.started);
+        }
+        let f = Fail::Status(h.status);
+        let more = p.attempt.as_ref().is_some_and(|a| a.tries() > 1)
+            && (p.job.idempotent || p.job.conf.proxy.next_upstream & next::NON_IDEMPOTENT != 0);
+        if f.bit() & p.job.conf.proxy.next_upstream != 0 && more {
+            return match self.next_or_fail(p, f, t, key, cx) {
+                Some(s) => s,
+                None => Step::Continue,
+            };
+        }
+        p.vars.head = p.inb[..h.len].to_vec();
+        p.vars.headers = h.headers.clone();
+        let ign = p.job.conf.proxy.ignore_headers;
+        if ign & peregrine_conf::model::ignore::X_ACCEL_REDIRECT == 0
+            && let Some(to) = p.vars.header("x_accel_redirect").map(str::to_string)
+            && !to.is_empty()
+        {
+            self.free_peer(p, cx, false);
+            return self.accel_redirect(p, &to, t, key, cx);
+        }
+        if p.job.conf.proxy.intercept_errors
+            && h.status >= 300
+            && p.job
+                .conf
+                .error_pages
+                .iter()
+                .any(|e| e.codes.contains(&h.status))
+        {
+            self.free_peer(p, cx, false);
+            return self.error_page(p, h.status, t, key, cx);
+        }
+        let upgrade = h.status == 101
+            && self
+                .ex
+                .as_ref()
+                .and_then(|e| e.req())
+                .is_some_and(|r| r.header("Upgrade").is_some());
+        if upgrade {
+            return self.start_tunnel(p, h, t, key, cx);
+        }
+        let (client11, chunked_on) =
+            self.ex
+                .as_ref()
+                .and_then(|e| e.req())
+                .map_or((false, true), |r| {
+                    (
+                        matches!(r.version(), peregrine_codec::Version::Http11),
+                        p.job.conf.conn.chunked_transfer_encoding,
+                    )
+                });
+        p.up_framing = h.framing(p.job.head_request);
+        p.framing = client_framing(p.up_framing, client11, chunked_on);
+        p.reusable = h.reusable(p.job.head_request);
+        p.dec = match p.up_framing {
+            Framing::Length(n) => Some(BodyDecoder::new(BodyKind::Length(n))),
+            Framing::Chunked => Some(BodyDecoder::new(BodyKind::Chunked)),
+            _ => None,
+        };
+        p.up_done = matches!(p.up_framing, Framing::None | Framing::Length(0));
+        let rest = p.inb.split_off(h.len);
+        let Some(mut ex) = self.ex.take() else {
+            return Step::Close(Close::Normal);
+        };
+        let resp = {
+            let Some(req) = ex.req() else {
+                return Step::Close(Close::Normal);
+            };
+            cx.core.proxied(
+                &p.job, &self.info, req, cx.wall, &p.vars, &h, &p.inb, p.framing,
+            )
+        };
+        p.inb = rest;
+        self.queue_head(&mut ex, resp, p, cx);
+        self.ex = Some(ex);
+        p.state = State::Stream;
+        self.stream_step(p, t, key, cx)
+    }
+
+    /// Serializes the client's head into `p.cout` and sets how the
+    /// exchange ends.
+    fn queue_head(
+        &mut self,
+        ex: &mut Exchange,
+        mut resp: peregrine_core::Response,
+        p: &mut Proxy,
+        cx: &mut Ctx,
+    ) {
+        let age = Duration::from_nanos(cx.timers.nanos(cx.now).saturating_sub(self.born));
+        let keep = Keep {
+            draining: cx.draining,
+            requests: self.info.requests,
+            age,
+        };
+        let (req, slot) = ex.split();
+        let mut plan = Plan::of(req, &mut resp, cx.wall, keep);
+        plan.body = None;
+        plan.comp = None;
+        resp.status = peregrine_codec::response::wire_status(resp.status);
+        let ch = ConnHeader {
+            keepalive: plan.keepalive,
+            keepalive_header: resp.conf.as_deref().and_then(|c| c.keepalive_header),
+        };
+        p.cout.clear();
+        p.cpos = 0;
+        serialize_head(&mut p.cout, &resp, &cx.head_start, &ch, false);
+        if resp.header_only {
+            p.framing = ClientFraming::None;
+        }
+        *slot = Some(resp);
+        ex.out.head_bytes = p.cout.len() as u64;
+        ex.keepalive = plan.keepalive;
+        ex.linger = plan.linger;
+    }
+
+    /// Streams the body: writes what is pending to the client, then reads
+    /// more from the upstream.
+    fn stream_step(&mut self, p: &mut Proxy, t: &mut Transport, key: usize, cx: &mut Ctx) -> Step {
+        loop {
+            if p.cpos < p.cout.len() {
+                match write_client(t, &p.cout[p.cpos..]) {
+                    Ok(0) => return Step::Close(Close::Normal),
+                    Ok(n) => {
+                        p.cpos += n;
+                        continue;
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                        t.writable = false;
+                        let d = p.job.conf.send_timeout;
+                        cx.timers.arm(key, cx.now, d);
+                        return Step::Wait;
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(e) => {
+                        self.log(
+                            cx,
+                            LogLevel::Info,
+                            &errlog::with_os_error("writev() failed", &e),
+                            "while sending to client",
+                        );
+                        self.end_upstream(p, cx, true);
+                        return Step::Close(Close::Normal);
+                    }
+                }
+            }
+            let head_len = self.ex.as_ref().map_or(0, |e| e.out.head_bytes);
+            p.cout.clear();
+            p.cpos = 0;
+            if p.up_done {
+                return self.finish_proxy(p, t, key, cx);
+            }
+            // Bytes already read (after the head) first, then the socket.
+            if p.inb.is_empty() {
+                match read_up(p) {
+                    Ok(0) => {
+                        if p.up_framing == Framing::UntilClose {
+                            p.up_done = true;
+                            p.reusable = false;
+                            if p.framing == ClientFraming::Chunked {
+                                p.cout.extend_from_slice(b"0\r\n\r\n");
+                            }
+                            continue;
+                        }
+                        self.log_upstream(
+                            p,
+                            cx,
+                            LogLevel::Error,
+                            "upstream prematurely closed connection",
+                        );
+                        self.end_upstream(p, cx, true);
+                        return Step::Close(Close::Normal);
+                    }
+                    Ok(_) => {}
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                        cx.timers.arm(key, cx.now, p.job.conf.proxy.read_timeout);
+                        return Step::Wait;
+                    }
+                    Err(_) => {
+                        self.end_upstream(p, cx, true);
+                        return Step::Close(Close::Normal);
+                    }
+                }
+            }
+            let _ = head_len;
+            if let Err(()) = frame_body(p) {
+                self.log_upstream(
+                    p,
+                    cx,
+                    LogLevel::Error,
+                    "upstream sent invalid chunked response",
+                );
+                self.end_upstream(p, cx, true);
+                return Step::Close(Close::Normal);
+            }
+            if let Some(ex) = self.ex.as_mut() {
+                ex.out.body_bytes += p.cout.len() as u64;
+            }
+        }
+    }
+
+    /// `101 Switching Protocols` to an `Upgrade` request
+    /// (`ngx_http_upstream_upgrade`): the head with `Connection: upgrade`
+    /// and the upstream's `Upgrade`, then a byte tunnel.
+    fn start_tunnel(
+        &mut self,
+        p: &mut Proxy,
+        h: uc::UpstreamHead,
+        t: &mut Transport,
+        key: usize,
+        cx: &mut Ctx,
+    ) -> Step {
+        p.framing = ClientFraming::None;
+        p.reusable = false;
+        let rest = p.inb.split_off(h.len);
+        let Some(mut ex) = self.ex.take() else {
+            return Step::Close(Close::Normal);
+        };
+        let mut resp = {
+            let Some(req) = ex.req() else {
+                return Step::Close(Close::Normal);
+            };
+            cx.core.proxied(
+                &p.job,
+                &self.info,
+                req,
+                cx.wall,
+                &p.vars,
+                &h,
+                &p.inb,
+                ClientFraming::None,
+            )
+        };
+        if let Some(up) = p.vars.header("upgrade") {
+            let mut head = resp.head.as_bytes().to_vec();
+            head.extend_from_slice(format!("Upgrade: {up}\r\n").as_bytes());
+            resp.head = peregrine_core::response::HeadLines::Owned(head);
+        }
+        resp.keepalive = false;
+        p.inb = rest;
+        self.queue_head(&mut ex, resp, p, cx);
+        let close: &[u8] = b"\r\nConnection: close\r\n";
+        if let Some(i) = find(&p.cout, close) {
+            p.cout.splice(
+                i..i + close.len(),
+                b"\r\nConnection: upgrade\r\n".iter().copied(),
+            );
+        }
+        ex.out.head_bytes = p.cout.len() as u64;
+        ex.keepalive = false;
+        self.ex = Some(ex);
+        // What the upstream sent after its head goes first.
+        let early = std::mem::take(&mut p.inb);
+        p.cout.extend_from_slice(&early);
+        p.out.clear();
+        p.sent = 0;
+        p.state = State::Tunnel;
+        self.tunnel_step(p, t, key, cx)
+    }
+
+    /// Relays both ways until either side closes.
+    fn tunnel_step(&mut self, p: &mut Proxy, t: &mut Transport, key: usize, cx: &mut Ctx) -> Step {
+        loop {
+            let mut moved = false;
+            // Upstream to client.
+            if p.cpos < p.cout.len() {
+                match write_client(t, &p.cout[p.cpos..]) {
+                    Ok(n) if n > 0 => {
+                        p.cpos += n;
+                        if let Some(ex) = self.ex.as_mut() {
+                            ex.out.body_bytes += n as u64;
+                        }
+                        moved = true;
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => t.writable = false,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => moved = true,
+                    _ => return self.end_tunnel(p, t, key, cx),
+                }
+            } else {
+                p.cout.clear();
+                p.cpos = 0;
+                match read_up(p) {
+                    Ok(0) => return self.end_tunnel(p, t, key, cx),
+                    Ok(_) => {
+                        p.cout = std::mem::take(&mut p.inb);
+                        moved = true;
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => moved = true,
+                    Err(_) => return self.end_tunnel(p, t, key, cx),
+                }
+            }
+            // Client to upstream.
+            if p.sent < p.out.len() {
+                let Some(s) = p.sock.as_mut() else {
+                    return self.end_tunnel(p, t, key, cx);
+                };
+                match s.write(&p.out[p.sent..]) {
+                    Ok(n) if n > 0 => {
+                        p.sent += n;
+                        moved = true;
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => moved = true,
+                    _ => return self.end_tunnel(p, t, key, cx),
+                }
+            } else {
+                p.out.clear();
+                p.sent = 0;
+                if let Some(b) = self.rbuf.as_mut()
+                    && b.start < b.end
+                {
+                    p.out.extend_from_slice(b.pending());
+                    b.start = b.end;
+                    moved = true;
+                } else if t.readable {
+                    match self.fill(t, cx, crate::pool::READ_BUF_SIZE) {
+                        Ok(0) => return self.end_tunnel(p, t, key, cx),
+                        Ok(_) => moved = true,
+                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => t.readable = false,
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => moved = true,
+                        Err(_) => return self.end_tunnel(p, t, key, cx),
+                    }
+                }
+            }
+            if !moved {
+                cx.timers.arm(key, cx.now, p.job.conf.proxy.read_timeout);
+                return Step::Wait;
+            }
+        }
+    }
+
+    /// One side of the tunnel closed: so does the other.
+    fn end_tunnel(&mut self, p: &mut Proxy, t: &mut Transport, key: usize, cx: &mut Ctx) -> Step {
+        if let Some(tr) = p.vars.tries.last_mut() {
+            tr.response = Some(cx.now - p.started);
+        }
+        self.end_upstream(p, cx, false);
+        self.phase = Phase::Send;
+        cx.timers.disarm(key);
+        if let Some(ex) = self.ex.as_mut() {
+            ex.keepalive = false;
+            ex.upstream = Some(Box::new(std::mem::take(&mut p.vars)));
+        }
+        self.complete(t, key, cx)
+    }
+
+    /// The answer went whole to the client: the upstream connection back
+    /// to its pool, the exchange completes as any other.
+    fn finish_proxy(&mut self, p: &mut Proxy, t: &mut Transport, key: usize, cx: &mut Ctx) -> Step {
+        if let Some(tr) = p.vars.tries.last_mut() {
+            tr.response = Some(cx.now - p.started);
+        }
+        self.end_upstream(p, cx, false);
+        self.phase = Phase::Send;
+        cx.timers.disarm(key);
+        if let Some(ex) = self.ex.as_mut() {
+            ex.upstream = Some(Box::new(std::mem::take(&mut p.vars)));
+        }
+        self.complete(t, key, cx)
+    }
+
+    /// Frees the attempt's peer and keeps or drops its connection.
+    fn end_upstream(&mut self, p: &mut Proxy, cx: &mut Ctx, failed: bool) {
+        let keep = !failed && p.up_done && p.reusable && p.state == State::Stream;
+        let peer = p.peer;
+        self.free_peer(p, cx, failed);
+        let Some(mut s) = p.sock.take() else { return };
+        if let Some(r) = cx.upstreams.registry.as_ref() {
+            s.deregister(r);
+        }
+        if keep
+            && let Some(peer) = peer
+            && let Some(g) = cx
+                .upstreams
+                .groups
+                .get(&p.job.target, &cx.upstreams.confs.clone())
+        {
+            g.put_idle(peers::Idle {
+                sock: s,
+                peer,
+                since: cx.now,
+                requests: p.requests + 1,
+                born: p.born,
+            });
+        }
+    }
+
+    fn free_peer(&mut self, p: &mut Proxy, cx: &mut Ctx, failed: bool) {
+        let secs = cx.now.duration_since(cx.upstreams.epoch).as_secs();
+        let confs = cx.upstreams.confs.clone();
+        if let (Some(a), Some(g)) = (
+            p.attempt.as_mut(),
+            cx.upstreams.groups.get(&p.job.target, &confs),
+        ) && a.current().is_some()
+        {
+            let freed = g.up.free(a, failed, secs);
+            if freed.disabled {
+                self.log_upstream(
+                    p,
+                    cx,
+                    LogLevel::Warn,
+                    "upstream server temporarily disabled",
+                );
+            }
+        }
+        p.peer = None;
+    }
+
+    /// `ngx_http_upstream_next`: the next peer, or the error page.
+    fn next_or_fail(
+        &mut self,
+        p: &mut Proxy,
+        f: Fail,
+        t: &mut Transport,
+        key: usize,
+        cx: &mut Ctx,
+    ) -> Option<Step> {
+        if let Some(tr) = p.vars.tries.last_mut() {
+            tr.response = Some(cx.now - p.started);
+            if tr.status.is_none() {
+                tr.status = Some(f.status());
+            }
+        }
+        if p.requests > 0 && f == Fail::Error && p.inb.is_empty() && p.peer.is_some() {
+            // A kept-alive connection the upstream closed meanwhile.
+            if let Some(mut s) = p.sock.take()
+                && let Some(r) = cx.upstreams.registry.as_ref()
+            {
+                s.deregister(r);
+            }
+            p.vars.tries.pop();
+            p.vars.tries.push(Tried {
+                addr: p.peer_name.clone(),
+                ..Tried::default()
+            });
+            p.fresh_peer = true;
+            p.state = State::Connect;
+            p.sent = 0;
+            return None;
+        }
+        let counts = !matches!(f, Fail::Status(403 | 404));
+        let was_sent = p.state == State::Head || p.sent > 0;
+        let fresh = p.state == State::Body;
+        if let Some(mut s) = p.sock.take()
+            && let Some(r) = cx.upstreams.registry.as_ref()
+        {
+            s.deregister(r);
+        }
+        if fresh || matches!(f, Fail::Status(400 | 413)) {
+            return Some(self.error_page(p, f.status(), t, key, cx));
+        }
+        self.free_peer(p, cx, counts);
+        let conf = &p.job.conf.proxy;
+        let tries = p.attempt.as_ref().map_or(0, |a| a.tries());
+        let timeout = conf.next_upstream_timeout;
+        let non_idem =
+            was_sent && !p.job.idempotent && conf.next_upstream & next::NON_IDEMPOTENT == 0;
+        let allowed = f.bit() & conf.next_upstream != 0
+            && conf.next_upstream & next::OFF == 0
+            && tries > 0
+            && !non_idem
+            && (timeout.is_zero() || cx.now - p.first < timeout);
+        if allowed {
+            p.state = State::Connect;
+            p.inb.clear();
+            p.sent = 0;
+            return None;
+        }
+        Some(self.error_page(p, f.status(), t, key, cx))
+    }
+
+    /// The response for a failed request: core's error page (error_page
+    /// applying); a page that proxies again starts over.
+    fn error_page(
+        &mut self,
+        p: &mut Proxy,
+        status: u16,
+        t: &mut Transport,
+        key: usize,
+        cx: &mut Ctx,
+    ) -> Step {
+        cx.timers.disarm(key);
+        let Some(ex) = self.ex.take() else {
+            return Step::Close(Close::Normal);
+        };
+        let resp = {
+            let Some(req) = ex.req() else {
+                return Step::Close(Close::Normal);
+            };
+            cx.core
+                .upstream_error(&p.job, &self.info, req, cx.wall, &p.vars, status)
+        };
+        self.after_core(p, ex, resp, t, key, cx)
+    }
+
+    /// Core's response after the upstream: queued, or (a location that
+    /// proxies again) a new upstream request.
+    fn after_core(
+        &mut self,
+        p: &mut Proxy,
+        mut ex: Box<Exchange>,
+        resp: peregrine_core::Response,
+        t: &mut Transport,
+        key: usize,
+        cx: &mut Ctx,
+    ) -> Step {
+        if let Some(job) = cx.core.take_proxy()
+            && p.restarts < MAX_RESTARTS
+        {
+            let restarts = p.restarts + 1;
+            let step = self.start_proxy_with(t, ex, job, cx, false);
+            if let Some(np) = cx.upstreams.get_mut(key) {
+                np.restarts = restarts;
+                np.vars.tries = std::mem::take(&mut p.vars.tries);
+            }
+            return step;
+        }
+        ex.resp = Some(resp);
+        ex.upstream = Some(Box::new(p.vars.clone()));
+        let age = Duration::from_nanos(cx.timers.nanos(cx.now).saturating_sub(self.born));
+        let keep = Keep {
+            draining: cx.draining,
+            requests: self.info.requests,
+            age,
+        };
+        let (req, slot) = ex.split();
+        let Some(resp) = slot.as_mut() else {
+            return Step::Close(Close::Normal);
+        };
+        let mut plan = Plan::of(req, resp, cx.wall, keep);
+        plan.body = None;
+        self.phase = Phase::Send;
+        self.queue(t, ex, plan, cx)
+    }
+
+    /// `X-Accel-Redirect`: core redirects internally; the result may
+    /// proxy again.
+    fn accel_redirect(
+        &mut self,
+        p: &mut Proxy,
+        to: &str,
+        t: &mut Transport,
+        key: usize,
+        cx: &mut Ctx,
+    ) -> Step {
+        cx.timers.disarm(key);
+        if let Some(mut s) = p.sock.take()
+            && let Some(r) = cx.upstreams.registry.as_ref()
+        {
+            s.deregister(r);
+        }
+        let Some(ex) = self.ex.take() else {
+            return Step::Close(Close::Normal);
+        };
+        let resp = {
+            let Some(req) = ex.req() else {
+                return Step::Close(Close::Normal);
+            };
+            cx.core
+                .accel_redirect(&p.job, &self.info, req, cx.wall, &p.vars, to)
+        };
+        self.after_core(p, ex, resp, t, key, cx)
+    }
+
+    fn on_proxy_timeout(
+        &mut self,
+        p: &mut Proxy,
+        t: &mut Transport,
+        key: usize,
+        cx: &mut Ctx,
+    ) -> Step {
+        let e = io::Error::from_raw_os_error(libc::ETIMEDOUT);
+        match p.state {
+            State::Body => {
+                self.log(
+                    cx,
+                    LogLevel::Info,
+                    &errlog::with_os_error("client timed out", &e),
+                    p.doing(),
+                );
+                Step::Close(Close::Normal)
+            }
+            State::Tunnel => {
+                self.log_upstream(
+                    p,
+                    cx,
+                    LogLevel::Error,
+                    &errlog::with_os_error("upstream timed out", &e),
+                );
+                self.end_tunnel(p, t, key, cx)
+            }
+            State::Stream if p.cpos < p.cout.len() => {
+                self.log(
+                    cx,
+                    LogLevel::Info,
+                    &errlog::with_os_error("client timed out", &e),
+                    "while sending to client",
+                );
+                self.end_upstream(p, cx, true);
+                Step::Close(Close::Normal)
+            }
+            State::Stream => {
+                self.log_upstream(
+                    p,
+                    cx,
+                    LogLevel::Error,
+                    &errlog::with_os_error("upstream timed out", &e),
+                );
+                self.end_upstream(p, cx, true);
+                Step::Close(Close::Normal)
+            }
+            _ => {
+                self.log_upstream(
+                    p,
+                    cx,
+                    LogLevel::Error,
+                    &errlog::with_os_error("upstream timed out", &e),
+                );
+                match self.next_or_fail(p, Fail::Timeout, t, key, cx) {
+                    Some(s) => s,
+                    None => Step::Continue,
+                }
+            }
+        }
+    }
+
+    /// An error line with nginx's `upstream: "http://..."` context
+    /// (between `request:` and `host:`, as `ngx_http_log_error_handler`).
+    fn log_upstream(&self, p: &Proxy, cx: &Ctx, level: LogLevel, text: &str) {
+        let loc_log = p.job.conf.error_log.as_ref();
+        if level < cx.log_level && loc_log.is_none() {
+            return;
+        }
+        let req = self.ex.as_ref().and_then(|e| e.req());
+        let server = p
+            .job
+            .server
+            .server_names
+            .first()
+            .map(errlog::server_name_text)
+            .unwrap_or_default();
+        let ctx = errlog::Context {
+            id: self.info.id,
+            peer: self.info.peer,
+            server: &server,
+            request: req.map(|r| r.request_line()),
+            host: None,
+        };
+        let mut line = errlog::conn_message(&ctx, &format!("{text} {}", p.doing()));
+        if !p.peer_name.is_empty() {
+            line.push_str(&format!(", upstream: \"{}\"", p.upstream_url()));
+        }
+        if let Some(h) = req.and_then(|r| r.host()) {
+            line.push_str(&format!(", host: \"{h}\""));
+        }
+        match loc_log {
+            Some(confs) => cx.loc_errlogs.write(confs, level, &line),
+            None => (cx.errlog)(level, &line),
+        }
+    }
+
+    /// The client connection closes with the request still upstream.
+    pub(crate) fn abort_proxy(&mut self, cx: &mut Ctx) {
+        if let Some(mut p) = cx.upstreams.take(self.key as usize) {
+            self.free_peer(&mut p, cx, false);
+        }
+    }
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+/// A non-blocking connect to `addr`, registered under the client's key.
+fn start_connect(
+    p: &mut Proxy,
+    addr: &peregrine_conf::model::PeerAddr,
+    registry: Option<&mio::Registry>,
+    key: usize,
+) -> io::Result<()> {
+    let mut s = Sock::connect(addr)?;
+    let token = mio::Token(crate::worker::CONN_BASE + key + UPSTREAM_FLAG);
+    if let Some(r) = registry {
+        s.register(r, token)?;
+    }
+    p.sock = Some(s);
+    p.readable = false;
+    p.writable = false;
+    p.born = p.started;
+    Ok(())
+}
+
+/// The request bytes: head, `Content-Length` of the body, blank line, body.
+fn build_request(p: &mut Proxy) {
+    p.out.clear();
+    p.out.extend_from_slice(&p.job.head);
+    let body: &[u8] = match &p.job.body {
+        JobBody::None => &[],
+        JobBody::Client => &p.body,
+        JobBody::Fixed(b) => b,
+    };
+    if !body.is_empty() || matches!(p.job.body, JobBody::Client) {
+        p.out
+            .extend_from_slice(format!("Content-Length: {}\r\n", body.len()).as_bytes());
+    }
+    p.out.extend_from_slice(b"\r\n");
+    p.out.extend_from_slice(body);
+    p.sent = 0;
+}
+
+fn send_step(p: &mut Proxy) -> Io {
+    let Some(s) = p.sock.as_mut() else {
+        return Io::Fail(Fail::Error);
+    };
+    while p.sent < p.out.len() {
+        match s.write(&p.out[p.sent..]) {
+            Ok(n) => {
+                p.sent += n;
+                if let Some(t) = p.vars.tries.last_mut() {
+                    t.sent += n as u64;
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Io::Wait,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => return Io::Fail(Fail::Error),
+        }
+    }
+    p.state = State::Head;
+    Io::Done
+}
+
+fn read_up(p: &mut Proxy) -> io::Result<usize> {
+    let Some(s) = p.sock.as_mut() else {
+        return Ok(0);
+    };
+    let at = p.inb.len();
+    p.inb.resize(at + READ_CHUNK, 0);
+    let r = s.read(&mut p.inb[at..]);
+    let n = *r.as_ref().unwrap_or(&0);
+    p.inb.truncate(at + n);
+    if let Some(t) = p.vars.tries.last_mut() {
+        t.received += n as u64;
+    }
+    r
+}
+
+/// Moves the body bytes of `p.inb` to `p.cout`, framed for the client.
+fn frame_body(p: &mut Proxy) -> Result<(), ()> {
+    let data = std::mem::take(&mut p.inb);
+    let mut pos = 0;
+    while pos < data.len() && !p.up_done {
+        let (piece, used, done) = match p.dec.as_mut() {
+            Some(d) => {
+                let pr = d.decode(&data[pos..]).map_err(|_| ())?;
+                (pos + pr.data.start..pos + pr.data.end, pr.consumed, pr.done)
+            }
+            None => (pos..data.len(), data.len() - pos, false),
+        };
+        if !piece.is_empty() {
+            if let Some(t) = p.vars.tries.last_mut() {
+                t.length += piece.len() as u64;
+            }
+            if p.framing == ClientFraming::Chunked {
+                p.cout
+                    .extend_from_slice(format!("{:x}\r\n", piece.len()).as_bytes());
+                p.cout.extend_from_slice(&data[piece]);
+                p.cout.extend_from_slice(b"\r\n");
+            } else if p.framing != ClientFraming::None {
+                p.cout.extend_from_slice(&data[piece]);
+            }
+        }
+        pos += used;
+        if done {
+            p.up_done = true;
+            if p.framing == ClientFraming::Chunked {
+                p.cout.extend_from_slice(b"0\r\n\r\n");
+            }
+        }
+        if used == 0 {
+            break;
+        }
+    }
+    if pos < data.len() && !p.up_done {
+        p.inb = data[pos..].to_vec();
+    }
+    if pos < data.len() && p.up_done {
+        // Extra bytes after the answer: the connection cannot be reused.
+        p.reusable = false;
+    }
+    Ok(())
+}
+
+fn write_client(t: &mut Transport, buf: &[u8]) -> io::Result<usize> {
+    match t.tls.as_deref_mut() {
+        None => Sink::send(&mut t.sock, buf, false),
+        Some(tls) => {
+            let mut sink = TlsSink { sock: &t.sock, tls };
+            let n = sink.send(buf, false)?;
+            if !sink.flush()? {
+                return Err(io::ErrorKind::WouldBlock.into());
+            }
+            Ok(n)
+        }
+    }
+}
+
+/// The log's view of `$upstream_*`.
+pub struct LogVars<'a>(pub &'a UpstreamVars);
+
+impl peregrine_log::UpstreamValues for LogVars<'_> {
+    fn value(&self, name: &str) -> Option<String> {
+        if self.0.tries.is_empty() {
+            return None;
+        }
+        let mut s = String::new();
+        self.0.push(&mut s, name);
+        Some(s)
+    }
+}
+
+/// Routes an upstream socket's readiness to its connection.
+pub fn upstream_ready(p: &mut Proxy, readable: bool, writable: bool) {
+    p.readable |= readable;
+    p.writable |= writable;
+}
+
+impl Upstreams {
+    pub fn new(
+        conf: &peregrine_conf::model::Config,
+        registry: Option<mio::Registry>,
+        seed: u64,
+    ) -> Upstreams {
+        Upstreams {
+            groups: {
+                let mut g = peers::Groups::default();
+                g.seed = seed;
+                g
+            },
+            registry,
+            confs: conf
+                .http
+                .as_ref()
+                .map(|h| h.upstreams.clone())
+                .unwrap_or_default()
+                .into(),
+            epoch: Instant::now(),
+            live: Vec::new(),
+        }
+    }
+}

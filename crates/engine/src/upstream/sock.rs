@@ -1,0 +1,106 @@
+//! An upstream connection's socket: TCP or a UNIX-domain stream, both
+//! non-blocking mio sockets registered in the worker's own poll.
+
+use std::io::{self, Read, Write};
+
+use mio::net::{TcpStream, UnixStream};
+use mio::{Interest, Registry, Token};
+
+use peregrine_conf::model::PeerAddr;
+
+pub enum Sock {
+    Tcp(TcpStream),
+    Unix(UnixStream),
+}
+
+impl Sock {
+    /// Starts a non-blocking connect (`ngx_event_connect_peer`).
+    pub fn connect(addr: &PeerAddr) -> io::Result<Sock> {
+        match addr {
+            PeerAddr::Inet(a) => {
+                let s = TcpStream::connect(*a)?;
+                let _ = s.set_nodelay(true);
+                Ok(Sock::Tcp(s))
+            }
+            PeerAddr::Unix(p) => UnixStream::connect(p).map(Sock::Unix),
+        }
+    }
+
+    pub fn register(&mut self, r: &Registry, t: Token) -> io::Result<()> {
+        let i = Interest::READABLE | Interest::WRITABLE;
+        match self {
+            Sock::Tcp(s) => r.register(s, t, i),
+            Sock::Unix(s) => r.register(s, t, i),
+        }
+    }
+
+    pub fn deregister(&mut self, r: &Registry) {
+        let _ = match self {
+            Sock::Tcp(s) => r.deregister(s),
+            Sock::Unix(s) => r.deregister(s),
+        };
+    }
+
+    /// The connect's outcome once the socket is writable: `Ok(true)`
+    /// connected, `Ok(false)` still in progress, `Err` refused and the like.
+    pub fn connected(&mut self) -> io::Result<bool> {
+        if let Some(e) = self.take_error()? {
+            return Err(e);
+        }
+        let r = match self {
+            Sock::Tcp(s) => s.peer_addr().map(|_| ()),
+            Sock::Unix(s) => s.peer_addr().map(|_| ()),
+        };
+        match r {
+            Ok(()) => Ok(true),
+            Err(e)
+                if e.kind() == io::ErrorKind::NotConnected
+                    || e.raw_os_error() == Some(libc::EINPROGRESS) =>
+            {
+                Ok(false)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    fn take_error(&self) -> io::Result<Option<io::Error>> {
+        match self {
+            Sock::Tcp(s) => s.take_error(),
+            Sock::Unix(s) => s.take_error(),
+        }
+    }
+
+    /// An idle pooled connection may be used again: nothing to read, not
+    /// closed (a byte or an EOF while idle makes it unusable).
+    pub fn idle_clean(&self) -> bool {
+        let mut b = [0u8; 1];
+        let r = match self {
+            Sock::Tcp(s) => s.peek(&mut b),
+            // mio's UNIX stream has no peek: such connections are not
+            // reused (nginx's pool takes them; rare behind a proxy).
+            Sock::Unix(_) => return false,
+        };
+        matches!(r, Err(e) if e.kind() == io::ErrorKind::WouldBlock)
+    }
+}
+
+impl Read for Sock {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Sock::Tcp(s) => s.read(buf),
+            Sock::Unix(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for Sock {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Sock::Tcp(s) => s.write(buf),
+            Sock::Unix(s) => s.write(buf),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
