@@ -61,6 +61,9 @@ impl Exchange {
     }
 
     /// Back to idle, keeping the request's and the output's buffers.
+    /// Always inlined: the proxy's callers made LLVM call it out of line
+    /// on the plain path too.
+    #[inline(always)]
     pub fn reset(&mut self, pool: &mut Pool) {
         self.parsed = false;
         self.resp = None;
@@ -111,7 +114,7 @@ impl Plan {
     /// filter may rewrite its head). `keep` says whether the connection
     /// itself may stay open (`draining`, `keepalive_requests`,
     /// `keepalive_time`: see [`crate::keepalive::allowed`]).
-    #[inline]
+    #[inline(always)]
     pub fn of(req: &Request, resp: &mut Response, wall: SystemTime, keep: Keep) -> Plan {
         let comp = crate::compress::apply(req, resp, wall);
         let kind = req.body_kind();

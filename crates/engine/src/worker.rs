@@ -321,6 +321,9 @@ impl Worker {
         next.map(|n| n.saturating_duration_since(Instant::now()))
     }
 
+    /// Always inlined into the loop (it has a second caller, the upstream
+    /// side's events, since the proxy).
+    #[inline(always)]
     fn conn_event(&mut self, key: usize, readable: bool, writable: bool) {
         let Some(Some(conn)) = self.conns.get_mut(key) else {
             return;

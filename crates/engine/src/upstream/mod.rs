@@ -684,11 +684,11 @@ impl Http1 {
         p: &mut Proxy,
         cx: &mut Ctx,
     ) {
-        let age = Duration::from_nanos(cx.timers.nanos(cx.now).saturating_sub(self.born));
+        let age_ns = cx.timers.nanos(cx.now).saturating_sub(self.born);
         let keep = Keep {
             draining: cx.draining,
             requests: self.info.requests,
-            age,
+            age_ns,
         };
         let (req, slot) = ex.split();
         let mut plan = Plan::of(req, &mut resp, cx.wall, keep);
@@ -1115,11 +1115,11 @@ impl Http1 {
         }
         ex.resp = Some(resp);
         ex.upstream = Some(Box::new(p.vars.clone()));
-        let age = Duration::from_nanos(cx.timers.nanos(cx.now).saturating_sub(self.born));
+        let age_ns = cx.timers.nanos(cx.now).saturating_sub(self.born);
         let keep = Keep {
             draining: cx.draining,
             requests: self.info.requests,
-            age,
+            age_ns,
         };
         let (req, slot) = ex.split();
         let Some(resp) = slot.as_mut() else {
