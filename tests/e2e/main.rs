@@ -60,6 +60,7 @@ mod syslog;
 mod temp_paths;
 mod timeouts;
 mod tls;
+mod tls_client;
 mod trailers;
 mod tune;
 mod upstream_blocks;

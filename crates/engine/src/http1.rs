@@ -592,8 +592,11 @@ impl Http1 {
         mut ex: Box<Exchange>,
         cx: &mut Ctx,
     ) -> Step {
-        if t.plain_on_tls() {
-            return self.plain_on_tls(t, ex, cx);
+        if t.tls.is_some() {
+            match self.tls_exchange(t, ex, cx) {
+                Ok(step) => return step,
+                Err(back) => ex = back,
+            }
         }
         self.set_gauge(Gauge::Writing, cx);
         cx.timers.disarm(self.key as usize);
@@ -807,7 +810,7 @@ impl Http1 {
     #[cold]
     #[inline(never)]
     fn plain_on_tls(&mut self, t: &mut Transport, mut ex: Box<Exchange>, cx: &mut Ctx) -> Step {
-        self.info.https = false;
+        self.info.ssl = None;
         ex.set_parsed();
         self.set_gauge(Gauge::Writing, cx);
         cx.timers.disarm(self.key as usize);
@@ -821,6 +824,68 @@ impl Http1 {
             b.start = b.end;
         }
         ex.resp = Some(self.default_error_page(497, cx));
+        self.queue(t, ex, Plan::closing(), cx)
+    }
+
+    /// A request on a TLS connection: plain HTTP (497), the session's
+    /// variables taken once per connection, and `ssl_verify_client`'s
+    /// refusals (495, 496). `Err` hands the exchange back to go on.
+    #[cold]
+    #[inline(never)]
+    fn tls_exchange(
+        &mut self,
+        t: &mut Transport,
+        ex: Box<Exchange>,
+        cx: &mut Ctx,
+    ) -> Result<Step, Box<Exchange>> {
+        if t.plain_on_tls() {
+            return Ok(self.plain_on_tls(t, ex, cx));
+        }
+        let Some(tls) = t.tls.as_deref_mut() else {
+            return Err(ex);
+        };
+        let Some((vars, refuse)) = tls.take_vars() else {
+            return Err(ex);
+        };
+        self.info.ssl = Some(std::sync::Arc::new(vars));
+        match refuse {
+            Some(status) => Ok(self.ssl_refuse(t, ex, status, cx)),
+            None => Err(ex),
+        }
+    }
+
+    /// nginx's `ngx_http_process_request` for a client certificate that
+    /// did not verify (495) or was not sent (496): logged at info, its
+    /// page (or `error_page`) sent as 400, and the connection closed.
+    #[cold]
+    #[inline(never)]
+    fn ssl_refuse(
+        &mut self,
+        t: &mut Transport,
+        mut ex: Box<Exchange>,
+        status: u16,
+        cx: &mut Ctx,
+    ) -> Step {
+        ex.set_parsed();
+        self.set_gauge(Gauge::Writing, cx);
+        cx.timers.disarm(self.key as usize);
+        let why = match self.info.ssl.as_ref().map(|v| v.client_verify.clone()) {
+            Some(v) if status == 495 => format!(
+                "client SSL certificate verify error: ({})",
+                v.strip_prefix("FAILED:").unwrap_or(&v)
+            ),
+            _ => "client sent no required SSL certificate".to_string(),
+        };
+        self.log(
+            cx,
+            LogLevel::Info,
+            &why,
+            "while reading client request headers",
+        );
+        if let Some(b) = self.rbuf.as_mut() {
+            b.start = b.end;
+        }
+        ex.resp = Some(self.default_error_page(status, cx));
         self.queue(t, ex, Plan::closing(), cx)
     }
 

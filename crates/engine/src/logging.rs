@@ -79,6 +79,7 @@ impl AccessLog for Nginx {
             Some(other) => std::borrow::Cow::Owned(crate::errlog::server_name_text(other)),
             None => std::borrow::Cow::Borrowed(""),
         };
+        let ssl = e.conn.ssl.as_deref().map(SslLog);
         let mut rec = RequestLog::new(e.conn.peer, e.conn.local, e.start, e.end);
         if let Some(r) = e.request {
             rec = rec.with_request(r);
@@ -93,7 +94,8 @@ impl AccessLog for Nginx {
             connection_requests: e.conn.requests,
             server_name: server_name.as_bytes(),
             pipelined: e.pipelined,
-            https: e.conn.https,
+            https: e.conn.https(),
+            ssl: ssl.as_ref().map(|v| v as &dyn peregrine_log::SslValues),
             ..rec
         };
         self.logs.log_list(list, &rec);
@@ -101,6 +103,15 @@ impl AccessLog for Nginx {
 
     fn flush(&mut self) {
         self.logs.tick(Instant::now());
+    }
+}
+
+/// A TLS session's variables as the access log asks for them.
+struct SslLog<'a>(&'a peregrine_core::ssl_vars::SslVars);
+
+impl peregrine_log::SslValues for SslLog<'_> {
+    fn ssl_value(&self, name: &str) -> Option<&str> {
+        self.0.get(name)
     }
 }
 

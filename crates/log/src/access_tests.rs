@@ -60,6 +60,7 @@ fn rec(uri: &'static str, args: Option<&'static [u8]>) -> RequestLog<'static> {
         pipelined: false,
         request_id: None,
         userid: None,
+        ssl: None,
     }
 }
 

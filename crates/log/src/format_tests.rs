@@ -53,6 +53,7 @@ fn base<'a>(req: &'a dyn Headers, resp: &'a dyn Headers) -> RequestLog<'a> {
         pipelined: false,
         request_id: None,
         userid: None,
+        ssl: None,
     }
 }
 

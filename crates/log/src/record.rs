@@ -143,6 +143,15 @@ pub struct RequestLog<'a> {
     /// The location's userid settings (`$uid_got`, `$uid_set`); the access
     /// log fills it from the `access_log`'s configuration.
     pub userid: Option<&'a peregrine_conf::model::UseridConf>,
+    // ssl
+    /// The TLS session's `$ssl_*` values (`None`: a plain connection).
+    pub ssl: Option<&'a dyn SslValues>,
+}
+
+/// Where a record's `$ssl_*` values come from (the engine's TLS session).
+pub trait SslValues {
+    /// The value of `$ssl_NAME` (`name` without the prefix).
+    fn ssl_value(&self, name: &str) -> Option<&str>;
 }
 
 impl RequestLog<'static> {
@@ -175,6 +184,7 @@ impl RequestLog<'static> {
             pipelined: false,
             request_id: None,
             userid: None,
+            ssl: None,
         }
     }
 }

@@ -61,6 +61,9 @@ pub(crate) enum Var {
     /// `$uid_got`, `$uid_set` (the userid filter, see `uid`).
     UidGot,
     UidSet,
+    // ssl
+    /// `$ssl_NAME` (the name after the prefix).
+    Ssl(Box<str>),
 }
 
 impl Var {
@@ -118,6 +121,9 @@ impl Var {
             | "gzip_ratio" => Var::NotFound,
             "uid_got" => Var::UidGot,
             "uid_set" => Var::UidSet,
+            n if n.starts_with("ssl_") && peregrine_conf::variables::KNOWN.contains(&n) => {
+                Var::Ssl(n[4..].into())
+            }
             _ => return Self::parse_prefixed(&lower),
         };
         Some(fixed)
@@ -208,6 +214,10 @@ impl Var {
             Var::Cookie(name) => push_cookie(out, mode, rec, name),
             Var::UidGot => crate::uid::push(out, mode, rec, false),
             Var::UidSet => crate::uid::push(out, mode, rec, true),
+            Var::Ssl(name) => s(
+                out,
+                rec.ssl.and_then(|v| v.ssl_value(name)).map(str::as_bytes),
+            ),
         }
     }
 }

@@ -38,7 +38,17 @@ pub fn load_pair(pair: &CertPair, provider: &CryptoProvider) -> Result<Certified
         path: pair.key.clone(),
         reason,
     };
-    let der = PrivateKeyDer::from_pem_file(&pair.key).map_err(|e| key_err(e.to_string()))?;
+    let der = PrivateKeyDer::from_pem_file(&pair.key).map_err(|e| {
+        // rustls reads unencrypted keys only (`ssl_password_file` has
+        // nothing to decrypt with): say so rather than "no key found".
+        match std::fs::read(&pair.key) {
+            Ok(b) if b.windows(9).any(|w| w == b"ENCRYPTED") => key_err(
+                "encrypted keys are not supported by Peregrine (rustls): decrypt it (openssl pkey)"
+                    .into(),
+            ),
+            _ => key_err(e.to_string()),
+        }
+    })?;
     let signing = provider
         .key_provider
         .load_private_key(der)

@@ -64,6 +64,29 @@ impl FileTicketer {
     }
 }
 
+/// A ticketer under a random 80-byte key (nginx's key generated at start
+/// when no `ssl_session_ticket_key` is given), for [`rotating`].
+fn random_ticketer() -> Result<Box<dyn ProducesTickets>, rustls::crypto::GetRandomFailed> {
+    let mut bytes = [0u8; 80];
+    SystemRandom::new()
+        .fill(&mut bytes)
+        .map_err(|_| rustls::crypto::GetRandomFailed)?;
+    let key = key_from_bytes(&bytes).ok_or(rustls::crypto::GetRandomFailed)?;
+    Ok(Box::new(FileTicketer {
+        keys: vec![key],
+        lifetime: 0,
+        rng: SystemRandom::new(),
+    }))
+}
+
+/// Random keys replaced every `lifetime` seconds (`ssl_session_timeout`),
+/// the previous one still opening tickets: nginx's rotation of the keys it
+/// makes itself (1.23.2 and later, shared by all workers), so a ticket
+/// names a new key once the old one has served a timeout's length.
+pub fn rotating(lifetime: u32) -> Result<rustls::TicketRotator, TlsError> {
+    rustls::TicketRotator::new(lifetime.max(1), random_ticketer).map_err(TlsError::Rustls)
+}
+
 fn key_from_bytes(bytes: &[u8]) -> Option<TicketKey> {
     let (alg, aes) = match bytes.len() {
         48 => (&AES_128_GCM, &bytes[32..48]),
