@@ -116,7 +116,10 @@ fn a_verified_client_certificate_and_its_variables() {
 #[test]
 fn verify_on_refuses_no_certificate_and_an_untrusted_one() {
     let (server, a, pki) = start_verify("on");
-    let r = ask(&server, &client(std::slice::from_ref(&a), &[&rustls::version::TLS13]));
+    let r = ask(
+        &server,
+        &client(std::slice::from_ref(&a), &[&rustls::version::TLS13]),
+    );
     assert_eq!(r.status, 400);
     assert!(
         r.body_str()
@@ -138,7 +141,10 @@ fn verify_on_refuses_no_certificate_and_an_untrusted_one() {
 #[test]
 fn optional_no_ca_serves_and_says_why() {
     let (server, a, pki) = start_verify("optional_no_ca");
-    let r = ask(&server, &client(std::slice::from_ref(&a), &[&rustls::version::TLS13]));
+    let r = ask(
+        &server,
+        &client(std::slice::from_ref(&a), &[&rustls::version::TLS13]),
+    );
     assert_eq!(r.status, 200);
     assert!(
         r.body_str().starts_with("NONE||||TLSv1.3|"),
@@ -225,4 +231,43 @@ fn deprecated_ssl_on_makes_the_server_speak_tls() {
         request(&mut tls, "/", "a.test", true).body_str(),
         "https on\n"
     );
+}
+
+#[test]
+fn a_host_whose_server_asks_for_certificates_is_misdirected() {
+    let p = Prefix::new("tls-misdirected");
+    let a = cert(&p, "a.test");
+    let b = cert(&p, "b.test");
+    let _ = Pki::new(&p);
+    let conf = conf_with(
+        r#"
+    ssl_protocols TLSv1.2 TLSv1.3;
+    server {
+        listen 127.0.0.1:PORT ssl;
+        server_name a.test;
+        ssl_certificate a.test.crt;
+        ssl_certificate_key a.test.key;
+        ssl_verify_client optional;
+        ssl_client_certificate ca.crt;
+        location / { return 200 "a\n"; }
+    }
+    server {
+        listen 127.0.0.1:PORT ssl;
+        server_name b.test;
+        ssl_certificate b.test.crt;
+        ssl_certificate_key b.test.key;
+        location / { return 200 "b\n"; }
+    }
+"#,
+    );
+    let server = Server::start(p, &conf);
+    let config = client(&[a, b], &[&rustls::version::TLS13]);
+    // Negotiated b.test, asking for a.test, whose server checks clients.
+    let mut tls = connect(&server, &config, "b.test");
+    let r = request(&mut tls, "/", "a.test", true);
+    assert_eq!(r.status, 421, "{}", r.body_str());
+    // The other way round: b.test's server does not ask.
+    let mut tls = connect(&server, &config, "a.test");
+    let r = request(&mut tls, "/", "b.test", true);
+    assert_eq!((r.status, r.body_str()), (200, "b\n"));
 }

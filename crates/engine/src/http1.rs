@@ -835,7 +835,7 @@ impl Http1 {
     fn tls_exchange(
         &mut self,
         t: &mut Transport,
-        ex: Box<Exchange>,
+        mut ex: Box<Exchange>,
         cx: &mut Ctx,
     ) -> Result<Step, Box<Exchange>> {
         if t.plain_on_tls() {
@@ -847,16 +847,28 @@ impl Http1 {
         let Some((vars, refuse)) = tls.take_vars() else {
             return Err(ex);
         };
+        // nginx's `ngx_http_set_virtual_server`: a Host other than the
+        // SNI name whose server asks for client certificates is 421.
+        // (`start_exchange` calls this before marking the head parsed.)
+        let host = ex.req_mut().host();
+        let misdirected = match (vars.server_name.as_deref(), host) {
+            (Some(sni), Some(host)) if !sni.eq_ignore_ascii_case(host) => {
+                tls.table().asks_client_cert(self.info.local, host)
+            }
+            _ => false,
+        };
         self.info.ssl = Some(std::sync::Arc::new(vars));
         match refuse {
             Some(status) => Ok(self.ssl_refuse(t, ex, status, cx)),
+            None if misdirected => Ok(self.ssl_refuse(t, ex, 421, cx)),
             None => Err(ex),
         }
     }
 
     /// nginx's `ngx_http_process_request` for a client certificate that
     /// did not verify (495) or was not sent (496): logged at info, its
-    /// page (or `error_page`) sent as 400, and the connection closed.
+    /// page (or `error_page`) sent as 400, and the connection closed; and
+    /// a misdirected request (421).
     #[cold]
     #[inline(never)]
     fn ssl_refuse(
@@ -870,6 +882,9 @@ impl Http1 {
         self.set_gauge(Gauge::Writing, cx);
         cx.timers.disarm(self.key as usize);
         let why = match self.info.ssl.as_ref().map(|v| v.client_verify.clone()) {
+            _ if status == 421 => {
+                "client attempted to request the server name different from the one that was negotiated".to_string()
+            }
             Some(v) if status == 495 => format!(
                 "client SSL certificate verify error: ({})",
                 v.strip_prefix("FAILED:").unwrap_or(&v)

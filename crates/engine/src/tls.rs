@@ -166,6 +166,17 @@ impl TlsTable {
         })))
     }
 
+    /// Whether the server block `host` chooses on `local` (the default
+    /// one when none matches) asks for client certificates.
+    pub fn asks_client_cert(&self, local: SocketAddr, host: &str) -> bool {
+        let i = self
+            .index
+            .find(local, Some(host))
+            .or_else(|| self.index.find(local, None));
+        i.and_then(|i| self.configs.get(i)?.as_ref())
+            .is_some_and(|e| e.verify_client.asks())
+    }
+
     /// A new TLS connection's variables (see [`TlsTable::unset`]).
     pub fn unset_vars(&self) -> Arc<peregrine_core::ssl_vars::SslVars> {
         self.unset.clone()

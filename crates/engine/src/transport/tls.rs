@@ -257,6 +257,11 @@ impl TlsStream {
     /// `ssl_verify_client` refuses the request: `Some(495)` for a
     /// certificate that did not verify, `Some(496)` for none sent
     /// (nginx's `ngx_http_process_request`).
+    /// The configuration's TLS server blocks.
+    pub fn table(&self) -> &TlsTable {
+        &self.table
+    }
+
     /// The first time only (`None` after).
     #[cold]
     pub fn take_vars(&mut self) -> Option<(SslVars, Option<u16>)> {
