@@ -61,6 +61,7 @@ mod temp_paths;
 mod timeouts;
 mod tls;
 mod tls_client;
+mod tls_reload;
 mod trailers;
 mod tune;
 mod upstream_blocks;
