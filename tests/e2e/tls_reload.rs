@@ -51,7 +51,7 @@ fn reload_reads_certificates_again_and_a_bad_one_keeps_the_old() {
     let first = cert(&p, "a.test");
     let dir = p.dir.clone();
     let server = Server::start(p, &conf_with(CONF));
-    assert_eq!(served(&server, &[first.clone()], &first), first);
+    assert_eq!(served(&server, std::slice::from_ref(&first), &first), first);
 
     // A certificate file that is no certificate: the reload fails.
     let crt = dir.join("conf/a.test.crt");
@@ -60,7 +60,7 @@ fn reload_reads_certificates_again_and_a_bad_one_keeps_the_old() {
     server.signal(1); // HUP
     std::thread::sleep(Duration::from_millis(700));
     assert_eq!(
-        served(&server, &[first.clone()], &first),
+        served(&server, std::slice::from_ref(&first), &first),
         first,
         "old workers serve"
     );

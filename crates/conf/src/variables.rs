@@ -91,6 +91,7 @@ pub const KNOWN: &[&str] = &[
     "ssl_cipher",
     "ssl_ciphers",
     "ssl_client_cert",
+    "ssl_client_escaped_cert",
     "ssl_client_fingerprint",
     "ssl_client_i_dn",
     "ssl_client_raw_cert",

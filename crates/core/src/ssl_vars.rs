@@ -39,6 +39,8 @@ pub struct ClientCert {
     pub raw_cert: String,
     /// The deprecated `$ssl_client_cert` (tabbed PEM).
     pub cert: String,
+    /// `$ssl_client_escaped_cert`: the PEM URL-encoded.
+    pub escaped_cert: String,
 }
 
 impl SslVars {
@@ -68,6 +70,7 @@ impl SslVars {
             "client_fingerprint" => &client?.fingerprint,
             "client_raw_cert" => &client?.raw_cert,
             "client_cert" => &client?.cert,
+            "client_escaped_cert" => &client?.escaped_cert,
             _ => return None,
         })
     }

@@ -162,19 +162,63 @@ impl ClientAuth {
         let Some(checker) = &self.checker else {
             return Verified::Failed(self_signed_or_unknown(leaf));
         };
-        // OpenSSL's depth counts the certificates below the trust anchor
-        // but the leaf: a chain needing more intermediates is too long.
-        if rest.len() > self.depth as usize {
-            return Verified::Failed("certificate chain too long");
-        }
-        match checker.verify_client_cert(leaf, rest, UnixTime::now()) {
+        let outcome = match checker.verify_client_cert(leaf, rest, UnixTime::now()) {
             Ok(_) => Verified::Success,
             Err(rustls::Error::InvalidCertificate(rustls::CertificateError::Other(_))) => {
                 v1_verify(leaf, &self.trusted)
             }
             Err(e) => Verified::Failed(openssl_reason(&e, leaf)),
+        };
+        // OpenSSL's depth (1.1.0 and later) counts the intermediate
+        // certificates of the path it built, the trusted ones too.
+        if outcome == Verified::Success
+            && intermediates(leaf, rest, &self.trusted) > self.depth as usize
+        {
+            return Verified::Failed("certificate chain too long");
         }
+        outcome
     }
+}
+
+/// The longest path walked from a leaf to its root (a loop in the
+/// issuers would otherwise not end).
+pub const MAX_PATH: usize = 32;
+
+/// A certificate's subject and issuer names. Compared as text: a CA may
+/// re-encode the names it signs (`openssl ca` writes its policy's string
+/// types).
+fn names(c: &CertificateDer<'_>) -> Option<(String, String)> {
+    let (_, c) = x509_parser::parse_x509_certificate(c.as_ref()).ok()?;
+    Some((rfc2253(c.subject()), rfc2253(c.issuer())))
+}
+
+/// The intermediates between `leaf` and the self-signed root it chains to
+/// through the sent and the trusted certificates (by subject and issuer
+/// names, after webpki has checked the signatures).
+fn intermediates(
+    leaf: &CertificateDer<'_>,
+    sent: &[CertificateDer<'_>],
+    trusted: &[CertificateDer<'static>],
+) -> usize {
+    let pool: Vec<(String, String)> = sent
+        .iter()
+        .map(names)
+        .chain(trusted.iter().map(names))
+        .flatten()
+        .collect();
+    let Some((mut subject, mut issuer)) = names(leaf) else {
+        return 0;
+    };
+    let mut hops = 0;
+    while subject != issuer && hops < MAX_PATH {
+        let Some((s, i)) = pool.iter().find(|(s, _)| *s == issuer) else {
+            break;
+        };
+        (subject, issuer) = (s.clone(), i.clone());
+        hops += 1;
+    }
+    // The last hop is the root, not an intermediate.
+    hops.saturating_sub(usize::from(subject == issuer))
 }
 
 /// A chain webpki refused as malformed, most often an X.509 v1
@@ -422,6 +466,21 @@ pub fn pem(der: &[u8]) -> String {
     out
 }
 
+/// `$ssl_client_escaped_cert`: nginx's `ngx_escape_uri(...,
+/// NGX_ESCAPE_URI_COMPONENT)` of the PEM: all but letters, digits and
+/// `-._~` as `%XX` (upper-case hex).
+pub fn escaped(pem: &str) -> String {
+    let mut out = String::with_capacity(pem.len() + pem.len() / 8);
+    for b in pem.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(b as char);
+        } else {
+            let _ = write!(out, "%{b:02X}");
+        }
+    }
+    out
+}
+
 /// nginx's deprecated `$ssl_client_cert`: the PEM with a tab after each
 /// line break but the last, which is dropped (`ngx_ssl_get_certificate`).
 pub fn tabbed(pem: &str) -> String {
@@ -440,6 +499,7 @@ mod tests {
         assert_eq!(back.as_ref(), der.as_slice());
         assert!(p.lines().all(|l| l.len() <= 64));
         assert_eq!(tabbed("a\nb\nc\n"), "a\n\tb\n\tc");
+        assert_eq!(escaped("-----B+/=\n"), "-----B%2B%2F%3D%0A");
     }
 
     #[test]

@@ -20,7 +20,7 @@ use rustls::server::Acceptor;
 
 use peregrine_conf::model::SslVerifyClient;
 use peregrine_core::ssl_vars::{ClientCert, SslVars};
-use peregrine_tls::client::{CertInfo, Verified, tabbed};
+use peregrine_tls::client::{CertInfo, Verified, escaped, tabbed};
 use peregrine_tls::names;
 
 use super::Sink;
@@ -316,6 +316,7 @@ impl TlsStream {
             v.client_verify = outcome.as_var();
             v.client = chain.first().and_then(CertInfo::parse).map(|i| ClientCert {
                 cert: tabbed(&i.pem),
+                escaped_cert: escaped(&i.pem),
                 s_dn: i.subject_dn,
                 i_dn: i.issuer_dn,
                 serial: i.serial,
