@@ -271,3 +271,20 @@ fn a_host_whose_server_asks_for_certificates_is_misdirected() {
     let r = request(&mut tls, "/", "b.test", true);
     assert_eq!((r.status, r.body_str()), (200, "b\n"));
 }
+
+#[test]
+fn a_failed_handshake_is_logged_at_info_in_nginx_words() {
+    let (server, _a, _pki) = start_verify("off");
+    // A client that trusts nothing aborts the handshake with an alert.
+    let config = client(&[], &[&rustls::version::TLS13]);
+    let mut tls: Tls = connect(&server, &config, "a.test");
+    use std::io::Write;
+    assert!(tls.write_all(b"GET / HTTP/1.0\r\n\r\n").is_err());
+    let log = server.prefix.dir.join("logs/error.log");
+    let lines = crate::support::wait_for_lines(&log, 1, |l| {
+        l.contains("[info]")
+            && l.contains("SSL_do_handshake() failed (SSL: ")
+            && l.contains("while SSL handshaking, client: 127.0.0.1")
+    });
+    assert_eq!(lines.len(), 1, "{:?}", std::fs::read_to_string(&log));
+}

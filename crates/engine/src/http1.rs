@@ -267,6 +267,14 @@ impl Http1 {
                 Ok(None)
             }
             io::ErrorKind::Interrupted => Ok(None),
+            // A TLS failure (the handshake or a record): nginx's
+            // `ngx_ssl_connection_error` words, at info for what a client
+            // causes.
+            io::ErrorKind::InvalidData if t.tls.is_some() => {
+                let (what, doing) = crate::transport::tls_failure(t, e);
+                self.log(cx, LogLevel::Info, &what, doing);
+                Err(Close::Normal)
+            }
             _ => {
                 self.log(
                     cx,

@@ -86,10 +86,35 @@ impl Write for SockIo<'_> {
 
 /// nginx's `ssl_reject_handshake` refused the hello.
 #[derive(Debug, thiserror::Error)]
-#[error(
-    "SSL_do_handshake() failed (SSL: error:0A0000E0:SSL routines::tlsv1 alert unrecognized name) while SSL handshaking"
-)]
+#[error("tlsv1 alert unrecognized name")]
 pub struct HandshakeRejected;
+
+/// How a TLS failure reads in the error log, and what was being done:
+/// nginx's `SSL_do_handshake() failed (SSL: ...) while SSL handshaking`
+/// during the handshake, `SSL_read() failed (SSL: ...)` after it (the
+/// reason is rustls's).
+#[cold]
+pub fn tls_failure(t: &super::Transport, e: &io::Error) -> (String, &'static str) {
+    let reason = e
+        .get_ref()
+        .map(|r| r.to_string())
+        .unwrap_or_else(|| e.to_string());
+    let handshaking = match t.tls.as_deref().map(|s| &s.state) {
+        Some(State::Open(c)) => c.is_handshaking(),
+        _ => true,
+    };
+    if handshaking {
+        (
+            format!("SSL_do_handshake() failed (SSL: {reason})"),
+            "while SSL handshaking",
+        )
+    } else {
+        (
+            format!("SSL_read() failed (SSL: {reason})"),
+            "while waiting for request",
+        )
+    }
+}
 
 fn tls_error(e: rustls::Error) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, e)
