@@ -77,8 +77,18 @@ pub struct Resolver {
 }
 
 impl Resolver {
+    /// OpenSSL holds one certificate per key type: a later pair of the
+    /// same type replaces an earlier one (in the earlier one's place).
     pub fn new(keys: Vec<Arc<CertifiedKey>>) -> Resolver {
-        Resolver { keys }
+        let mut kept: Vec<Arc<CertifiedKey>> = Vec::with_capacity(keys.len());
+        for k in keys {
+            let alg = k.key.algorithm();
+            match kept.iter_mut().find(|e| e.key.algorithm() == alg) {
+                Some(slot) => *slot = k,
+                None => kept.push(k),
+            }
+        }
+        Resolver { keys: kept }
     }
 }
 
