@@ -502,6 +502,66 @@ mod tests {
         assert_eq!(escaped("-----B+/=\n"), "-----B%2B%2F%3D%0A");
     }
 
+    fn ca(name: &str) -> rcgen::CertificateParams {
+        let mut p = rcgen::CertificateParams::new(Vec::new()).unwrap();
+        p.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        p.distinguished_name = rcgen::DistinguishedName::new();
+        p.distinguished_name.push(rcgen::DnType::CommonName, name);
+        p
+    }
+
+    /// root -> int -> leaf, root trusted: the path has one intermediate
+    /// whether the client sends it or the trusted file has it.
+    #[test]
+    fn depth_counts_the_built_path() {
+        let dir = std::env::temp_dir().join(format!("peregrine-client-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let root_key = rcgen::KeyPair::generate().unwrap();
+        let root = ca("root").self_signed(&root_key).unwrap();
+        let root_issuer = rcgen::Issuer::new(ca("root"), root_key);
+        let int_key = rcgen::KeyPair::generate().unwrap();
+        let int = ca("int").signed_by(&int_key, &root_issuer).unwrap();
+        let int_issuer = rcgen::Issuer::new(ca("int"), int_key);
+        let leaf_key = rcgen::KeyPair::generate().unwrap();
+        let leaf = rcgen::CertificateParams::new(vec!["client".into()])
+            .unwrap()
+            .signed_by(&leaf_key, &int_issuer)
+            .unwrap();
+        let roots = dir.join("root.crt");
+        std::fs::write(&roots, root.pem()).unwrap();
+        let both = dir.join("root-int.crt");
+        std::fs::write(&both, format!("{}{}", root.pem(), int.pem())).unwrap();
+        let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+        let auth = |file: &PathBuf, depth| {
+            ClientAuthConf {
+                verify: true,
+                client_certificate: Some(file.clone()),
+                depth,
+                ..ClientAuthConf::default()
+            }
+            .load(&provider)
+            .unwrap()
+        };
+        let sent = [leaf.der().clone(), int.der().clone()];
+        assert_eq!(auth(&roots, 1).verify(&sent), Verified::Success);
+        assert_eq!(
+            auth(&roots, 0).verify(&sent),
+            Verified::Failed("certificate chain too long")
+        );
+        let alone = [leaf.der().clone()];
+        assert_eq!(auth(&both, 1).verify(&alone), Verified::Success);
+        assert_eq!(
+            auth(&both, 0).verify(&alone),
+            Verified::Failed("certificate chain too long")
+        );
+        assert_eq!(
+            auth(&roots, 1).verify(&alone),
+            Verified::Failed("unable to get local issuer certificate")
+        );
+        assert_eq!(auth(&roots, 1).verify(&[]), Verified::None);
+        assert_eq!(Verified::Failed("x").as_var(), "FAILED:x");
+    }
+
     #[test]
     fn info_of_a_generated_certificate() {
         let mut params = rcgen::CertificateParams::new(vec!["client".into()]).unwrap();
