@@ -62,10 +62,7 @@ fn read_certs(path: &PathBuf) -> Result<Vec<CertificateDer<'static>>, TlsError> 
         path: path.clone(),
         reason,
     };
-    let certs: Vec<_> = CertificateDer::pem_file_iter(path)
-        .map_err(|e| err(e.to_string()))?
-        .collect::<Result<_, _>>()
-        .map_err(|e| err(e.to_string()))?;
+    let certs = crate::certs::read_chain(path).map_err(err)?;
     if certs.is_empty() {
         return Err(err("no certificate in the file".into()));
     }
