@@ -57,9 +57,9 @@ impl std::fmt::Debug for ClientAuth {
     }
 }
 
-fn read_certs(path: &PathBuf) -> Result<Vec<CertificateDer<'static>>, TlsError> {
+fn read_certs(path: &std::path::Path) -> Result<Vec<CertificateDer<'static>>, TlsError> {
     let err = |reason: String| TlsError::Certificate {
-        path: path.clone(),
+        path: path.to_path_buf(),
         reason,
     };
     let certs = crate::certs::read_chain(path).map_err(err)?;
