@@ -45,11 +45,24 @@ pub fn configure_arguments() -> String {
     line
 }
 
+/// The TLS lines of `-V` (when the ssl module is there): nginx names its
+/// library and `TLS SNI support enabled`; tools (nginx's test suite among
+/// them) read TLS features off the OpenSSL version, so the line says
+/// which OpenSSL's features rustls's stand for (TLS 1.3, SNI, ALPN:
+/// those of OpenSSL 3.0, Debian 12's).
+pub const TLS_LINES: &str = "built with rustls 0.23 (aws-lc-rs), the TLS features of nginx built with OpenSSL 3.0.0\n\
+     TLS SNI support enabled\n";
+
 /// What `-V` prints, line by line.
 pub fn full() -> String {
+    let tls = if known::module_present("http_ssl") {
+        TLS_LINES
+    } else {
+        ""
+    };
     format!(
         "nginx version: nginx/{NGINX_VERSION} (peregrine/{})\n\
-         built with Rust (edition 2024)\n{}\n",
+         built with Rust (edition 2024)\n{tls}{}\n",
         env!("CARGO_PKG_VERSION"),
         configure_arguments()
     )

@@ -61,6 +61,8 @@ mod syslog;
 mod temp_paths;
 mod timeouts;
 mod tls;
+mod tls_client;
+mod tls_reload;
 mod trailers;
 mod tune;
 mod upstream_blocks;

@@ -12,7 +12,7 @@ use crate::support::{IO_TIMEOUT, Prefix, Response, Server, conf_with, is_nginx, 
 
 /// A self-signed ECDSA certificate for `name`, written as
 /// `conf/NAME.crt` and `conf/NAME.key`; its DER.
-fn cert(p: &Prefix, name: &str) -> CertificateDer<'static> {
+pub(crate) fn cert(p: &Prefix, name: &str) -> CertificateDer<'static> {
     let key = rcgen::KeyPair::generate().unwrap();
     let cert = rcgen::CertificateParams::new(vec![name.to_string()])
         .unwrap()
@@ -24,7 +24,7 @@ fn cert(p: &Prefix, name: &str) -> CertificateDer<'static> {
 }
 
 /// A client trusting `roots`, offering `versions`.
-fn client(
+pub(crate) fn client(
     roots: &[CertificateDer<'static>],
     versions: &[&'static rustls::SupportedProtocolVersion],
 ) -> Arc<rustls::ClientConfig> {
@@ -41,9 +41,9 @@ fn client(
     Arc::new(config)
 }
 
-type Tls = rustls::StreamOwned<rustls::ClientConnection, TcpStream>;
+pub(crate) type Tls = rustls::StreamOwned<rustls::ClientConnection, TcpStream>;
 
-fn connect(server: &Server, config: &Arc<rustls::ClientConfig>, sni: &str) -> Tls {
+pub(crate) fn connect(server: &Server, config: &Arc<rustls::ClientConfig>, sni: &str) -> Tls {
     let sock = server.connect();
     let name = ServerName::try_from(sni.to_string()).unwrap();
     let conn = rustls::ClientConnection::new(config.clone(), name).unwrap();
@@ -51,7 +51,7 @@ fn connect(server: &Server, config: &Arc<rustls::ClientConfig>, sni: &str) -> Tl
 }
 
 /// One request on `tls`; the response, read up to its declared length.
-fn request(tls: &mut Tls, path: &str, host: &str, close: bool) -> Response {
+pub(crate) fn request(tls: &mut Tls, path: &str, host: &str, close: bool) -> Response {
     let conn = if close { "close" } else { "keep-alive" };
     let req = format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: {conn}\r\n\r\n");
     tls.write_all(req.as_bytes()).unwrap();
@@ -106,7 +106,7 @@ fn start() -> (Server, CertificateDer<'static>, CertificateDer<'static>) {
     (Server::start(p, &conf_with(SERVERS)), a, b)
 }
 
-fn peer_cert(tls: &Tls) -> CertificateDer<'static> {
+pub(crate) fn peer_cert(tls: &Tls) -> CertificateDer<'static> {
     tls.conn.peer_certificates().unwrap()[0]
         .clone()
         .into_owned()

@@ -794,6 +794,50 @@ pub struct SslConf {
     pub session_cache: SslSessionCache,
     pub session_timeout: Duration,
     pub session_tickets: bool,
+    /// `ssl_session_ticket_key` files (the first seals new tickets).
+    pub ticket_keys: Vec<PathBuf>,
+    /// `ssl_ecdh_curve` (`auto` or OpenSSL's `:`-separated names).
+    pub ecdh_curve: String,
+    /// `ssl_buffer_size`: the largest record written.
+    pub buffer_size: usize,
+    pub stapling: bool,
+    /// `ssl_stapling_file`: a DER OCSP response, stapled when `stapling`.
+    pub stapling_file: Option<PathBuf>,
+    pub verify_client: SslVerifyClient,
+    pub verify_depth: u32,
+    /// `ssl_client_certificate`: trusted, and named to clients as the CAs.
+    pub client_certificate: Option<PathBuf>,
+    /// `ssl_trusted_certificate`: trusted, not named.
+    pub trusted_certificate: Option<PathBuf>,
+    pub crl: Option<PathBuf>,
+    pub reject_handshake: bool,
+    pub early_data: bool,
+    pub password_file: Option<PathBuf>,
+    /// The deprecated `ssl on;` (every `listen` of the server speaks TLS).
+    pub on: bool,
+}
+
+/// `ssl_verify_client`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SslVerifyClient {
+    Off,
+    /// A certificate is asked for, and required (400 without one).
+    On,
+    /// Asked for; one that is sent must verify.
+    Optional,
+    /// Asked for; not required to verify (`$ssl_client_verify` tells).
+    OptionalNoCa,
+}
+
+impl SslVerifyClient {
+    /// A certificate is asked for.
+    pub fn asks(self) -> bool {
+        self != SslVerifyClient::Off
+    }
+    /// A certificate sent must chain to a trusted one.
+    pub fn verifies(self) -> bool {
+        matches!(self, SslVerifyClient::On | SslVerifyClient::Optional)
+    }
 }
 
 /// `ssl_session_cache`.

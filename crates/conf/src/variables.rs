@@ -90,6 +90,24 @@ pub const KNOWN: &[&str] = &[
     "upstream_response_length",
     "upstream_response_time",
     "upstream_status",
+    // ngx_http_ssl_module (values on TLS connections only)
+    "ssl_alpn_protocol",
+    "ssl_cipher",
+    "ssl_ciphers",
+    "ssl_client_cert",
+    "ssl_client_escaped_cert",
+    "ssl_client_fingerprint",
+    "ssl_client_i_dn",
+    "ssl_client_raw_cert",
+    "ssl_client_s_dn",
+    "ssl_client_serial",
+    "ssl_client_verify",
+    "ssl_curve",
+    "ssl_curves",
+    "ssl_protocol",
+    "ssl_server_name",
+    "ssl_session_id",
+    "ssl_session_reused",
 ];
 
 /// Name families: any name starting with one of these.

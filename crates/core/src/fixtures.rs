@@ -31,7 +31,7 @@ pub fn conn(local: &str) -> ConnInfo {
         id: 1,
         requests: 1,
         accepted: std::time::UNIX_EPOCH,
-        https: false,
+        ssl: None,
     }
 }
 

@@ -52,6 +52,7 @@ mod servers;
 mod slots;
 mod special;
 mod split_clients;
+pub mod ssl_vars;
 mod static_file;
 mod static_variants;
 mod symlinks;

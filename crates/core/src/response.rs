@@ -13,7 +13,7 @@ use std::sync::Arc;
 use peregrine_conf::model::{LocConf, ServerConf};
 
 /// What the engine knows about the connection a request arrived on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConnInfo {
     /// The local address the connection was accepted on (selects the server
     /// block by `listen`, as nginx's `ngx_http_find_virtual_server` does).
@@ -29,8 +29,18 @@ pub struct ConnInfo {
     /// core as `now` (`$connection_time`).
     pub accepted: std::time::SystemTime,
     // tls
-    /// The connection speaks TLS (`$https` is `on`, `$scheme` `https`).
-    pub https: bool,
+    /// The connection speaks TLS (`$https` is `on`, `$scheme` `https`)
+    /// when set: the session's variables once its first request started,
+    /// empty ones before.
+    pub ssl: Option<Arc<crate::ssl_vars::SslVars>>,
+}
+
+impl ConnInfo {
+    /// The connection speaks TLS.
+    #[inline(always)]
+    pub fn https(&self) -> bool {
+        self.ssl.is_some()
+    }
 }
 
 /// Where the body bytes come from.

@@ -254,7 +254,7 @@ mod tests {
             id: 1,
             requests: 1,
             accepted: std::time::SystemTime::now(),
-            https: false,
+            ssl: None,
         };
         let (resp, note) =
             core.handle_explained(&conn, &req, std::time::SystemTime::now(), explain);

@@ -67,10 +67,15 @@ impl VarCtx<'_> {
                 _ => out.push_str(self.server_name),
             },
             "server_name" => out.push_str(self.server_name),
-            "scheme" => out.push_str(if self.conn.https { "https" } else { "http" }),
+            "scheme" => out.push_str(if self.conn.https() { "https" } else { "http" }),
             "https" => {
-                if self.conn.https {
+                if self.conn.https() {
                     out.push_str("on");
+                }
+            }
+            n if n.starts_with("ssl_") => {
+                if let Some(v) = self.conn.ssl.as_ref().and_then(|s| s.get(&n[4..])) {
+                    out.push_str(v);
                 }
             }
             "request_method" => out.push_str(self.req.method_name),

@@ -270,6 +270,14 @@ impl Http1 {
                 Ok(None)
             }
             io::ErrorKind::Interrupted => Ok(None),
+            // A TLS failure (the handshake or a record): nginx's
+            // `ngx_ssl_connection_error` words, at info for what a client
+            // causes.
+            io::ErrorKind::InvalidData if t.tls.is_some() => {
+                let (what, doing) = crate::transport::tls_failure(t, e);
+                self.log(cx, LogLevel::Info, &what, doing);
+                Err(Close::Normal)
+            }
             _ => {
                 self.log(
                     cx,
@@ -596,8 +604,11 @@ impl Http1 {
         mut ex: Box<Exchange>,
         cx: &mut Ctx,
     ) -> Step {
-        if t.plain_on_tls() {
-            return self.plain_on_tls(t, ex, cx);
+        if t.tls.is_some() {
+            match self.tls_exchange(t, ex, cx) {
+                Ok(step) => return step,
+                Err(back) => ex = back,
+            }
         }
         self.set_gauge(Gauge::Writing, cx);
         cx.timers.disarm(self.key as usize);
@@ -820,7 +831,7 @@ impl Http1 {
     #[cold]
     #[inline(never)]
     fn plain_on_tls(&mut self, t: &mut Transport, mut ex: Box<Exchange>, cx: &mut Ctx) -> Step {
-        self.info.https = false;
+        self.info.ssl = None;
         ex.set_parsed();
         self.set_gauge(Gauge::Writing, cx);
         cx.timers.disarm(self.key as usize);
@@ -834,6 +845,83 @@ impl Http1 {
             b.start = b.end;
         }
         ex.resp = Some(self.default_error_page(497, cx));
+        self.queue(t, ex, Plan::closing(), cx)
+    }
+
+    /// A request on a TLS connection: plain HTTP (497), the session's
+    /// variables taken once per connection, and `ssl_verify_client`'s
+    /// refusals (495, 496). `Err` hands the exchange back to go on.
+    #[cold]
+    #[inline(never)]
+    fn tls_exchange(
+        &mut self,
+        t: &mut Transport,
+        mut ex: Box<Exchange>,
+        cx: &mut Ctx,
+    ) -> Result<Step, Box<Exchange>> {
+        if t.plain_on_tls() {
+            return Ok(self.plain_on_tls(t, ex, cx));
+        }
+        let Some(tls) = t.tls.as_deref_mut() else {
+            return Err(ex);
+        };
+        let Some((vars, refuse)) = tls.take_vars() else {
+            return Err(ex);
+        };
+        // nginx's `ngx_http_set_virtual_server`: a Host other than the
+        // SNI name whose server asks for client certificates is 421.
+        // (`start_exchange` calls this before marking the head parsed.)
+        let host = ex.req_mut().host();
+        let misdirected = match (vars.server_name.as_deref(), host) {
+            (Some(sni), Some(host)) if !sni.eq_ignore_ascii_case(host) => {
+                tls.table().asks_client_cert(self.info.local, host)
+            }
+            _ => false,
+        };
+        self.info.ssl = Some(std::sync::Arc::new(vars));
+        match refuse {
+            Some(status) => Ok(self.ssl_refuse(t, ex, status, cx)),
+            None if misdirected => Ok(self.ssl_refuse(t, ex, 421, cx)),
+            None => Err(ex),
+        }
+    }
+
+    /// nginx's `ngx_http_process_request` for a client certificate that
+    /// did not verify (495) or was not sent (496): logged at info, its
+    /// page (or `error_page`) sent as 400, and the connection closed; and
+    /// a misdirected request (421).
+    #[cold]
+    #[inline(never)]
+    fn ssl_refuse(
+        &mut self,
+        t: &mut Transport,
+        mut ex: Box<Exchange>,
+        status: u16,
+        cx: &mut Ctx,
+    ) -> Step {
+        ex.set_parsed();
+        self.set_gauge(Gauge::Writing, cx);
+        cx.timers.disarm(self.key as usize);
+        let why = match self.info.ssl.as_ref().map(|v| v.client_verify.clone()) {
+            _ if status == 421 => {
+                "client attempted to request the server name different from the one that was negotiated".to_string()
+            }
+            Some(v) if status == 495 => format!(
+                "client SSL certificate verify error: ({})",
+                v.strip_prefix("FAILED:").unwrap_or(&v)
+            ),
+            _ => "client sent no required SSL certificate".to_string(),
+        };
+        self.log(
+            cx,
+            LogLevel::Info,
+            &why,
+            "while reading client request headers",
+        );
+        if let Some(b) = self.rbuf.as_mut() {
+            b.start = b.end;
+        }
+        ex.resp = Some(self.default_error_page(status, cx));
         self.queue(t, ex, Plan::closing(), cx)
     }
 

@@ -80,6 +80,7 @@ impl AccessLog for Nginx {
             None => std::borrow::Cow::Borrowed(""),
         };
         let up = e.upstream.map(crate::upstream::LogVars);
+        let ssl = e.conn.ssl.as_deref().map(SslLog);
         let mut rec = RequestLog::new(e.conn.peer, e.conn.local, e.start, e.end);
         if let Some(r) = e.request {
             rec = rec.with_request(r);
@@ -94,8 +95,9 @@ impl AccessLog for Nginx {
             connection_requests: e.conn.requests,
             server_name: server_name.as_bytes(),
             pipelined: e.pipelined,
-            https: e.conn.https,
             upstream: up.as_ref().map(|u| u as &dyn peregrine_log::UpstreamValues),
+            https: e.conn.https(),
+            ssl: ssl.as_ref().map(|v| v as &dyn peregrine_log::SslValues),
             ..rec
         };
         self.logs.log_list(list, &rec);
@@ -103,6 +105,15 @@ impl AccessLog for Nginx {
 
     fn flush(&mut self) {
         self.logs.tick(Instant::now());
+    }
+}
+
+/// A TLS session's variables as the access log asks for them.
+struct SslLog<'a>(&'a peregrine_core::ssl_vars::SslVars);
+
+impl peregrine_log::SslValues for SslLog<'_> {
+    fn ssl_value(&self, name: &str) -> Option<&str> {
+        self.0.get(name)
     }
 }
 

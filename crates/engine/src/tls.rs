@@ -13,9 +13,10 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use peregrine_conf::model::{Config, ServerConf, SslConf, SslSessionCache};
+use peregrine_conf::model::{Config, ServerConf, SslConf, SslSessionCache, SslVerifyClient};
 use peregrine_core::ServerNames;
 use peregrine_tls::certs::CertPair;
+use peregrine_tls::client::{ClientAuth, ClientAuthConf};
 use peregrine_tls::config::{ServerTls, session_cache};
 use rustls::ServerConfig;
 use rustls::server::StoresServerSessions;
@@ -38,10 +39,13 @@ pub struct TlsConfError {
 /// Every TLS server block of a configuration.
 pub struct TlsTable {
     index: ServerNames,
-    /// By server index (`None`: the block has no certificate).
-    configs: Vec<Option<Arc<ServerConfig>>>,
+    /// By server index (`None`: the block has no TLS settings of its own).
+    configs: Vec<Option<Arc<ServerEntry>>>,
     /// What was dropped on the way (old protocols, unknown curves).
     pub warnings: Vec<String>,
+    /// The variables of a TLS connection before its first request (one
+    /// shared value: an accept costs a reference count, no allocation).
+    unset: Arc<peregrine_core::ssl_vars::SslVars>,
 }
 
 impl std::fmt::Debug for TlsTable {
@@ -66,8 +70,39 @@ fn server_tls(s: &SslConf) -> ServerTls {
         prefer_server_ciphers: s.prefer_server_ciphers,
         session_tickets: s.session_tickets,
         session_timeout: s.session_timeout,
+        ticket_keys: s.ticket_keys.clone(),
+        ecdh_curve: s.ecdh_curve.clone(),
+        buffer_size: s.buffer_size,
+        stapling_file: s.stapling_file.clone().filter(|_| s.stapling),
+        client_auth: s.verify_client.asks().then(|| ClientAuthConf {
+            verify: s.verify_client.verifies(),
+            client_certificate: s.client_certificate.clone(),
+            trusted_certificate: s.trusted_certificate.clone(),
+            crl: s.crl.clone(),
+            depth: s.verify_depth,
+        }),
         ..ServerTls::default()
     }
+}
+
+/// One TLS server block's loaded settings.
+pub struct ServerEntry {
+    pub config: Option<Arc<ServerConfig>>,
+    /// `ssl_reject_handshake on`: handshakes choosing this block fail.
+    pub reject: bool,
+    /// The chain check of client certificates, and what the block does
+    /// with its outcome.
+    pub client_auth: Option<Arc<ClientAuth>>,
+    pub verify_client: SslVerifyClient,
+}
+
+/// What a ClientHello's SNI chose.
+pub enum Choice {
+    Serve(Arc<ServerConfig>, Arc<ServerEntry>),
+    /// nginx's `ssl_reject_handshake`: an `unrecognized_name` alert.
+    Reject,
+    /// No block with a certificate for it.
+    None,
 }
 
 impl TlsTable {
@@ -86,7 +121,14 @@ impl TlsTable {
         let mut configs = Vec::with_capacity(servers.len());
         for s in servers {
             if s.ssl.certificates.is_empty() {
-                configs.push(None);
+                configs.push(s.ssl.reject_handshake.then(|| {
+                    Arc::new(ServerEntry {
+                        config: None,
+                        reject: true,
+                        client_auth: None,
+                        verify_client: SslVerifyClient::Off,
+                    })
+                }));
                 continue;
             }
             let cache = match &s.ssl.session_cache {
@@ -109,13 +151,35 @@ impl TlsTable {
                     source,
                 })?;
             warnings.extend(built.warnings);
-            configs.push(Some(built.config));
+            configs.push(Some(Arc::new(ServerEntry {
+                config: Some(built.config),
+                reject: s.ssl.reject_handshake,
+                client_auth: built.client_auth,
+                verify_client: s.ssl.verify_client,
+            })));
         }
         Ok(Some(Arc::new(TlsTable {
             index: ServerNames::new(servers),
             configs,
             warnings,
+            unset: Arc::default(),
         })))
+    }
+
+    /// Whether the server block `host` chooses on `local` (the default
+    /// one when none matches) asks for client certificates.
+    pub fn asks_client_cert(&self, local: SocketAddr, host: &str) -> bool {
+        let i = self
+            .index
+            .find(local, Some(host))
+            .or_else(|| self.index.find(local, None));
+        i.and_then(|i| self.configs.get(i)?.as_ref())
+            .is_some_and(|e| e.verify_client.asks())
+    }
+
+    /// A new TLS connection's variables (see [`TlsTable::unset`]).
+    pub fn unset_vars(&self) -> Arc<peregrine_core::ssl_vars::SslVars> {
+        self.unset.clone()
     }
 
     /// Whether connections to `addr` (a listening address) speak TLS.
@@ -132,12 +196,21 @@ impl TlsTable {
     /// `ngx_http_ssl_servername`: the server block chosen as for a Host,
     /// the address's default server without SNI or without a match). A
     /// block without a certificate hands over to the default server's.
-    pub fn config_for(&self, local: SocketAddr, sni: Option<&str>) -> Option<Arc<ServerConfig>> {
+    pub fn config_for(&self, local: SocketAddr, sni: Option<&str>) -> Choice {
         let by_name = sni.and_then(|n| self.index.find(local, Some(&n.to_ascii_lowercase())));
-        let chosen = by_name.and_then(|i| self.configs.get(i)?.clone());
-        chosen.or_else(|| {
-            let d = self.index.find(local, None)?;
-            self.configs.get(d)?.clone()
-        })
+        let entry = by_name
+            .and_then(|i| self.configs.get(i)?.clone())
+            .or_else(|| {
+                let d = self.index.find(local, None)?;
+                self.configs.get(d)?.clone()
+            });
+        match entry {
+            Some(e) if e.reject => Choice::Reject,
+            Some(e) => match e.config.clone() {
+                Some(c) => Choice::Serve(c, e),
+                None => Choice::None,
+            },
+            None => Choice::None,
+        }
     }
 }

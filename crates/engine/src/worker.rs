@@ -428,7 +428,7 @@ impl Worker {
             id,
             requests: 0,
             accepted: self.cx.wall,
-            https: self.cx.lctx(lst).tls.is_some(),
+            ssl: self.cx.lctx(lst).tls.as_ref().map(|t| t.unset_vars()),
         };
         let key = self.free.pop().unwrap_or_else(|| {
             self.conns.push(None);

@@ -61,6 +61,7 @@ fn rec(uri: &'static str, args: Option<&'static [u8]>) -> RequestLog<'static> {
         request_id: None,
         userid: None,
         upstream: None,
+        ssl: None,
     }
 }
 

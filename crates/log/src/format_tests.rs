@@ -54,6 +54,7 @@ fn base<'a>(req: &'a dyn Headers, resp: &'a dyn Headers) -> RequestLog<'a> {
         request_id: None,
         userid: None,
         upstream: None,
+        ssl: None,
     }
 }
 

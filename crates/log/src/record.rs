@@ -146,12 +146,21 @@ pub struct RequestLog<'a> {
     // proxy
     /// The proxy's `$upstream_*` values, for a proxied request.
     pub upstream: Option<&'a dyn UpstreamValues>,
+    // ssl
+    /// The TLS session's `$ssl_*` values (`None`: a plain connection).
+    pub ssl: Option<&'a dyn SslValues>,
 }
 
 /// `$upstream_*` by name (the proxy's numbers): `None` when the request
 /// went to no upstream (logged as `-`).
 pub trait UpstreamValues {
     fn value(&self, name: &str) -> Option<String>;
+}
+
+/// Where a record's `$ssl_*` values come from (the engine's TLS session).
+pub trait SslValues {
+    /// The value of `$ssl_NAME` (`name` without the prefix).
+    fn ssl_value(&self, name: &str) -> Option<&str>;
 }
 
 impl RequestLog<'static> {
@@ -185,6 +194,7 @@ impl RequestLog<'static> {
             request_id: None,
             userid: None,
             upstream: None,
+            ssl: None,
         }
     }
 }

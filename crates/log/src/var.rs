@@ -63,6 +63,9 @@ pub(crate) enum Var {
     /// `$upstream_*` (the proxy's numbers; `-` without an upstream).
     Upstream(Box<[u8]>),
     UidSet,
+    // ssl
+    /// `$ssl_NAME` (the name after the prefix).
+    Ssl(Box<str>),
 }
 
 impl Var {
@@ -118,6 +121,9 @@ impl Var {
             "upstream_cache_status" | "upstream_queue_time" | "gzip_ratio" => Var::NotFound,
             "uid_got" => Var::UidGot,
             "uid_set" => Var::UidSet,
+            n if n.starts_with("ssl_") && peregrine_conf::variables::KNOWN.contains(&n) => {
+                Var::Ssl(n[4..].into())
+            }
             _ => return Self::parse_prefixed(&lower),
         };
         Some(fixed)
@@ -219,6 +225,10 @@ impl Var {
                     _ => out.extend_from_slice(missing(mode)),
                 }
             }
+            Var::Ssl(name) => s(
+                out,
+                rec.ssl.and_then(|v| v.ssl_value(name)).map(str::as_bytes),
+            ),
         }
     }
 }

@@ -21,16 +21,90 @@ pub struct CertPair {
     pub key: PathBuf,
 }
 
+/// OpenSSL's `TRUSTED CERTIFICATE` PEM blocks (`openssl x509 -trustout`):
+/// a certificate followed by OpenSSL's auxiliary trust settings, which
+/// nginx reads as the certificate (`PEM_read_bio_X509_AUX`). The
+/// certificates, the trust settings left out (rustls has no use for them).
+pub fn trusted_pem(text: &[u8]) -> Vec<CertificateDer<'static>> {
+    const BEGIN: &str = "-----BEGIN TRUSTED CERTIFICATE-----";
+    const END: &str = "-----END TRUSTED CERTIFICATE-----";
+    let text = String::from_utf8_lossy(text);
+    let mut out = Vec::new();
+    let mut rest = text.as_ref();
+    while let Some(start) = rest.find(BEGIN) {
+        let body = &rest[start + BEGIN.len()..];
+        let Some(end) = body.find(END) else { break };
+        if let Some(der) = base64_decode(&body[..end]).and_then(first_der) {
+            out.push(CertificateDer::from(der));
+        }
+        rest = &body[end + END.len()..];
+    }
+    out
+}
+
+/// The first DER element of `der` (a SEQUENCE: tag, length, contents).
+fn first_der(der: Vec<u8>) -> Option<Vec<u8>> {
+    let first = *der.get(1)?;
+    let (head, len) = if first < 0x80 {
+        (2, usize::from(first))
+    } else {
+        let n = usize::from(first & 0x7f);
+        let bytes = der.get(2..2 + n)?;
+        (
+            2 + n,
+            bytes.iter().fold(0usize, |a, &b| (a << 8) | usize::from(b)),
+        )
+    };
+    (der.first() == Some(&0x30)).then_some(())?;
+    der.get(..head + len).map(<[u8]>::to_vec)
+}
+
+/// Standard base64 (RFC 4648, 4), whitespace skipped.
+fn base64_decode(text: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(text.len() * 3 / 4);
+    let (mut acc, mut bits) = (0u32, 0u32);
+    for c in text.bytes() {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            b'=' => break,
+            c if c.is_ascii_whitespace() => continue,
+            _ => return None,
+        };
+        acc = (acc << 6) | u32::from(v);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+        }
+    }
+    Some(out)
+}
+
+/// A certificate file's certificates: `CERTIFICATE` blocks, or OpenSSL's
+/// `TRUSTED CERTIFICATE` ones when there are none.
+pub fn read_chain(path: &std::path::Path) -> Result<Vec<CertificateDer<'static>>, String> {
+    let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(path)
+        .map_err(|e| e.to_string())?
+        .collect::<Result<_, _>>()
+        .map_err(|e| e.to_string())?;
+    if !chain.is_empty() {
+        return Ok(chain);
+    }
+    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
+    Ok(trusted_pem(&bytes))
+}
+
 /// Reads a pair and checks that the key is the certificate's.
 pub fn load_pair(pair: &CertPair, provider: &CryptoProvider) -> Result<CertifiedKey, TlsError> {
     let cert_err = |reason: String| TlsError::Certificate {
         path: pair.cert.clone(),
         reason,
     };
-    let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&pair.cert)
-        .map_err(|e| cert_err(e.to_string()))?
-        .collect::<Result<_, _>>()
-        .map_err(|e| cert_err(e.to_string()))?;
+    let chain = read_chain(&pair.cert).map_err(cert_err)?;
     if chain.is_empty() {
         return Err(cert_err("no certificate in the file".into()));
     }
@@ -38,7 +112,17 @@ pub fn load_pair(pair: &CertPair, provider: &CryptoProvider) -> Result<Certified
         path: pair.key.clone(),
         reason,
     };
-    let der = PrivateKeyDer::from_pem_file(&pair.key).map_err(|e| key_err(e.to_string()))?;
+    let der = PrivateKeyDer::from_pem_file(&pair.key).map_err(|e| {
+        // rustls reads unencrypted keys only (`ssl_password_file` has
+        // nothing to decrypt with): say so rather than "no key found".
+        match std::fs::read(&pair.key) {
+            Ok(b) if b.windows(9).any(|w| w == b"ENCRYPTED") => key_err(
+                "encrypted keys are not supported by Peregrine (rustls): decrypt it (openssl pkey)"
+                    .into(),
+            ),
+            _ => key_err(e.to_string()),
+        }
+    })?;
     let signing = provider
         .key_provider
         .load_private_key(der)
@@ -67,8 +151,18 @@ pub struct Resolver {
 }
 
 impl Resolver {
+    /// OpenSSL holds one certificate per key type: a later pair of the
+    /// same type replaces an earlier one (in the earlier one's place).
     pub fn new(keys: Vec<Arc<CertifiedKey>>) -> Resolver {
-        Resolver { keys }
+        let mut kept: Vec<Arc<CertifiedKey>> = Vec::with_capacity(keys.len());
+        for k in keys {
+            let alg = k.key.algorithm();
+            match kept.iter_mut().find(|e| e.key.algorithm() == alg) {
+                Some(slot) => *slot = k,
+                None => kept.push(k),
+            }
+        }
+        Resolver { keys: kept }
     }
 }
 
@@ -104,5 +198,27 @@ fn suite_fits(suite: rustls::CipherSuite, alg: rustls::SignatureAlgorithm) -> bo
         rustls::SignatureAlgorithm::RSA => name.starts_with("TLS_ECDHE_RSA_"),
         rustls::SignatureAlgorithm::ECDSA => name.starts_with("TLS_ECDHE_ECDSA_"),
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trusted_certificate_blocks() {
+        let der: Vec<u8> = [0x30, 0x03, 1, 2, 3].to_vec();
+        let mut with_aux = der.clone();
+        with_aux.extend_from_slice(&[0x30, 0x02, 9, 9]);
+        let pem = crate::client::pem(&with_aux).replace("CERTIFICATE", "TRUSTED CERTIFICATE");
+        let got = trusted_pem(format!("junk\n{pem}{pem}").as_bytes());
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0].as_ref(), der.as_slice(), "the aux part left out");
+        assert!(
+            trusted_pem(
+                b"-----BEGIN TRUSTED CERTIFICATE-----\n!!\n-----END TRUSTED CERTIFICATE-----"
+            )
+            .is_empty()
+        );
     }
 }

@@ -49,6 +49,13 @@ pub struct ServerTls {
     pub ticket_keys: Vec<std::path::PathBuf>,
     /// ALPN protocols offered, in preference order (`h2`, `http/1.1`).
     pub alpn: Vec<Vec<u8>>,
+    /// `ssl_buffer_size`: the largest record's plaintext.
+    pub buffer_size: usize,
+    /// `ssl_stapling_file` under `ssl_stapling on`: the DER OCSP response
+    /// stapled to every certificate of the block.
+    pub stapling_file: Option<std::path::PathBuf>,
+    /// `ssl_verify_client` other than `off`.
+    pub client_auth: Option<crate::client::ClientAuthConf>,
 }
 
 impl Default for ServerTls {
@@ -63,6 +70,9 @@ impl Default for ServerTls {
             session_timeout: DEFAULT_SESSION_TIMEOUT,
             ticket_keys: Vec::new(),
             alpn: vec![b"http/1.1".to_vec()],
+            buffer_size: MAX_FRAGMENT,
+            stapling_file: None,
+            client_auth: None,
         }
     }
 }
@@ -73,10 +83,19 @@ pub fn session_cache(megabytes: usize) -> Arc<dyn StoresServerSessions> {
     ServerSessionMemoryCache::new(megabytes.max(1) * SESSIONS_PER_MEGABYTE)
 }
 
+/// The largest record plaintext TLS allows (RFC 8446, 5.1), nginx's
+/// `ssl_buffer_size` default.
+pub const MAX_FRAGMENT: usize = 16384;
+
+/// The smallest record plaintext rustls writes.
+pub const MIN_FRAGMENT: usize = 32;
+
 /// A built configuration and what was dropped on the way.
 pub struct Built {
     pub config: Arc<ServerConfig>,
     pub warnings: Vec<String>,
+    /// The chain check after the handshake, when certificates are asked.
+    pub client_auth: Option<Arc<crate::client::ClientAuth>>,
 }
 
 impl ServerTls {
@@ -91,18 +110,37 @@ impl ServerTls {
             kx_groups,
             ..provider::default_provider()
         };
+        let ocsp = match &self.stapling_file {
+            Some(p) => Some(std::fs::read(p).map_err(|e| {
+                TlsError::Invalid(format!("BIO_new_file(\"{}\") failed ({e})", p.display()))
+            })?),
+            None => None,
+        };
         let mut keys = Vec::new();
         for pair in &self.certificates {
-            keys.push(Arc::new(load_pair(pair, &provider)?));
+            let mut key = load_pair(pair, &provider)?;
+            key.ocsp = ocsp.clone();
+            keys.push(Arc::new(key));
         }
         if keys.is_empty() {
             return Err(TlsError::NoCertificate);
         }
-        let mut config = ServerConfig::builder_with_provider(Arc::new(provider))
+        let provider = Arc::new(provider);
+        let client_auth = match &self.client_auth {
+            Some(c) => Some(Arc::new(c.load(&provider)?)),
+            None => None,
+        };
+        let builder = ServerConfig::builder_with_provider(provider)
             .with_protocol_versions(&versions)
-            .map_err(TlsError::Rustls)?
-            .with_no_client_auth()
-            .with_cert_resolver(Arc::new(Resolver::new(keys)));
+            .map_err(TlsError::Rustls)?;
+        let builder = match &client_auth {
+            Some(c) => builder.with_client_cert_verifier(c.asker.clone()),
+            None => builder.with_no_client_auth(),
+        };
+        let mut config = builder.with_cert_resolver(Arc::new(Resolver::new(keys)));
+        if self.buffer_size < MAX_FRAGMENT {
+            config.max_fragment_size = Some(self.buffer_size.max(MIN_FRAGMENT));
+        }
         config.ignore_client_order = self.prefer_server_ciphers;
         config.alpn_protocols = self.alpn.clone();
         match cache {
@@ -112,7 +150,7 @@ impl ServerTls {
         if self.session_tickets {
             let lifetime = u32::try_from(self.session_timeout.as_secs()).unwrap_or(u32::MAX);
             config.ticketer = if self.ticket_keys.is_empty() {
-                provider::Ticketer::new().map_err(TlsError::Rustls)?
+                Arc::new(crate::tickets::rotating(lifetime)?)
             } else {
                 let files: Vec<&std::path::Path> =
                     self.ticket_keys.iter().map(|p| p.as_path()).collect();
@@ -122,6 +160,7 @@ impl ServerTls {
         Ok(Built {
             config: Arc::new(config),
             warnings,
+            client_auth,
         })
     }
 }

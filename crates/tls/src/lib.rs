@@ -17,8 +17,10 @@
 pub mod certs;
 pub mod cipher_table;
 pub mod ciphers;
+pub mod client;
 pub mod config;
 pub mod error;
+pub mod names;
 #[cfg(test)]
 mod testdata;
 pub mod tickets;

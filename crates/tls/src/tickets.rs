@@ -5,15 +5,21 @@
 //! The files are nginx's: 48 bytes (a 16-byte name, 16 of HMAC key, 16 of
 //! AES key) or 80 bytes (16, 32, 32). The first file's key seals new
 //! tickets; every file's opens them, so keys can be rotated by adding a new
-//! first file. The ticket itself is Peregrine's own, not OpenSSL's: the key
-//! name, a random 12-byte nonce and the state sealed with AES-GCM under the
-//! file's AES key (AES-128 for 48-byte files, AES-256 for 80-byte ones).
-//! Tickets are not exchanged with nginx servers, only between Peregrines.
+//! first file. A ticket is laid out as RFC 5077 (4) recommends and OpenSSL
+//! writes it for nginx: the key's name, a random 16-byte IV, the state
+//! under AES-CBC (AES-128 for 48-byte files, AES-256 for 80-byte ones) and
+//! an HMAC-SHA256 of all that under the file's HMAC key. The state inside
+//! is rustls's, not OpenSSL's: tickets are not exchanged with nginx
+//! servers, only between Peregrines.
 
 use std::fmt;
 use std::path::Path;
 
-use aws_lc_rs::aead::{AES_128_GCM, AES_256_GCM, Aad, LessSafeKey, NONCE_LEN, Nonce, UnboundKey};
+use aws_lc_rs::cipher::{
+    AES_128, AES_256, Algorithm, DecryptionContext, EncryptionContext, PaddedBlockDecryptingKey,
+    PaddedBlockEncryptingKey, UnboundCipherKey,
+};
+use aws_lc_rs::hmac;
 use aws_lc_rs::rand::{SecureRandom, SystemRandom};
 use rustls::server::ProducesTickets;
 
@@ -22,10 +28,18 @@ use crate::error::TlsError;
 /// Length of a key's name, at the head of each ticket.
 pub const NAME_LEN: usize = 16;
 
+/// The IV after the name (AES's block).
+pub const IV_LEN: usize = 16;
+
+/// The HMAC-SHA256 at the end.
+pub const MAC_LEN: usize = 32;
+
 /// One key read from a file.
 struct TicketKey {
     name: [u8; NAME_LEN],
-    aead: LessSafeKey,
+    mac: hmac::Key,
+    alg: &'static Algorithm,
+    aes: Vec<u8>,
 }
 
 /// Seals with the first key, opens with any.
@@ -64,16 +78,76 @@ impl FileTicketer {
     }
 }
 
+/// A ticketer under a random 80-byte key (nginx's key generated at start
+/// when no `ssl_session_ticket_key` is given), for [`rotating`].
+fn random_ticketer() -> Result<Box<dyn ProducesTickets>, rustls::crypto::GetRandomFailed> {
+    let mut bytes = [0u8; 80];
+    SystemRandom::new()
+        .fill(&mut bytes)
+        .map_err(|_| rustls::crypto::GetRandomFailed)?;
+    let key = key_from_bytes(&bytes).ok_or(rustls::crypto::GetRandomFailed)?;
+    Ok(Box::new(FileTicketer {
+        keys: vec![key],
+        lifetime: 0,
+        rng: SystemRandom::new(),
+    }))
+}
+
+/// Random keys replaced every `lifetime` seconds (`ssl_session_timeout`),
+/// the previous one still opening tickets: nginx's rotation of the keys it
+/// makes itself (1.23.2 and later, shared by all workers), so a ticket
+/// names a new key once the old one has served a timeout's length.
+pub fn rotating(lifetime: u32) -> Result<rustls::TicketRotator, TlsError> {
+    rustls::TicketRotator::new(lifetime.max(1), random_ticketer).map_err(TlsError::Rustls)
+}
+
 fn key_from_bytes(bytes: &[u8]) -> Option<TicketKey> {
-    let (alg, aes) = match bytes.len() {
-        48 => (&AES_128_GCM, &bytes[32..48]),
-        80 => (&AES_256_GCM, &bytes[48..80]),
+    let (alg, mac, aes) = match bytes.len() {
+        48 => (&AES_128, &bytes[16..32], &bytes[32..48]),
+        80 => (&AES_256, &bytes[16..48], &bytes[48..80]),
         _ => return None,
     };
     let mut name = [0u8; NAME_LEN];
     name.copy_from_slice(&bytes[..NAME_LEN]);
-    let aead = LessSafeKey::new(UnboundKey::new(alg, aes).ok()?);
-    Some(TicketKey { name, aead })
+    Some(TicketKey {
+        name,
+        mac: hmac::Key::new(hmac::HMAC_SHA256, mac),
+        alg,
+        aes: aes.to_vec(),
+    })
+}
+
+impl TicketKey {
+    fn seal(&self, plain: &[u8], iv: [u8; IV_LEN]) -> Option<Vec<u8>> {
+        let key = UnboundCipherKey::new(self.alg, &self.aes).ok()?;
+        let enc = PaddedBlockEncryptingKey::cbc_pkcs7(key).ok()?;
+        let mut state = plain.to_vec();
+        enc.less_safe_encrypt(&mut state, EncryptionContext::Iv128(iv.into()))
+            .ok()?;
+        let mut out = Vec::with_capacity(NAME_LEN + IV_LEN + state.len() + MAC_LEN);
+        out.extend_from_slice(&self.name);
+        out.extend_from_slice(&iv);
+        out.extend_from_slice(&state);
+        let tag = hmac::sign(&self.mac, &out);
+        out.extend_from_slice(tag.as_ref());
+        Some(out)
+    }
+
+    fn open(&self, ticket: &[u8]) -> Option<Vec<u8>> {
+        let body_end = ticket.len().checked_sub(MAC_LEN)?;
+        if body_end < NAME_LEN + IV_LEN {
+            return None;
+        }
+        hmac::verify(&self.mac, &ticket[..body_end], &ticket[body_end..]).ok()?;
+        let iv: [u8; IV_LEN] = ticket[NAME_LEN..NAME_LEN + IV_LEN].try_into().ok()?;
+        let key = UnboundCipherKey::new(self.alg, &self.aes).ok()?;
+        let dec = PaddedBlockDecryptingKey::cbc_pkcs7(key).ok()?;
+        let mut state = ticket[NAME_LEN + IV_LEN..body_end].to_vec();
+        let plain = dec
+            .decrypt(&mut state, DecryptionContext::Iv128(iv.into()))
+            .ok()?;
+        Some(plain.to_vec())
+    }
 }
 
 impl ProducesTickets for FileTicketer {
@@ -86,41 +160,14 @@ impl ProducesTickets for FileTicketer {
     }
 
     fn encrypt(&self, plain: &[u8]) -> Option<Vec<u8>> {
-        let key = &self.keys[0];
-        let mut nonce = [0u8; NONCE_LEN];
-        self.rng.fill(&mut nonce).ok()?;
-        let mut out = Vec::with_capacity(NAME_LEN + NONCE_LEN + plain.len() + 16);
-        out.extend_from_slice(&key.name);
-        out.extend_from_slice(&nonce);
-        let mut sealed = plain.to_vec();
-        key.aead
-            .seal_in_place_append_tag(
-                Nonce::assume_unique_for_key(nonce),
-                Aad::from(&key.name),
-                &mut sealed,
-            )
-            .ok()?;
-        out.extend_from_slice(&sealed);
-        Some(out)
+        let mut iv = [0u8; IV_LEN];
+        self.rng.fill(&mut iv).ok()?;
+        self.keys[0].seal(plain, iv)
     }
 
     fn decrypt(&self, cipher: &[u8]) -> Option<Vec<u8>> {
         let name = cipher.get(..NAME_LEN)?;
-        let nonce: [u8; NONCE_LEN] = cipher
-            .get(NAME_LEN..NAME_LEN + NONCE_LEN)?
-            .try_into()
-            .ok()?;
-        let key = self.keys.iter().find(|k| k.name == name)?;
-        let mut body = cipher.get(NAME_LEN + NONCE_LEN..)?.to_vec();
-        let plain = key
-            .aead
-            .open_in_place(
-                Nonce::assume_unique_for_key(nonce),
-                Aad::from(&key.name),
-                &mut body,
-            )
-            .ok()?;
-        Some(plain.to_vec())
+        self.keys.iter().find(|k| k.name == name)?.open(cipher)
     }
 }
 
@@ -151,6 +198,10 @@ mod tests {
         *forged.last_mut().unwrap() ^= 1;
         assert!(after.decrypt(&forged).is_none());
         assert!(after.decrypt(&t[..10]).is_none());
+        // RFC 5077's layout: name, IV, whole AES blocks, the MAC.
+        let name: Vec<u8> = (1..=16).collect();
+        assert_eq!(&t[..NAME_LEN], &name[..], "the old file's name");
+        assert_eq!((t.len() - NAME_LEN - IV_LEN - MAC_LEN) % 16, 0);
         assert_eq!(after.lifetime(), 300);
         let bad = file(&dir, "bad.key", 47, 0);
         let err = FileTicketer::from_files(&[&bad], 300).unwrap_err();

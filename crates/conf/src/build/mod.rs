@@ -632,11 +632,15 @@ impl Builder {
                 .iter()
                 .map(|l| Arc::new(l.merge(&conf)))
                 .collect();
-            let listen = if s.listen.is_empty() {
+            let mut listen = if s.listen.is_empty() {
                 vec![listen::default_listen(&s.span)]
             } else {
                 s.listen.clone()
             };
+            // ssl: the deprecated `ssl on;` (see build::ssl::ssl).
+            if srv.ssl.on == Some(true) {
+                listen.iter_mut().for_each(|l| l.ssl = true);
+            }
             let server_names = if s.server_names.is_empty() {
                 vec![ServerName::Exact(String::new())]
             } else {

@@ -11,10 +11,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::Env;
-use super::handlers::{arg, flag, msg, set, set_with, size, time};
+use super::handlers::{arg, flag, msg, number, set, set_with, size, time};
 use super::raw::{RawSrv, full_name};
 use crate::error::{ConfError, Result};
-use crate::model::{ServerConf, SslConf, SslSessionCache};
+use crate::model::{ServerConf, SslConf, SslSessionCache, SslVerifyClient};
 use crate::syntax::Directive;
 
 /// nginx's `ssl_ciphers` default.
@@ -26,6 +26,11 @@ pub const DEFAULT_SESSION_TIMEOUT: Duration = Duration::from_secs(300);
 /// The smallest `shared:NAME:SIZE` nginx takes: 8 pages of 4 KiB
 /// (`session cache "..." is too small`).
 pub const MIN_SHARED_CACHE: usize = 8 * 4096;
+
+/// nginx's `ssl_buffer_size` default (`NGX_SSL_BUFSIZE`).
+pub const DEFAULT_BUFFER_SIZE: usize = 16384;
+/// nginx's `ssl_verify_depth` default.
+pub const DEFAULT_VERIFY_DEPTH: u32 = 1;
 
 /// The ssl settings of one level as written.
 #[derive(Debug, Clone, Default)]
@@ -40,6 +45,22 @@ pub struct RawSsl {
     pub session_cache: Option<SslSessionCache>,
     pub session_timeout: Option<Duration>,
     pub session_tickets: Option<bool>,
+    /// `ssl_session_ticket_key` (an array, like the certificates).
+    pub ticket_keys: Option<Vec<PathBuf>>,
+    pub ecdh_curve: Option<String>,
+    pub buffer_size: Option<usize>,
+    pub stapling: Option<bool>,
+    pub stapling_file: Option<PathBuf>,
+    pub verify_client: Option<SslVerifyClient>,
+    pub verify_depth: Option<u32>,
+    pub client_certificate: Option<PathBuf>,
+    pub trusted_certificate: Option<PathBuf>,
+    pub crl: Option<PathBuf>,
+    pub reject_handshake: Option<bool>,
+    pub early_data: Option<bool>,
+    pub password_file: Option<PathBuf>,
+    /// The deprecated `ssl on;`.
+    pub on: Option<bool>,
 }
 
 impl RawSsl {
@@ -57,6 +78,26 @@ impl RawSsl {
             session_cache: self.session_cache.clone().or(http.session_cache.clone()),
             session_timeout: self.session_timeout.or(http.session_timeout),
             session_tickets: self.session_tickets.or(http.session_tickets),
+            ticket_keys: self.ticket_keys.clone().or(http.ticket_keys.clone()),
+            ecdh_curve: self.ecdh_curve.clone().or(http.ecdh_curve.clone()),
+            buffer_size: self.buffer_size.or(http.buffer_size),
+            stapling: self.stapling.or(http.stapling),
+            stapling_file: self.stapling_file.clone().or(http.stapling_file.clone()),
+            verify_client: self.verify_client.or(http.verify_client),
+            verify_depth: self.verify_depth.or(http.verify_depth),
+            client_certificate: self
+                .client_certificate
+                .clone()
+                .or(http.client_certificate.clone()),
+            trusted_certificate: self
+                .trusted_certificate
+                .clone()
+                .or(http.trusted_certificate.clone()),
+            crl: self.crl.clone().or(http.crl.clone()),
+            reject_handshake: self.reject_handshake.or(http.reject_handshake),
+            early_data: self.early_data.or(http.early_data),
+            password_file: self.password_file.clone().or(http.password_file.clone()),
+            on: self.on.or(http.on),
         }
     }
 
@@ -80,6 +121,23 @@ impl RawSsl {
             session_cache: self.session_cache.clone().unwrap_or(SslSessionCache::None),
             session_timeout: self.session_timeout.unwrap_or(DEFAULT_SESSION_TIMEOUT),
             session_tickets: self.session_tickets.unwrap_or(true),
+            ticket_keys: self.ticket_keys.clone().unwrap_or_default(),
+            ecdh_curve: self
+                .ecdh_curve
+                .clone()
+                .unwrap_or_else(|| "auto".to_string()),
+            buffer_size: self.buffer_size.unwrap_or(DEFAULT_BUFFER_SIZE),
+            stapling: self.stapling.unwrap_or(false),
+            stapling_file: self.stapling_file.clone(),
+            verify_client: self.verify_client.unwrap_or(SslVerifyClient::Off),
+            verify_depth: self.verify_depth.unwrap_or(DEFAULT_VERIFY_DEPTH),
+            client_certificate: self.client_certificate.clone(),
+            trusted_certificate: self.trusted_certificate.clone(),
+            crl: self.crl.clone(),
+            reject_handshake: self.reject_handshake.unwrap_or(false),
+            early_data: self.early_data.unwrap_or(false),
+            password_file: self.password_file.clone(),
+            on: self.on.unwrap_or(false),
         }
     }
 
@@ -87,6 +145,15 @@ impl RawSsl {
     /// certificate needs its key. `None` when they pair up, else the
     /// message (said for the first certificate without one).
     pub fn check_keys(&self) -> Option<String> {
+        if self.verify_client.is_some_and(|v| v.verifies())
+            && self.client_certificate.is_none()
+            && self.trusted_certificate.is_none()
+            && (self.certificates.is_some() || self.reject_handshake == Some(true))
+        {
+            return Some(
+                "no ssl_client_certificate or ssl_trusted_certificate for ssl_verify_client".into(),
+            );
+        }
         let certs = self.certificates.as_deref().unwrap_or_default();
         let keys = self.certificate_keys.as_deref().unwrap_or_default();
         certs.get(keys.len()).map(|c| {
@@ -99,7 +166,8 @@ impl RawSsl {
 }
 
 /// nginx's check of `listen ... ssl` (ngx_http_ssl_init): the default
-/// server of an address that speaks TLS has a certificate.
+/// server of an address that speaks TLS has a certificate (or rejects
+/// handshakes: `ssl_reject_handshake on`).
 pub fn check_listen(servers: &[Arc<ServerConf>]) -> Result<()> {
     for l in servers.iter().flat_map(|s| &s.listen).filter(|l| l.ssl) {
         let on_addr = |s: &&Arc<ServerConf>| s.listen.iter().any(|x| x.addr == l.addr);
@@ -114,6 +182,7 @@ pub fn check_listen(servers: &[Arc<ServerConf>]) -> Result<()> {
             .or_else(|| servers.iter().find(on_addr));
         if let Some(s) = default
             && s.ssl.certificates.is_empty()
+            && !s.ssl.reject_handshake
         {
             return Err(ConfError::at(
                 &s.span,
@@ -215,6 +284,198 @@ pub fn ssl_session_cache(s: &mut RawSrv, d: &Directive, _: &Env<'_>) -> Result<(
         Some(c) => set(&mut s.ssl.session_cache, c, d),
         None => Ok(()),
     }
+}
+
+/// `ssl_session_ticket_key FILE` (several: the first seals, all open).
+pub fn ssl_session_ticket_key(s: &mut RawSrv, d: &Directive, env: &Env<'_>) -> Result<()> {
+    s.ssl
+        .ticket_keys
+        .get_or_insert_with(Vec::new)
+        .push(path(d, env));
+    Ok(())
+}
+
+/// `ssl_ecdh_curve auto | NAME[:NAME...]` (checked when the server's TLS
+/// configuration is built, as OpenSSL checks it then).
+pub fn ssl_ecdh_curve(s: &mut RawSrv, d: &Directive, _: &Env<'_>) -> Result<()> {
+    set(&mut s.ssl.ecdh_curve, arg(d, 0).to_string(), d)
+}
+
+/// `ssl_buffer_size SIZE`: the largest record the server writes (nginx
+/// fills a buffer of that size before `SSL_write`, so its records are at
+/// most that long).
+pub fn ssl_buffer_size(s: &mut RawSrv, d: &Directive, _: &Env<'_>) -> Result<()> {
+    set_with(&mut s.ssl.buffer_size, d, || size(d, arg(d, 0)))
+}
+
+/// `ssl_dhparam FILE`: accepted, with a notice once per configuration:
+/// rustls has no finite-field Diffie-Hellman (`DHE-*` suites), the only
+/// thing the file configures.
+pub fn ssl_dhparam(_: &mut RawSrv, d: &Directive, env: &Env<'_>) -> Result<()> {
+    const NOTICE: &str = "\"ssl_dhparam\" has no effect in Peregrine";
+    if !env.warnings.borrow().iter().any(|w| w.starts_with(NOTICE)) {
+        env.warn(
+            d,
+            format!("{NOTICE}: rustls has no finite-field DH (DHE) cipher suites"),
+        );
+    }
+    Ok(())
+}
+
+pub fn ssl_stapling(s: &mut RawSrv, d: &Directive, _: &Env<'_>) -> Result<()> {
+    set_with(&mut s.ssl.stapling, d, || flag(d))
+}
+
+/// `ssl_stapling_file FILE`: a DER OCSP response stapled as it is.
+pub fn ssl_stapling_file(s: &mut RawSrv, d: &Directive, env: &Env<'_>) -> Result<()> {
+    set(&mut s.ssl.stapling_file, path(d, env), d)
+}
+
+/// `ssl_stapling_responder URL`, `ssl_stapling_verify`: Peregrine queries
+/// no OCSP responder (see `ssl_stapling`), so there is nothing to use them
+/// for; their values are checked as nginx checks them.
+pub fn ssl_stapling_responder(_: &mut RawSrv, _: &Directive, _: &Env<'_>) -> Result<()> {
+    Ok(())
+}
+
+pub fn ssl_stapling_verify(_: &mut RawSrv, d: &Directive, _: &Env<'_>) -> Result<()> {
+    flag(d).map(|_| ())
+}
+
+/// `ssl_verify_client on | off | optional | optional_no_ca`.
+pub fn ssl_verify_client(s: &mut RawSrv, d: &Directive, _: &Env<'_>) -> Result<()> {
+    set_with(&mut s.ssl.verify_client, d, || {
+        Ok(match arg(d, 0) {
+            "off" => SslVerifyClient::Off,
+            "on" => SslVerifyClient::On,
+            "optional" => SslVerifyClient::Optional,
+            "optional_no_ca" => SslVerifyClient::OptionalNoCa,
+            v => return Err(msg(d, format!("invalid value \"{v}\""))),
+        })
+    })
+}
+
+pub fn ssl_verify_depth(s: &mut RawSrv, d: &Directive, _: &Env<'_>) -> Result<()> {
+    set_with(&mut s.ssl.verify_depth, d, || {
+        number(d).map(|n| u32::try_from(n).unwrap_or(u32::MAX))
+    })
+}
+
+pub fn ssl_client_certificate(s: &mut RawSrv, d: &Directive, env: &Env<'_>) -> Result<()> {
+    set(&mut s.ssl.client_certificate, path(d, env), d)
+}
+
+pub fn ssl_trusted_certificate(s: &mut RawSrv, d: &Directive, env: &Env<'_>) -> Result<()> {
+    set(&mut s.ssl.trusted_certificate, path(d, env), d)
+}
+
+pub fn ssl_crl(s: &mut RawSrv, d: &Directive, env: &Env<'_>) -> Result<()> {
+    set(&mut s.ssl.crl, path(d, env), d)
+}
+
+pub fn ssl_reject_handshake(s: &mut RawSrv, d: &Directive, _: &Env<'_>) -> Result<()> {
+    set_with(&mut s.ssl.reject_handshake, d, || flag(d))
+}
+
+/// `ssl_early_data on`: accepted with a notice. Peregrine offers no 0-RTT
+/// (rustls can, but early data is replayable, and nginx's `$ssl_early_data`
+/// and 425 handling would be needed first): clients send their request
+/// after the handshake instead, which is always correct.
+pub fn ssl_early_data(s: &mut RawSrv, d: &Directive, env: &Env<'_>) -> Result<()> {
+    set_with(&mut s.ssl.early_data, d, || flag(d))?;
+    if s.ssl.early_data == Some(true) {
+        env.warn(
+            d,
+            "\"ssl_early_data\" is not offered by Peregrine: clients send after the handshake",
+        );
+    }
+    Ok(())
+}
+
+/// `ssl_password_file FILE`: the passwords of encrypted keys. rustls reads
+/// unencrypted keys only; the file is kept so that an encrypted key is
+/// refused with that reason when it is loaded (an unencrypted one works).
+pub fn ssl_password_file(s: &mut RawSrv, d: &Directive, env: &Env<'_>) -> Result<()> {
+    set(&mut s.ssl.password_file, path(d, env), d)
+}
+
+/// The deprecated `ssl on | off` (nginx 1.22 has it, 1.25.1 removed it;
+/// real configurations still carry it): `on` makes every `listen` of the
+/// server (of every server, at http level) speak TLS, with 1.22's warning.
+pub fn ssl(s: &mut RawSrv, d: &Directive, env: &Env<'_>) -> Result<()> {
+    set_with(&mut s.ssl.on, d, || flag(d))?;
+    env.warn(
+        d,
+        "the \"ssl\" directive is deprecated, use the \"listen ... ssl\" directive instead",
+    );
+    Ok(())
+}
+
+/// `ssl_certificate_cache off | max=N [inactive=TIME] [valid=TIME]`:
+/// caches certificates named with variables; Peregrine reads its
+/// certificates when the configuration loads, so the cache has nothing to
+/// hold. The arguments are checked as nginx checks them.
+pub fn ssl_certificate_cache(_: &mut RawSrv, d: &Directive, _: &Env<'_>) -> Result<()> {
+    for a in &d.args {
+        let ok = match a.split_once('=') {
+            None => a == "off" && d.args.len() == 1,
+            Some(("max", n)) => n.parse::<u64>().is_ok_and(|n| n > 0),
+            Some(("inactive" | "valid", t)) => super::handlers::time(d, t).is_ok(),
+            Some(_) => false,
+        };
+        if !ok {
+            return Err(msg(d, format!("invalid parameter \"{a}\"")));
+        }
+    }
+    Ok(())
+}
+
+/// `ssl_certificate_compression on | off`: `on` is accepted with a
+/// notice (rustls compresses certificates only with codecs not built in).
+pub fn ssl_certificate_compression(_: &mut RawSrv, d: &Directive, env: &Env<'_>) -> Result<()> {
+    if flag(d)? {
+        env.warn(
+            d,
+            "\"ssl_certificate_compression\" is not offered by Peregrine: certificates go uncompressed",
+        );
+    }
+    Ok(())
+}
+
+/// `ssl_ocsp off | on | leaf`: checking client certificates with OCSP is
+/// not implemented (rustls checks revocation by CRL only: `ssl_crl`), so
+/// anything but `off` is refused rather than silently not checked.
+pub fn ssl_ocsp(_: &mut RawSrv, d: &Directive, _: &Env<'_>) -> Result<()> {
+    match arg(d, 0) {
+        "off" => Ok(()),
+        "on" | "leaf" => Err(msg(
+            d,
+            "\"ssl_ocsp\" is not supported by Peregrine: client certificates are checked against \"ssl_crl\" only",
+        )),
+        v => Err(msg(d, format!("invalid value \"{v}\""))),
+    }
+}
+
+/// `ssl_ocsp_responder`, `ssl_ocsp_cache`: used by `ssl_ocsp` only.
+pub fn ssl_ocsp_unused(_: &mut RawSrv, _: &Directive, _: &Env<'_>) -> Result<()> {
+    Ok(())
+}
+
+/// `ssl_conf_command NAME VALUE`: OpenSSL's `SSL_CONF_cmd()` settings,
+/// which have no meaning to rustls: refused with that reason.
+pub fn ssl_conf_command(_: &mut RawSrv, d: &Directive, _: &Env<'_>) -> Result<()> {
+    Err(msg(
+        d,
+        "\"ssl_conf_command\" is not supported by Peregrine: its commands are OpenSSL's (SSL_CONF_cmd), rustls has no counterpart",
+    ))
+}
+
+/// `ssl_ech_file FILE`: Encrypted Client Hello keys; rustls serves no ECH.
+pub fn ssl_ech_file(_: &mut RawSrv, d: &Directive, _: &Env<'_>) -> Result<()> {
+    Err(msg(
+        d,
+        "\"ssl_ech_file\" is not supported by Peregrine: rustls has no server-side Encrypted Client Hello",
+    ))
 }
 
 #[cfg(test)]

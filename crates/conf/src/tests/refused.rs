@@ -14,8 +14,8 @@ fn well_formed_nginx_directives_are_refused_by_name() {
             "fastcgi_split_path_info",
             4,
         ),
-        (server("ssl_stapling on;"), "ssl_stapling", 4),
-        (server("ssl on;"), "ssl", 4),
+        (server("http2 on;"), "http2", 4),
+        (server("location / { ssi on; }"), "ssi", 4),
         (server("location / { proxy_cache c; }"), "proxy_cache", 4),
         (
             "events {}\nstream { server { listen 1; } }\n".into(),

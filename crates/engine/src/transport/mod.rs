@@ -18,7 +18,7 @@ use mio::net::TcpStream;
 
 mod tls;
 
-pub use tls::{TlsSink, TlsStream};
+pub use tls::{TlsSink, TlsStream, tls_failure};
 
 /// What a response's output writes to: a plain socket (the system calls
 /// themselves) or a TLS session (records).

@@ -18,11 +18,20 @@ use mio::net::TcpStream;
 use rustls::ServerConnection;
 use rustls::server::Acceptor;
 
+use peregrine_conf::model::SslVerifyClient;
+use peregrine_core::ssl_vars::{ClientCert, SslVars};
+use peregrine_tls::client::{CertInfo, Verified, escaped, tabbed};
+use peregrine_tls::names;
+
 use super::Sink;
-use crate::tls::TlsTable;
+use crate::tls::{Choice, ServerEntry, TlsTable};
 
 /// TLS record content type `handshake` (RFC 8446, 5.1).
 const RECORD_HANDSHAKE: u8 = 0x16;
+
+/// A fatal `unrecognized_name` alert record (RFC 8446, 6.2; RFC 6066, 3),
+/// what nginx's `ssl_reject_handshake` sends (`SSL_AD_UNRECOGNIZED_NAME`).
+const ALERT_UNRECOGNIZED_NAME: [u8; 7] = [0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x70];
 
 enum State {
     /// Nothing read yet: TLS or plain HTTP?
@@ -38,6 +47,12 @@ pub struct TlsStream {
     state: State,
     table: Arc<TlsTable>,
     local: SocketAddr,
+    /// The server block the handshake chose.
+    entry: Option<Arc<ServerEntry>>,
+    /// The hello's groups and suites (`$ssl_curves`, `$ssl_ciphers`).
+    offered: Box<(String, String)>,
+    /// [`TlsStream::take_vars`] was called.
+    vars_taken: bool,
 }
 
 /// What [`TlsStream::recv`] found.
@@ -69,6 +84,38 @@ impl Write for SockIo<'_> {
     }
 }
 
+/// nginx's `ssl_reject_handshake` refused the hello.
+#[derive(Debug, thiserror::Error)]
+#[error("tlsv1 alert unrecognized name")]
+pub struct HandshakeRejected;
+
+/// How a TLS failure reads in the error log, and what was being done:
+/// nginx's `SSL_do_handshake() failed (SSL: ...) while SSL handshaking`
+/// during the handshake, `SSL_read() failed (SSL: ...)` after it (the
+/// reason is rustls's).
+#[cold]
+pub fn tls_failure(t: &super::Transport, e: &io::Error) -> (String, &'static str) {
+    let reason = e
+        .get_ref()
+        .map(|r| r.to_string())
+        .unwrap_or_else(|| e.to_string());
+    let handshaking = match t.tls.as_deref().map(|s| &s.state) {
+        Some(State::Open(c)) => c.is_handshaking(),
+        _ => true,
+    };
+    if handshaking {
+        (
+            format!("SSL_do_handshake() failed (SSL: {reason})"),
+            "while SSL handshaking",
+        )
+    } else {
+        (
+            format!("SSL_read() failed (SSL: {reason})"),
+            "while waiting for request",
+        )
+    }
+}
+
 fn tls_error(e: rustls::Error) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, e)
 }
@@ -80,6 +127,9 @@ impl TlsStream {
             state: State::Detect,
             table,
             local,
+            entry: None,
+            offered: Box::default(),
+            vars_taken: false,
         }
     }
 
@@ -113,12 +163,28 @@ impl TlsStream {
                 State::Accepting(a) => match a.accept() {
                     Ok(Some(accepted)) => {
                         let hello = accepted.client_hello();
-                        let config = self.table.config_for(self.local, hello.server_name());
-                        let Some(config) = config else {
-                            return Err(io::Error::new(
-                                io::ErrorKind::InvalidData,
-                                "no certificate for the server",
-                            ));
+                        *self.offered = (
+                            names::list(hello.named_groups().unwrap_or_default(), names::group),
+                            names::list(hello.cipher_suites(), names::cipher),
+                        );
+                        let config = match self.table.config_for(self.local, hello.server_name()) {
+                            Choice::Serve(config, entry) => {
+                                self.entry = Some(entry);
+                                config
+                            }
+                            Choice::Reject => {
+                                let _ = SockIo(sock).write(&ALERT_UNRECOGNIZED_NAME);
+                                return Err(io::Error::new(
+                                    io::ErrorKind::InvalidData,
+                                    HandshakeRejected,
+                                ));
+                            }
+                            Choice::None => {
+                                return Err(io::Error::new(
+                                    io::ErrorKind::InvalidData,
+                                    "no \"ssl_certificate\" is defined for the server",
+                                ));
+                            }
                         };
                         match accepted.into_connection(config) {
                             Ok(c) => self.state = State::Open(Box::new(c)),
@@ -210,6 +276,80 @@ impl TlsStream {
             c.send_close_notify();
             let _ = self.write_pending(sock);
         }
+    }
+
+    /// The session's variables, and whether the block's
+    /// `ssl_verify_client` refuses the request: `Some(495)` for a
+    /// certificate that did not verify, `Some(496)` for none sent
+    /// (nginx's `ngx_http_process_request`).
+    /// The configuration's TLS server blocks.
+    pub fn table(&self) -> &TlsTable {
+        &self.table
+    }
+
+    /// The first time only (`None` after).
+    #[cold]
+    pub fn take_vars(&mut self) -> Option<(SslVars, Option<u16>)> {
+        if std::mem::replace(&mut self.vars_taken, true) {
+            return None;
+        }
+        Some(self.vars())
+    }
+
+    fn vars(&self) -> (SslVars, Option<u16>) {
+        let State::Open(c) = &self.state else {
+            return (SslVars::default(), None);
+        };
+        let mut v = SslVars {
+            protocol: c
+                .protocol_version()
+                .map(names::protocol)
+                .unwrap_or("")
+                .into(),
+            cipher: c
+                .negotiated_cipher_suite()
+                .map(|s| names::cipher(s.suite()))
+                .unwrap_or("")
+                .into(),
+            server_name: c.server_name().map(str::to_string),
+            alpn_protocol: c
+                .alpn_protocol()
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .unwrap_or_default(),
+            session_reused: c.handshake_kind() == Some(rustls::HandshakeKind::Resumed),
+            curve: c
+                .negotiated_key_exchange_group()
+                .map(|g| names::group(g.name()))
+                .unwrap_or("")
+                .into(),
+            client_verify: "NONE".into(),
+            curves: self.offered.0.clone(),
+            ciphers: self.offered.1.clone(),
+            ..SslVars::default()
+        };
+        let mut refuse = None;
+        if let Some(entry) = &self.entry
+            && let Some(auth) = &entry.client_auth
+        {
+            let chain = c.peer_certificates().unwrap_or_default();
+            let outcome = auth.verify(chain);
+            refuse = match (&outcome, entry.verify_client) {
+                (Verified::None, SslVerifyClient::On) => Some(496),
+                (Verified::Failed(_), SslVerifyClient::On | SslVerifyClient::Optional) => Some(495),
+                _ => None,
+            };
+            v.client_verify = outcome.as_var();
+            v.client = chain.first().and_then(CertInfo::parse).map(|i| ClientCert {
+                cert: tabbed(&i.pem),
+                escaped_cert: escaped(&i.pem),
+                s_dn: i.subject_dn,
+                i_dn: i.issuer_dn,
+                serial: i.serial,
+                fingerprint: i.fingerprint,
+                raw_cert: i.pem,
+            });
+        }
+        (v, refuse)
     }
 
     /// The client spoke plain HTTP (see [`super::Transport::plain_on_tls`]).
