@@ -163,6 +163,10 @@ pub struct HttpConf {
     pub maps: Vec<MapConf>,
     // split_clients
     pub split_clients: Vec<SplitClientsConf>,
+    // limits
+    /// `limit_req_zone`s, then `limit_conn_zone`s (`rate` 0), in order.
+    pub limit_req_zones: Vec<LimitZoneConf>,
+    pub limit_conn_zones: Vec<LimitZoneConf>,
     // rewrite
     /// The names of the variables `set` defines, by their index in a
     /// request's table of set values ([`Part::Set`]).
@@ -401,6 +405,15 @@ pub struct LocConf {
     pub auth_basic: Option<String>,
     /// `auth_basic_user_file` (with variables), inherited alone.
     pub auth_basic_user_file: Option<UserFile>,
+    // limits
+    /// `limit_req` and its `limit_req_*` settings.
+    pub limit_req: LimitConf<LimitReqRule>,
+    /// `limit_conn` and its `limit_conn_*` settings.
+    pub limit_conn: LimitConf<LimitConnRule>,
+    /// The realip module's settings.
+    pub realip: RealIpConf,
+    /// `auth_delay` (default 0): how long a 401 of the access phase waits.
+    pub auth_delay: Duration,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -1109,4 +1122,96 @@ pub struct SplitClientsConf {
     /// (upper bound of the MurmurHash2 value, exclusive; 0: the rest),
     /// value; in order.
     pub parts: Vec<(u32, String)>,
+}
+
+// limits
+
+/// `limit_req_zone KEY zone=NAME:SIZE rate=RATE` (and, with `rate` 0,
+/// `limit_conn_zone KEY zone=NAME:SIZE`): a shared zone's definition. The
+/// state lives in core (`peregrine_core::zone`), found by name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LimitZoneConf {
+    pub name: String,
+    /// The key, variables unexpanded (`$binary_remote_addr`).
+    pub key: String,
+    /// The zone's size in bytes: what bounds its states.
+    pub size: usize,
+    /// `limit_req_zone`'s rate in milli-requests a second (nginx's
+    /// `ctx->rate`: `2r/s` is 2000, `30r/m` 500).
+    pub rate: u64,
+}
+
+/// One `limit_req zone=NAME [burst=N] [nodelay | delay=N]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LimitReqRule {
+    pub zone: String,
+    /// In milli-requests, as nginx keeps it (`burst * 1000`).
+    pub burst: u64,
+    /// In milli-requests; `nodelay` is nginx's `NGX_MAX_INT_T_VALUE / 1000 * 1000`.
+    pub delay: u64,
+}
+
+/// One `limit_conn NAME NUMBER`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LimitConnRule {
+    pub zone: String,
+    pub conn: u32,
+}
+
+/// The merged settings of a limit module (`limit_req_*` or `limit_conn_*`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LimitConf<R> {
+    /// A level's own rules, else its parent's.
+    pub rules: Arc<[R]>,
+    /// `limit_req_status` / `limit_conn_status` (default 503).
+    pub status: u16,
+    /// `limit_*_log_level` (default error); a delay is logged one level
+    /// lower (nginx's `delay_log_level`).
+    pub log_level: LogLevel,
+    pub dry_run: bool,
+}
+
+impl<R> Default for LimitConf<R> {
+    fn default() -> Self {
+        LimitConf {
+            rules: Arc::from([]),
+            status: 503,
+            log_level: LogLevel::Error,
+            dry_run: false,
+        }
+    }
+}
+
+/// `real_ip_header`'s source of the client address.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RealIpHeader {
+    /// `X-Real-IP` (the default).
+    XRealIp,
+    /// `X-Forwarded-For`: a list, read from its end.
+    XForwardedFor,
+    /// The PROXY protocol header's source address.
+    ProxyProtocol,
+    /// Any other header, holding one address.
+    Other(String),
+}
+
+/// The realip module's merged settings (`set_real_ip_from`,
+/// `real_ip_header`, `real_ip_recursive`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RealIpConf {
+    /// The trusted addresses (a level's own list, else its parent's);
+    /// empty: the module does nothing.
+    pub from: Arc<[AccessNet]>,
+    pub header: RealIpHeader,
+    pub recursive: bool,
+}
+
+impl Default for RealIpConf {
+    fn default() -> Self {
+        RealIpConf {
+            from: Arc::from([]),
+            header: RealIpHeader::XRealIp,
+            recursive: false,
+        }
+    }
 }

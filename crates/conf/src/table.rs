@@ -1305,6 +1305,109 @@ pub static TABLE: &[Spec] = &[
         Handler::Srv(sl::ssl_session_tickets),
         Neutral,
     ),
+    // limits: limit_req, limit_conn and realip (build/limit_req.rs,
+    // build/limit_conn.rs, build/limit_zone.rs, build/realip.rs). A zone
+    // changes nothing until a rule uses it; a location under a rule takes
+    // no route (its answer depends on the rate or on who asks).
+    row(
+        "limit_req_zone",
+        HTTP,
+        Args::Range(3, 3),
+        Handler::Loc(crate::build::limit_req::limit_req_zone),
+        Neutral,
+    ),
+    row(
+        "limit_req",
+        HSL,
+        Args::Range(1, 3),
+        Handler::Loc(crate::build::limit_req::limit_req),
+        When(f::no_limit_req),
+    ),
+    row(
+        "limit_req_status",
+        HSL,
+        ONE,
+        Handler::Loc(crate::build::limit_zone::status),
+        When(f::no_limit_req),
+    ),
+    row(
+        "limit_req_log_level",
+        HSL,
+        ONE,
+        Handler::Loc(crate::build::limit_zone::log_level),
+        When(f::no_limit_req),
+    ),
+    row(
+        "limit_req_dry_run",
+        HSL,
+        ONE,
+        Handler::Loc(crate::build::limit_zone::dry_run),
+        When(f::no_limit_req),
+    ),
+    row(
+        "limit_conn_zone",
+        HTTP,
+        TWO,
+        Handler::Loc(crate::build::limit_conn::limit_conn_zone),
+        Neutral,
+    ),
+    row(
+        "limit_conn",
+        HSL,
+        TWO,
+        Handler::Loc(crate::build::limit_conn::limit_conn),
+        When(f::no_limit_conn),
+    ),
+    row(
+        "limit_conn_status",
+        HSL,
+        ONE,
+        Handler::Loc(crate::build::limit_zone::status),
+        When(f::no_limit_conn),
+    ),
+    row(
+        "limit_conn_log_level",
+        HSL,
+        ONE,
+        Handler::Loc(crate::build::limit_zone::log_level),
+        When(f::no_limit_conn),
+    ),
+    row(
+        "limit_conn_dry_run",
+        HSL,
+        ONE,
+        Handler::Loc(crate::build::limit_zone::dry_run),
+        When(f::no_limit_conn),
+    ),
+    row(
+        "set_real_ip_from",
+        HSL,
+        ONE,
+        Handler::Loc(crate::build::realip::set_real_ip_from),
+        When(f::no_realip),
+    ),
+    row(
+        "real_ip_header",
+        HSL,
+        ONE,
+        Handler::Loc(crate::build::realip::real_ip_header),
+        When(f::no_realip),
+    ),
+    row(
+        "real_ip_recursive",
+        HSL,
+        ONE,
+        Handler::Loc(crate::build::realip::real_ip_recursive),
+        When(f::no_realip),
+    ),
+    // auth_delay: acts on a 401 only, which no route answers.
+    row(
+        "auth_delay",
+        HSL,
+        ONE,
+        Handler::Loc(crate::build::limit_zone::auth_delay),
+        UNRECORDED,
+    ),
 ];
 
 /// Directives that are stored but are tuning hints nonetheless: accepted

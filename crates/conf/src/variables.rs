@@ -86,6 +86,9 @@ pub const KNOWN: &[&str] = &[
     "upstream_response_length",
     "upstream_response_time",
     "upstream_status",
+    // limits: ngx_http_limit_req_module, ngx_http_limit_conn_module
+    "limit_req_status",
+    "limit_conn_status",
 ];
 
 /// Name families: any name starting with one of these.

@@ -265,6 +265,8 @@ pub fn config(servers: Vec<ServerConf>) -> Config {
             upstreams: Vec::new(),
             maps: Vec::new(),
             split_clients: Vec::new(),
+            limit_req_zones: Vec::new(),
+            limit_conn_zones: Vec::new(),
             set_vars: Arc::from([]),
         }),
         files: Vec::new(),

@@ -85,6 +85,13 @@ pub struct HttpCore {
     /// What nginx's handlers would have logged of this request's failure,
     /// from the failed call itself ([`HttpCore::note_failure`]).
     pub(crate) failure: Option<crate::response::ErrorNote>,
+    // limits
+    /// The configuration's `limit_req`/`limit_conn` zones.
+    pub(crate) limit_zones: Rc<crate::limits::LimitZones>,
+    /// What the last request left the engine ([`HttpCore::take_held`]).
+    pub(crate) held: Option<Box<crate::limits::Held>>,
+    /// The state of a held request run again ([`HttpCore::resume`]).
+    pub(crate) resuming: Option<crate::limits::RequestLimits>,
 }
 
 /// The state of one request across internal redirects.
@@ -132,9 +139,19 @@ pub(crate) struct Ctx<'a> {
     pub map_cache: crate::map::MapCache,
     /// The configuration's `split_clients` variables.
     pub splits: &'a [peregrine_conf::model::SplitClientsConf],
+    // limits
+    /// `$limit_req_status`, `$limit_conn_status`, realip's address, a delay.
+    pub limits: crate::limits::RequestLimits,
+    /// The `limit_conn` slots taken.
+    pub slots: Vec<crate::limit_conn::ConnSlot>,
 }
 
 impl Ctx<'_> {
+    /// The client's address: realip's, else the connection's.
+    pub(crate) fn peer(&self) -> std::net::SocketAddr {
+        self.limits.real.unwrap_or(self.conn.peer)
+    }
+
     /// The status a normal response gets: `error_page`'s, else `own`.
     pub(crate) fn status(&self, own: u16) -> u16 {
         self.err_status.unwrap_or(own)
@@ -158,7 +175,7 @@ impl Ctx<'_> {
             uri: &self.uri,
             args: self.args.as_deref(),
             local: self.conn.local,
-            peer: self.conn.peer,
+            peer: self.peer(),
             server_name: self.server_name,
             document_root: root_of(&self.conf),
             captures: &self.captures,
@@ -174,6 +191,7 @@ impl Ctx<'_> {
             maps: self.maps,
             map_cache: &self.map_cache,
             splits: self.splits,
+            limits: &self.limits,
         }
     }
 
@@ -289,6 +307,9 @@ impl HttpCore {
             ),
             log_lines: Vec::new(),
             failure: None,
+            limit_zones: Rc::new(crate::limits::LimitZones::of(&conf)),
+            held: None,
+            resuming: None,
         }
     }
 
@@ -453,6 +474,8 @@ impl HttpCore {
             maps: &srv.maps,
             map_cache: Default::default(),
             splits: &srv.splits,
+            limits: Default::default(),
+            slots: Vec::new(),
         }
     }
 
@@ -468,9 +491,20 @@ impl HttpCore {
         let srv = &servers[server];
         let mut ctx = Self::start_ctx(srv, server, req, conn, now);
         ctx.status = self.status.clone();
+        if let Some(limits) = self.resuming.take() {
+            ctx.limits = limits;
+        }
+        // The post-read phase: realip with the server's settings.
+        if !srv.conf.conf.realip.from.is_empty() {
+            crate::realip::run(&mut ctx, &srv.conf.conf.realip);
+        }
         let mut resp = self.run(&mut ctx, &servers);
         if resp.server.is_none() {
             resp.server = Some(srv.conf.clone());
+        }
+        if ctx.limits.delay.is_some() || ctx.limits.real.is_some() || !ctx.slots.is_empty() {
+            let slots = std::mem::take(&mut ctx.slots);
+            self.leave(&ctx.limits, slots);
         }
         resp
     }
@@ -603,16 +637,31 @@ impl HttpCore {
         {
             return step;
         }
+        // The preaccess phase: limit_req, limit_conn, realip with the
+        // location's settings (nginx's handler order).
+        if !ctx.conf.limit_req.rules.is_empty()
+            && let Some(step) = self.limit_req(ctx)
+        {
+            return step;
+        }
+        if !ctx.conf.limit_conn.rules.is_empty()
+            && let Some(step) = self.limit_conn(ctx)
+        {
+            return step;
+        }
+        if !ctx.conf.realip.from.is_empty() {
+            crate::realip::run(ctx, &ctx.conf.realip.clone());
+        }
         // The access phase (`allow`/`deny`), for every location a request
         // reaches, internal redirects included.
-        if !ctx.conf.access.is_empty() && crate::access::denied(&ctx.conf.access, ctx.conn.peer) {
+        if !ctx.conf.access.is_empty() && crate::access::denied(&ctx.conf.access, ctx.peer()) {
             self.note_failure(crate::response::ErrorNote::AccessForbidden);
             return Step::Special(Special::status(403));
         }
         if ctx.conf.auth_basic.is_some()
             && let Some(step) = self.auth_basic(ctx)
         {
-            return step;
+            return self.auth_delay(ctx, step);
         }
         if !ctx.conf.try_files.is_empty()
             && let Some(step) = self.try_files(ctx)

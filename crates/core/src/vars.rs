@@ -46,6 +46,8 @@ pub(crate) struct VarCtx<'a> {
     pub map_cache: &'a crate::map::MapCache,
     // split_clients
     pub splits: &'a [peregrine_conf::model::SplitClientsConf],
+    // limits
+    pub limits: &'a crate::limits::RequestLimits,
 }
 
 impl VarCtx<'_> {
@@ -80,12 +82,35 @@ impl VarCtx<'_> {
             }
             // `$realip_remote_*`: the address before the realip module
             // replaces it; without realip (not built yet) the same.
-            "remote_addr" | "realip_remote_addr" => {
+            // `$realip_remote_*`: the connection's address, before realip
+            // replaced it; `$remote_port` of an address without a port
+            // (an X-Forwarded-For entry) is empty, as nginx's.
+            "remote_addr" => {
                 let _ = write!(out, "{}", self.peer.ip());
             }
-            "remote_port" | "realip_remote_port" => {
+            "realip_remote_addr" => {
+                let _ = write!(out, "{}", self.conn.peer.ip());
+            }
+            "remote_port" if self.peer.port() != 0 => {
                 let _ = write!(out, "{}", self.peer.port());
             }
+            "remote_port" => {}
+            "realip_remote_port" => {
+                let _ = write!(out, "{}", self.conn.peer.port());
+            }
+            "limit_req_status" => {
+                out.push_str(self.limits.req.map_or("", |s| s.as_str()));
+            }
+            "limit_conn_status" => {
+                out.push_str(self.limits.conn.map_or("", |s| s.as_str()));
+            }
+            "binary_remote_addr" => match self.peer.ip() {
+                // Not text: the bytes as Latin-1 would mangle them; nginx
+                // users put it in keys (`limit_req_zone`), read as bytes.
+                std::net::IpAddr::V4(a) => out.extend(a.octets().iter().map(|&b| char::from(b))),
+                std::net::IpAddr::V6(a) => out.extend(a.octets().iter().map(|&b| char::from(b))),
+            },
+            "request_time" => push_request_time(out, self.limits.started, self.now),
             // `ngx_http_variable_document_root`: the `root`/`alias` value
             // with its variables (`alias /d/$1;`) expanded; inside that
             // expansion the name itself is empty, not a loop.
@@ -265,6 +290,7 @@ mod tests {
             maps: &[],
             map_cache: &Default::default(),
             splits: &[],
+            limits: &Default::default(),
         };
         assert_eq!(
             v.expand("https://$host$request_uri"),
@@ -300,4 +326,19 @@ mod tests {
         push_connection_time(&mut out, t0, t0 - std::time::Duration::from_secs(1));
         assert_eq!(out, "0.000");
     }
+}
+
+/// `$request_time` in core (`add_header`, `return`): seconds with
+/// milliseconds since the request started; a request not held before is
+/// answered in the loop turn that read it (nginx's cached time gives 0.000).
+fn push_request_time(
+    out: &mut String,
+    started: Option<std::time::SystemTime>,
+    now: std::time::SystemTime,
+) {
+    use std::fmt::Write;
+    let ms = started
+        .and_then(|s| now.duration_since(s).ok())
+        .map_or(0, |d| d.as_millis());
+    let _ = write!(out, "{}.{:03}", ms / 1000, ms % 1000);
 }

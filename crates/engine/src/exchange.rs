@@ -40,6 +40,10 @@ pub struct Exchange {
     /// Access-logged (and counted) already: an exchange that ends
     /// abnormally is logged when its connection closes, once.
     pub logged: bool,
+    // limits
+    /// What core left for this request: its `limit_conn` slots (given
+    /// back when the exchange ends), realip's address, a delayed run.
+    pub held: Option<Box<peregrine_core::limits::Held>>,
 }
 
 impl Exchange {
@@ -67,6 +71,7 @@ impl Exchange {
         self.keepalive = false;
         self.linger = false;
         self.logged = false;
+        self.held = None;
     }
 }
 

@@ -98,6 +98,9 @@ pub enum Phase {
         read: u64,
         timeout: Duration,
     },
+    /// A request held by `limit_req`'s delay or `auth_delay`, under the
+    /// connection's timer (`crate::limits`).
+    Held,
 }
 
 /// How a connection is to be closed.
@@ -197,6 +200,7 @@ impl Http1 {
                 Phase::Send => self.step_send(t, key, cx),
                 Phase::Discard { .. } => self.step_discard(t, key, cx),
                 Phase::Linger { .. } => self.step_linger(t, key, cx),
+                Phase::Held => self.step_held(t, cx),
             };
             match step {
                 Step::Continue => {}
@@ -503,9 +507,10 @@ impl Http1 {
         let timedout = io::Error::from_raw_os_error(libc::ETIMEDOUT);
         let text = errlog::with_os_error("client timed out", &timedout);
         match self.phase {
-            Phase::Idle { keepalive: true } | Phase::Discard { .. } | Phase::Linger { .. } => {
-                Close::Normal
-            }
+            Phase::Idle { keepalive: true }
+            | Phase::Discard { .. }
+            | Phase::Linger { .. }
+            | Phase::Held => Close::Normal,
             Phase::Idle { keepalive: false } if cx.draining => Close::Normal,
             Phase::Idle { keepalive: false } | Phase::Head => {
                 let doing = if self.phase == Phase::Head {
@@ -599,6 +604,12 @@ impl Http1 {
         cx.timers.disarm(self.key as usize);
         ex.set_parsed();
         let note = self.answer(&mut ex, cx);
+        if let Some(held) = cx.core.take_held() {
+            ex = match self.hold(ex, held, cx) {
+                Ok(step) => return step,
+                Err(ex) => ex,
+            };
+        }
         let (req, resp) = ex.split();
         // `answer` always puts a response in; `None` would be a bug, met
         // by closing rather than by a panic.
@@ -1184,8 +1195,19 @@ impl Http1 {
         let Some(log) = cx.access.as_mut() else {
             return;
         };
+        let real;
+        let conn = match ex.held.as_ref().and_then(|h| h.real_peer) {
+            Some(peer) => {
+                real = ConnInfo {
+                    peer,
+                    ..self.info.clone()
+                };
+                &real
+            }
+            None => &self.info,
+        };
         let entry = AccessEntry {
-            conn: &self.info,
+            conn,
             request: ex.req(),
             response: resp,
             status: resp.status,

@@ -116,6 +116,8 @@ impl Var {
             | "upstream_cache_status"
             | "upstream_queue_time"
             | "gzip_ratio" => Var::NotFound,
+            // limits: core's state, not carried to the log yet.
+            "limit_req_status" | "limit_conn_status" => Var::NotFound,
             "uid_got" => Var::UidGot,
             "uid_set" => Var::UidSet,
             _ => return Self::parse_prefixed(&lower),

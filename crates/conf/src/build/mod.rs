@@ -24,6 +24,11 @@ pub mod raw;
 pub mod request;
 pub mod rewrite;
 mod split_clients;
+// limits
+pub mod limit_conn;
+pub mod limit_req;
+pub mod limit_zone;
+pub mod realip;
 pub mod ssl;
 mod syslog;
 mod upstream;
@@ -668,6 +673,7 @@ impl Builder {
         })?;
         self.declare_named_captures(&servers);
         self.check_variables()?;
+        check_locations(&servers, &|c| limit_zone::check_zones(c, &http.loc.zones))?;
         Ok(HttpConf {
             servers,
             log_formats: self.log_formats.clone(),
@@ -675,6 +681,8 @@ impl Builder {
             upstreams: http.upstreams.clone(),
             maps: http.maps.clone(),
             split_clients: http.split_clients.clone(),
+            limit_req_zones: http.loc.zones.req.clone(),
+            limit_conn_zones: http.loc.zones.conn.clone(),
             set_vars: Arc::from(self.set_vars.borrow().as_slice()),
         })
     }

@@ -144,6 +144,13 @@ pub struct RawLoc {
     // auth_basic
     pub auth_basic: Option<String>,
     pub auth_basic_user_file: Option<crate::model::UserFile>,
+    // limits
+    pub limit_req: super::limit_zone::RawLimit<crate::model::LimitReqRule>,
+    pub limit_conn: super::limit_zone::RawLimit<crate::model::LimitConnRule>,
+    pub realip: super::realip::RawRealIp,
+    /// `limit_req_zone`/`limit_conn_zone` (http level only).
+    pub zones: super::limit_zone::RawZones,
+    pub auth_delay: Option<std::time::Duration>,
 }
 
 /// Resolves a path as `ngx_conf_full_name(cycle, name, 0)`: relative paths are
@@ -260,6 +267,10 @@ impl LocConf {
             access: Arc::from([]),
             auth_basic: None,
             auth_basic_user_file: None,
+            limit_req: Default::default(),
+            limit_conn: Default::default(),
+            realip: Default::default(),
+            auth_delay: std::time::Duration::ZERO,
         }
     }
 }
@@ -402,6 +413,10 @@ impl RawLoc {
                 .auth_basic_user_file
                 .clone()
                 .or_else(|| p.auth_basic_user_file.clone()),
+            limit_req: self.limit_req.merge(&p.limit_req),
+            limit_conn: self.limit_conn.merge(&p.limit_conn),
+            realip: self.realip.merge(&p.realip),
+            auth_delay: self.auth_delay.unwrap_or(p.auth_delay),
         };
         conf.root_has_vars = match &conf.root {
             DocRoot::Root(r) | DocRoot::Alias(r) => r.contains('$'),

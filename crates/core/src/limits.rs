@@ -1,0 +1,141 @@
+//! What the limit modules (`limit_req`, `limit_conn`, realip, auth_delay)
+//! keep per request and hand the engine: the request's
+//! `$limit_req_status`/`$limit_conn_status`, its real address, the
+//! `limit_conn` slots it holds, and a delay. A request that is to wait
+//! (`limit_req` with a delay, `auth_delay`) is answered by nothing: the
+//! engine holds its exchange on the connection's timer (the worker loop
+//! goes on) and runs it again with the [`Resume`] it was given, as nginx
+//! resumes a delayed request at its next phase.
+
+use std::net::SocketAddr;
+use std::time::{Duration, SystemTime};
+
+use peregrine_conf::model::Config;
+
+use crate::HttpCore;
+use crate::http::{Ctx, Step};
+use crate::limit_conn::{ConnSlot, ConnZone};
+use crate::limit_req::{LimitStatus, ReqZone};
+
+/// The configuration's zones, shared with the other workers.
+#[derive(Default)]
+pub(crate) struct LimitZones {
+    pub req: Vec<ReqZone>,
+    pub conn: Vec<ConnZone>,
+}
+
+impl LimitZones {
+    pub(crate) fn of(conf: &Config) -> LimitZones {
+        let Some(h) = conf.http.as_ref() else {
+            return LimitZones::default();
+        };
+        LimitZones {
+            req: h
+                .limit_req_zones
+                .iter()
+                .map(|z| ReqZone {
+                    conf: z.clone(),
+                    zone: crate::zone::zone("limit_req", &z.name, z.size, &z.key),
+                })
+                .collect(),
+            conn: h
+                .limit_conn_zones
+                .iter()
+                .map(|z| ConnZone {
+                    conf: z.clone(),
+                    zone: crate::zone::zone("limit_conn", &z.name, z.size, &z.key),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// A request's limit state (in `Ctx`; variables read it).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct RequestLimits {
+    pub req: Option<LimitStatus>,
+    pub conn: Option<LimitStatus>,
+    /// The address realip found.
+    pub real: Option<SocketAddr>,
+    pub realip_done: bool,
+    /// How long the request is to wait before it runs again.
+    pub delay: Option<Duration>,
+    /// `auth_delay` was waited out: answer the 401 now.
+    pub auth_delayed: bool,
+    /// When the request started, for a request run again (`$request_time`).
+    pub started: Option<SystemTime>,
+}
+
+/// How a held request runs again (see [`HttpCore::resume`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Resume {
+    limits: RequestLimits,
+}
+
+/// What a request leaves the engine ([`HttpCore::take_held`]).
+#[derive(Debug, Default)]
+pub struct Held {
+    /// Wait this long, then run the request again with [`Held::resume`]:
+    /// the response given is not to be sent.
+    pub delay: Option<Duration>,
+    pub resume: Option<Resume>,
+    /// The client's address as realip found it (the logs' `$remote_addr`).
+    pub real_peer: Option<SocketAddr>,
+    /// `limit_conn` slots, given back when this is dropped.
+    pub slots: Vec<ConnSlot>,
+}
+
+impl HttpCore {
+    /// What the last request left for the engine: `None` for nearly every
+    /// request (one test).
+    #[inline]
+    pub fn take_held(&mut self) -> Option<Box<Held>> {
+        self.held.take()
+    }
+
+    /// The next request handled is `r`'s, run again after its delay; it
+    /// started at `started`.
+    pub fn resume(&mut self, r: Resume, started: SystemTime) {
+        let mut limits = r.limits;
+        limits.delay = None;
+        limits.started = Some(started);
+        self.resuming = Some(limits);
+    }
+
+    /// Collects what the request in `limits`/`slots` leaves the engine.
+    pub(crate) fn leave(&mut self, limits: &RequestLimits, slots: Vec<ConnSlot>) {
+        if limits.delay.is_none() && limits.real.is_none() && slots.is_empty() {
+            return;
+        }
+        self.held = Some(Box::new(Held {
+            delay: limits.delay,
+            resume: limits.delay.map(|_| Resume { limits: *limits }),
+            real_peer: limits.real,
+            slots,
+        }));
+    }
+
+    /// `auth_delay` (`ngx_http_core_auth_delay`): a 401 of the access
+    /// phase waits first, the request held and run again to answer it.
+    pub(crate) fn auth_delay(&mut self, ctx: &mut Ctx<'_>, step: Step) -> Step {
+        let unauthorized = match &step {
+            Step::Special(sp) => sp.status == 401,
+            _ => false,
+        };
+        if !unauthorized || ctx.conf.auth_delay.is_zero() || ctx.limits.auth_delayed {
+            return step;
+        }
+        ctx.limits.auth_delayed = true;
+        ctx.limits.delay = Some(ctx.conf.auth_delay);
+        // Not sent: the engine holds the request and runs it again.
+        Step::Done(self.builtin(ctx, &crate::special::Special::status(500)))
+    }
+
+    /// A line for the error log, with the request's context (bounded as
+    /// the rewrite module's).
+    pub(crate) fn push_log_line(&mut self, level: peregrine_conf::model::LogLevel, text: String) {
+        if self.log_lines.len() < crate::rewrite::MAX_PENDING_LOG_LINES {
+            self.log_lines.push(crate::rewrite::LogLine { level, text });
+        }
+    }
+}
