@@ -65,3 +65,8 @@ mod tune;
 mod upstream_blocks;
 mod userid;
 mod variables;
+// limits
+mod geo;
+mod limit_conn;
+mod limit_req;
+mod realip;

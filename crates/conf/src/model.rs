@@ -167,6 +167,8 @@ pub struct HttpConf {
     /// `limit_req_zone`s, then `limit_conn_zone`s (`rate` 0), in order.
     pub limit_req_zones: Vec<LimitZoneConf>,
     pub limit_conn_zones: Vec<LimitZoneConf>,
+    // geo
+    pub geos: Vec<GeoConf>,
     // rewrite
     /// The names of the variables `set` defines, by their index in a
     /// request's table of set values ([`Part::Set`]).
@@ -1214,4 +1216,29 @@ impl Default for RealIpConf {
             recursive: false,
         }
     }
+}
+
+// geo
+
+/// One `geo [SOURCE] $VAR { }` (`ngx_http_geo_module`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct GeoConf {
+    /// The address looked up (variables expanded per request); `None`:
+    /// the client's.
+    pub source: Option<String>,
+    /// The variable it defines (lowercase, without `$`).
+    pub var: String,
+    pub volatile: bool,
+    /// `ranges`: IPv4 ranges instead of networks.
+    pub ranges: bool,
+    /// The value when nothing matches (`default`; else empty).
+    pub default: String,
+    /// Networks by prefix length, longest first: (mask, network → value).
+    pub v4: Vec<(u32, std::collections::BTreeMap<u32, String>)>,
+    pub v6: Vec<(u128, std::collections::BTreeMap<u128, String>)>,
+    /// `ranges`: start → (end, value), not overlapping.
+    pub range_map: std::collections::BTreeMap<u32, (u32, String)>,
+    /// `proxy`: the trusted addresses whose `X-Forwarded-For` names the client.
+    pub proxies: Vec<AccessNet>,
+    pub proxy_recursive: bool,
 }

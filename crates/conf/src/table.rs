@@ -1400,6 +1400,14 @@ pub static TABLE: &[Spec] = &[
         Handler::Loc(crate::build::realip::real_ip_recursive),
         When(f::no_realip),
     ),
+    // geo: defines a variable, as map.
+    row(
+        "geo",
+        HTTP,
+        Args::Range(1, 2),
+        Handler::Block(B::Geo),
+        Neutral,
+    ),
     // auth_delay: acts on a 401 only, which no route answers.
     row(
         "auth_delay",

@@ -46,6 +46,8 @@ pub(crate) struct ServerRt {
     pub maps: Arc<[peregrine_conf::model::MapConf]>,
     /// Its `split_clients` variables.
     pub splits: Arc<[peregrine_conf::model::SplitClientsConf]>,
+    // geo
+    pub geos: Arc<[peregrine_conf::model::GeoConf]>,
 }
 
 /// One per worker thread (owns the worker's open-file cache and memory
@@ -144,6 +146,8 @@ pub(crate) struct Ctx<'a> {
     pub limits: crate::limits::RequestLimits,
     /// The `limit_conn` slots taken.
     pub slots: Vec<crate::limit_conn::ConnSlot>,
+    // geo
+    pub geos: &'a [peregrine_conf::model::GeoConf],
 }
 
 impl Ctx<'_> {
@@ -192,6 +196,7 @@ impl Ctx<'_> {
             map_cache: &self.map_cache,
             splits: self.splits,
             limits: &self.limits,
+            geos: self.geos,
         }
     }
 
@@ -255,6 +260,11 @@ impl HttpCore {
             .as_ref()
             .map(|h| Arc::from(h.split_clients.as_slice()))
             .unwrap_or_else(|| Arc::from([]));
+        let geos: Arc<[peregrine_conf::model::GeoConf]> = conf
+            .http
+            .as_ref()
+            .map(|h| Arc::from(h.geos.as_slice()))
+            .unwrap_or_else(|| Arc::from([]));
         let servers: Vec<ServerRt> = conf
             .http
             .as_ref()
@@ -273,6 +283,7 @@ impl HttpCore {
                             .unwrap_or_else(|| Arc::from([])),
                         maps: maps.clone(),
                         splits: splits.clone(),
+                        geos: geos.clone(),
                     })
                     .collect()
             })
@@ -476,6 +487,7 @@ impl HttpCore {
             splits: &srv.splits,
             limits: Default::default(),
             slots: Vec::new(),
+            geos: &srv.geos,
         }
     }
 

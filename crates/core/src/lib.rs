@@ -66,6 +66,8 @@ mod tests;
 mod userid;
 mod vars;
 pub mod zone;
+// geo
+mod geo;
 
 pub use http::{HttpCore, MAX_URI_CHANGES};
 pub use request::{Method, RequestView};

@@ -88,7 +88,7 @@ fn from_value(addr: &mut SocketAddr, xff: &str, from: &[AccessNet], recursive: b
 }
 
 /// `ngx_http_get_forwarded_addr`: the headers' values from the last one.
-fn forwarded(
+pub(crate) fn forwarded(
     peer: SocketAddr,
     values: &[&str],
     from: &[AccessNet],

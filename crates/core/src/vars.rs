@@ -48,6 +48,8 @@ pub(crate) struct VarCtx<'a> {
     pub splits: &'a [peregrine_conf::model::SplitClientsConf],
     // limits
     pub limits: &'a crate::limits::RequestLimits,
+    // geo
+    pub geos: &'a [peregrine_conf::model::GeoConf],
 }
 
 impl VarCtx<'_> {
@@ -151,6 +153,9 @@ impl VarCtx<'_> {
             }
             _ if let Some(m) = self.maps.iter().find(|m| m.var == name) => {
                 crate::map::push(self, m, out);
+            }
+            _ if let Some(i) = self.geos.iter().position(|g| g.var == name) => {
+                crate::geo::push(self, &self.geos[i], i, out);
             }
             _ if let Some(sp) = self.splits.iter().find(|s| s.var == name) => {
                 crate::split_clients::push(self, sp, out);
@@ -291,6 +296,7 @@ mod tests {
             map_cache: &Default::default(),
             splits: &[],
             limits: &Default::default(),
+            geos: &[],
         };
         assert_eq!(
             v.expand("https://$host$request_uri"),

@@ -25,6 +25,7 @@ pub mod request;
 pub mod rewrite;
 mod split_clients;
 // limits
+mod geo;
 pub mod limit_conn;
 pub mod limit_req;
 pub mod limit_zone;
@@ -136,6 +137,8 @@ pub enum BlockKind {
     Map,
     // split_clients
     SplitClients,
+    // geo
+    Geo,
     // rewrite
     If,
 }
@@ -551,6 +554,11 @@ impl Builder {
                 h.split_clients.push(split);
                 Ok(())
             }
+            (BlockKind::Geo, Frame::Http(h)) => {
+                let geo = self.geo(d, block)?;
+                h.geos.push(geo);
+                Ok(())
+            }
             (BlockKind::Map, Frame::Http(h)) => {
                 let map = self.map(d, block)?;
                 h.maps.push(map);
@@ -683,6 +691,7 @@ impl Builder {
             split_clients: http.split_clients.clone(),
             limit_req_zones: http.loc.zones.req.clone(),
             limit_conn_zones: http.loc.zones.conn.clone(),
+            geos: http.geos.clone(),
             set_vars: Arc::from(self.set_vars.borrow().as_slice()),
         })
     }

@@ -526,6 +526,8 @@ pub struct RawHttp {
     pub maps: Vec<crate::model::MapConf>,
     // split_clients
     pub split_clients: Vec<crate::model::SplitClientsConf>,
+    // geo
+    pub geos: Vec<crate::model::GeoConf>,
 }
 
 /// One `server { }` as written.
