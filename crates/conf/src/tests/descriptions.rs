@@ -5,6 +5,11 @@
 pub static DESCRIPTIONS: &[(&str, &str)] = &[
     // limits
     (
+        "geo",
+        "a variable by the client's network or range (`ranges`), `default`, `delete`, \
+         `include`, `proxy`, `proxy_recursive`, `volatile`, or another value's address",
+    ),
+    (
         "limit_req_zone",
         "a zone of request rates by key (`rate=` r/s or r/m), shared by the workers, \
          bounded by its size (least recently used states evicted)",
