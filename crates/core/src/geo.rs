@@ -35,7 +35,7 @@ fn address(vc: &VarCtx<'_>, g: &GeoConf) -> IpAddr {
 }
 
 /// The value of `g` for address `ip`.
-pub(crate) fn lookup<'g>(g: &'g GeoConf, ip: IpAddr) -> &'g str {
+pub(crate) fn lookup(g: &GeoConf, ip: IpAddr) -> &str {
     let ip = match ip {
         IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
             Some(v4) => IpAddr::V4(v4),

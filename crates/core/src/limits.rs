@@ -139,3 +139,18 @@ impl HttpCore {
         }
     }
 }
+
+/// `$request_time` in core (`add_header`, `return`): seconds with
+/// milliseconds since the request started; a request not held before is
+/// answered in the loop turn that read it (nginx's cached time gives 0.000).
+pub(crate) fn push_request_time(
+    out: &mut String,
+    started: Option<std::time::SystemTime>,
+    now: std::time::SystemTime,
+) {
+    use std::fmt::Write;
+    let ms = started
+        .and_then(|s| now.duration_since(s).ok())
+        .map_or(0, |d| d.as_millis());
+    let _ = write!(out, "{}.{:03}", ms / 1000, ms % 1000);
+}

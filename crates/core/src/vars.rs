@@ -112,7 +112,7 @@ impl VarCtx<'_> {
                 std::net::IpAddr::V4(a) => out.extend(a.octets().iter().map(|&b| char::from(b))),
                 std::net::IpAddr::V6(a) => out.extend(a.octets().iter().map(|&b| char::from(b))),
             },
-            "request_time" => push_request_time(out, self.limits.started, self.now),
+            "request_time" => crate::limits::push_request_time(out, self.limits.started, self.now),
             // `ngx_http_variable_document_root`: the `root`/`alias` value
             // with its variables (`alias /d/$1;`) expanded; inside that
             // expansion the name itself is empty, not a loop.
@@ -332,19 +332,4 @@ mod tests {
         push_connection_time(&mut out, t0, t0 - std::time::Duration::from_secs(1));
         assert_eq!(out, "0.000");
     }
-}
-
-/// `$request_time` in core (`add_header`, `return`): seconds with
-/// milliseconds since the request started; a request not held before is
-/// answered in the loop turn that read it (nginx's cached time gives 0.000).
-fn push_request_time(
-    out: &mut String,
-    started: Option<std::time::SystemTime>,
-    now: std::time::SystemTime,
-) {
-    use std::fmt::Write;
-    let ms = started
-        .and_then(|s| now.duration_since(s).ok())
-        .map_or(0, |d| d.as_millis());
-    let _ = write!(out, "{}.{:03}", ms / 1000, ms % 1000);
 }

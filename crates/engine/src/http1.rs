@@ -1198,10 +1198,7 @@ impl Http1 {
         let real;
         let conn = match ex.held.as_ref().and_then(|h| h.real_peer) {
             Some(peer) => {
-                real = ConnInfo {
-                    peer,
-                    ..self.info.clone()
-                };
+                real = ConnInfo { peer, ..self.info };
                 &real
             }
             None => &self.info,

@@ -182,21 +182,18 @@ struct State {
 }
 
 /// Sets `net/mask` to `v`: the value it had.
-fn put<A: Ord + Copy, M: PartialEq + Copy>(
+fn put<A: Ord + Copy, M: PartialEq + Copy + Into<u128>>(
     by_mask: &mut Vec<(M, BTreeMap<A, String>)>,
     mask: M,
     net: A,
     v: &str,
-) -> Option<String>
-where
-    M: Into<u128>,
-{
+) -> Option<String> {
     let i = match by_mask.iter().position(|(m, _)| *m == mask) {
         Some(i) => i,
         None => {
             by_mask.push((mask, BTreeMap::new()));
             // Longest prefix first: the masks' values sort so.
-            by_mask.sort_by(|x, y| y.0.into().count_ones().cmp(&x.0.into().count_ones()));
+            by_mask.sort_by_key(|x| std::cmp::Reverse(x.0.into().count_ones()));
             by_mask.iter().position(|(m, _)| *m == mask).unwrap_or(0)
         }
     };
