@@ -70,3 +70,4 @@ mod geo;
 mod limit_conn;
 mod limit_req;
 mod realip;
+mod satisfy;

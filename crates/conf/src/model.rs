@@ -416,6 +416,8 @@ pub struct LocConf {
     pub realip: RealIpConf,
     /// `auth_delay` (default 0): how long a 401 of the access phase waits.
     pub auth_delay: Duration,
+    /// `satisfy any` (default `all`): one access module allowing suffices.
+    pub satisfy_any: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1400,6 +1400,15 @@ pub static TABLE: &[Spec] = &[
         Handler::Loc(crate::build::realip::real_ip_recursive),
         When(f::no_realip),
     ),
+    // satisfy: how the access modules combine; it changes nothing where
+    // none applies, and those that do keep their locations off the routes.
+    row(
+        "satisfy",
+        HSL,
+        ONE,
+        Handler::Loc(crate::build::limit_zone::satisfy),
+        Neutral,
+    ),
     // geo: defines a variable, as map.
     row(
         "geo",

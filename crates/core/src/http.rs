@@ -666,14 +666,20 @@ impl HttpCore {
         }
         // The access phase (`allow`/`deny`), for every location a request
         // reaches, internal redirects included.
-        if !ctx.conf.access.is_empty() && crate::access::denied(&ctx.conf.access, ctx.peer()) {
-            self.note_failure(crate::response::ErrorNote::AccessForbidden);
-            return Step::Special(Special::status(403));
-        }
-        if ctx.conf.auth_basic.is_some()
-            && let Some(step) = self.auth_basic(ctx)
-        {
-            return self.auth_delay(ctx, step);
+        if ctx.conf.satisfy_any {
+            if let Some(step) = self.satisfy_any(ctx) {
+                return step;
+            }
+        } else {
+            if !ctx.conf.access.is_empty() && crate::access::denied(&ctx.conf.access, ctx.peer()) {
+                self.note_failure(crate::response::ErrorNote::AccessForbidden);
+                return Step::Special(Special::status(403));
+            }
+            if ctx.conf.auth_basic.is_some()
+                && let Some(step) = self.auth_basic(ctx)
+            {
+                return self.auth_delay(ctx, step);
+            }
         }
         if !ctx.conf.try_files.is_empty()
             && let Some(step) = self.try_files(ctx)

@@ -131,6 +131,47 @@ impl HttpCore {
         Step::Done(self.builtin(ctx, &crate::special::Special::status(500)))
     }
 
+    /// The access phase with `satisfy any` (`ngx_http_core_access_phase`,
+    /// `ngx_http_core_post_access_phase`): one module allowing lets the
+    /// request on; else the last refusal, a 401 winning over a 403 (its
+    /// challenge is what a client can answer). A module without settings
+    /// here neither allows nor refuses.
+    pub(crate) fn satisfy_any(&mut self, ctx: &mut Ctx<'_>) -> Option<Step> {
+        let mut refusal: Option<Step> = None;
+        if !ctx.conf.access.is_empty() {
+            match crate::access::verdict(&ctx.conf.access, ctx.peer()) {
+                Some(false) => return None,
+                Some(true) => {
+                    refusal = Some(Step::Special(crate::special::Special::status(403)));
+                }
+                None => {}
+            }
+        }
+        let auth_applies = ctx.conf.auth_basic_user_file.is_some()
+            && ctx.conf.auth_basic.as_deref().is_some_and(|r| r != "off");
+        if auth_applies {
+            match self.auth_basic(ctx) {
+                None => return None,
+                Some(step) => match status_of(&step) {
+                    401 => refusal = Some(step),
+                    // auth_basic's own 403 (no user file), unless the
+                    // access module's stands already (logged below).
+                    403 if refusal.is_none() => return Some(step),
+                    403 => {}
+                    _ => return Some(step),
+                },
+            }
+        }
+        let step = refusal?;
+        match status_of(&step) {
+            403 => {
+                self.note_failure(crate::response::ErrorNote::AccessForbidden);
+                Some(step)
+            }
+            _ => Some(self.auth_delay(ctx, step)),
+        }
+    }
+
     /// A line for the error log, with the request's context (bounded as
     /// the rewrite module's).
     pub(crate) fn push_log_line(&mut self, level: peregrine_conf::model::LogLevel, text: String) {
@@ -153,4 +194,13 @@ pub(crate) fn push_request_time(
         .and_then(|s| now.duration_since(s).ok())
         .map_or(0, |d| d.as_millis());
     let _ = write!(out, "{}.{:03}", ms / 1000, ms % 1000);
+}
+
+/// The status a refusing step answers with.
+fn status_of(step: &Step) -> u16 {
+    match step {
+        Step::Special(sp) => sp.status,
+        Step::Done(r) => r.status,
+        _ => 0,
+    }
 }

@@ -129,6 +129,18 @@ pub fn auth_delay(l: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result<()> {
     set(&mut l.auth_delay, t, d)
 }
 
+/// `satisfy all | any` (`ngx_http_core_module`'s access-phase rule).
+pub fn satisfy(l: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result<()> {
+    fresh(&l.satisfy_any, d)?;
+    let any = match arg(d, 0) {
+        "all" => false,
+        "any" => true,
+        v => return Err(msg(d, format!("invalid value \"{v}\""))),
+    };
+    l.satisfy_any = Some(any);
+    Ok(())
+}
+
 /// `zone=NAME:SIZE`: the name and size (`ngx_parse_size`, at least
 /// [`MIN_ZONE_SIZE`]).
 pub fn zone_param(d: &Directive, value: &str) -> Result<(String, usize)> {

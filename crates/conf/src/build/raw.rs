@@ -151,6 +151,7 @@ pub struct RawLoc {
     /// `limit_req_zone`/`limit_conn_zone` (http level only).
     pub zones: super::limit_zone::RawZones,
     pub auth_delay: Option<std::time::Duration>,
+    pub satisfy_any: Option<bool>,
 }
 
 /// Resolves a path as `ngx_conf_full_name(cycle, name, 0)`: relative paths are
@@ -271,6 +272,7 @@ impl LocConf {
             limit_conn: Default::default(),
             realip: Default::default(),
             auth_delay: std::time::Duration::ZERO,
+            satisfy_any: false,
         }
     }
 }
@@ -417,6 +419,7 @@ impl RawLoc {
             limit_conn: self.limit_conn.merge(&p.limit_conn),
             realip: self.realip.merge(&p.realip),
             auth_delay: self.auth_delay.unwrap_or(p.auth_delay),
+            satisfy_any: self.satisfy_any.unwrap_or(p.satisfy_any),
         };
         conf.root_has_vars = match &conf.root {
             DocRoot::Root(r) | DocRoot::Alias(r) => r.contains('$'),

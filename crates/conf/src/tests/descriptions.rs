@@ -58,6 +58,10 @@ pub static DESCRIPTIONS: &[(&str, &str)] = &[
         "`X-Forwarded-For` read past every trusted proxy",
     ),
     (
+        "satisfy",
+        "`all`: every access module must allow; `any`: one suffices (`allow`/`deny`, `auth_basic`)",
+    ),
+    (
         "auth_delay",
         "how long a 401 waits before it is sent (the worker serves others)",
     ),
