@@ -68,6 +68,7 @@ mod variables;
 // limits
 mod geo;
 mod limit_conn;
+mod limit_except;
 mod limit_req;
 mod realip;
 mod satisfy;

@@ -418,6 +418,8 @@ pub struct LocConf {
     pub auth_delay: Duration,
     /// `satisfy any` (default `all`): one access module allowing suffices.
     pub satisfy_any: bool,
+    /// `limit_except METHOD... { }`: the settings for the other methods.
+    pub limit_except: Option<Arc<LimitExceptConf>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -1243,4 +1245,24 @@ pub struct GeoConf {
     /// `proxy`: the trusted addresses whose `X-Forwarded-For` names the client.
     pub proxies: Vec<AccessNet>,
     pub proxy_recursive: bool,
+}
+
+// limit_except
+
+/// `limit_except METHOD... { }` (`ngx_http_core_limit_except`): a request
+/// with another method is served with `conf` (the block's settings over
+/// the location's).
+#[derive(Debug, Clone)]
+pub struct LimitExceptConf {
+    /// The methods let through with the location's own settings (`GET`
+    /// brings `HEAD`), as nginx's names.
+    pub methods: Vec<String>,
+    pub conf: Arc<LocConf>,
+}
+
+impl LimitExceptConf {
+    /// Whether `method` keeps the location's own settings.
+    pub fn allows(&self, method: &str) -> bool {
+        self.methods.iter().any(|m| m == method)
+    }
 }

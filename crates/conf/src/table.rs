@@ -344,7 +344,7 @@ pub static TABLE: &[Spec] = &[
     ),
     row(
         "access_log",
-        HSL,
+        HSL | LMT,
         MORE,
         Handler::Loc(h::access_log),
         CARRIED,
@@ -844,14 +844,14 @@ pub static TABLE: &[Spec] = &[
     // chain takes no route (its answer depends on who asks).
     row(
         "allow",
-        HSL,
+        HSL | LMT,
         ONE,
         Handler::Loc(crate::build::access::rule),
         When(f::no_access),
     ),
     row(
         "deny",
-        HSL,
+        HSL | LMT,
         ONE,
         Handler::Loc(crate::build::access::rule),
         When(f::no_access),
@@ -860,14 +860,14 @@ pub static TABLE: &[Spec] = &[
     // its chain takes no route.
     row(
         "auth_basic",
-        HSL,
+        HSL | LMT,
         ONE,
         Handler::Loc(crate::build::auth_basic::auth_basic),
         When(f::no_auth_basic),
     ),
     row(
         "auth_basic_user_file",
-        HSL,
+        HSL | LMT,
         ONE,
         Handler::Loc(crate::build::auth_basic::auth_basic_user_file),
         When(f::no_auth_basic),
@@ -1408,6 +1408,15 @@ pub static TABLE: &[Spec] = &[
         ONE,
         Handler::Loc(crate::build::limit_zone::satisfy),
         Neutral,
+    ),
+    // limit_except: the block's settings for the other methods; a
+    // location with one takes no route (a GET may be limited).
+    row(
+        "limit_except",
+        LOCATION,
+        MORE,
+        Handler::Block(B::LimitExcept),
+        Never,
     ),
     // geo: defines a variable, as map.
     row(

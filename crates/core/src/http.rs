@@ -631,6 +631,13 @@ impl HttpCore {
             ctx.conf = conf.clone();
         }
         ctx.name_len = name_len;
+        // `limit_except` (ngx_http_update_location_config): another method
+        // is served with the block's settings.
+        if let Some(le) = &ctx.conf.limit_except
+            && !le.allows(ctx.req.method_name)
+        {
+            ctx.conf = le.conf.clone();
+        }
         // `internal` (ngx_http_core_find_config_phase): only a redirected
         // request (index, try_files, error_page) may use the location.
         if ctx.conf.request.internal && ctx.uri_changes == MAX_URI_CHANGES + 1 {

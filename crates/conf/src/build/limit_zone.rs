@@ -141,6 +141,58 @@ pub fn satisfy(l: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result<()> {
     Ok(())
 }
 
+impl super::Builder {
+    /// `limit_except METHOD... { }` (`ngx_http_core_limit_except`): the
+    /// methods (nginx's names; `GET` brings `HEAD`), the block walked as
+    /// `LMT` into settings of its own.
+    pub(super) fn limit_except(
+        &mut self,
+        d: &Directive,
+        block: &crate::syntax::Block,
+        parent: &mut RawLoc,
+    ) -> Result<()> {
+        if parent.limit_except.is_some() {
+            return Err(msg(d, "\"limit_except\" directive is duplicate"));
+        }
+        let mut methods = Vec::new();
+        for m in &d.args {
+            if !LIMIT_EXCEPT_METHODS.contains(&m.as_str()) {
+                return Err(msg(d, format!("invalid method \"{m}\"")));
+            }
+            methods.push(m.clone());
+            if m == "GET" {
+                methods.push("HEAD".to_string());
+            }
+        }
+        let mut body = RawLoc::default();
+        self.walk(
+            &block.items,
+            block.error.as_ref(),
+            &mut super::Frame::If(&mut body, crate::table::ctx::LMT),
+        )?;
+        parent.limit_except = Some(Box::new((methods, body)));
+        Ok(())
+    }
+}
+
+/// nginx's `ngx_methods_names` for `limit_except`.
+const LIMIT_EXCEPT_METHODS: &[&str] = &[
+    "GET",
+    "HEAD",
+    "POST",
+    "PUT",
+    "DELETE",
+    "MKCOL",
+    "COPY",
+    "MOVE",
+    "OPTIONS",
+    "PROPFIND",
+    "PROPPATCH",
+    "LOCK",
+    "UNLOCK",
+    "PATCH",
+];
+
 /// `zone=NAME:SIZE`: the name and size (`ngx_parse_size`, at least
 /// [`MIN_ZONE_SIZE`]).
 pub fn zone_param(d: &Directive, value: &str) -> Result<(String, usize)> {

@@ -139,6 +139,8 @@ pub enum BlockKind {
     SplitClients,
     // geo
     Geo,
+    // limit_except
+    LimitExcept,
     // rewrite
     If,
 }
@@ -544,6 +546,7 @@ impl Builder {
             }
             (BlockKind::If, Frame::Server(s)) => self.if_block(d, block, &mut s.loc, true),
             (BlockKind::If, Frame::Location(l)) => self.if_block(d, block, &mut l.loc, false),
+            (BlockKind::LimitExcept, Frame::Location(l)) => self.limit_except(d, block, &mut l.loc),
             (BlockKind::CharsetMap, Frame::Http(h)) => {
                 let map = request::charset_map(d, block, &h.charset_maps)?;
                 h.charset_maps.push(map);

@@ -152,6 +152,9 @@ pub struct RawLoc {
     pub zones: super::limit_zone::RawZones,
     pub auth_delay: Option<std::time::Duration>,
     pub satisfy_any: Option<bool>,
+    // limit_except
+    /// The methods and the block's own settings.
+    pub limit_except: Option<Box<(Vec<String>, RawLoc)>>,
 }
 
 /// Resolves a path as `ngx_conf_full_name(cycle, name, 0)`: relative paths are
@@ -273,6 +276,7 @@ impl LocConf {
             realip: Default::default(),
             auth_delay: std::time::Duration::ZERO,
             satisfy_any: false,
+            limit_except: None,
         }
     }
 }
@@ -420,12 +424,22 @@ impl RawLoc {
             realip: self.realip.merge(&p.realip),
             auth_delay: self.auth_delay.unwrap_or(p.auth_delay),
             satisfy_any: self.satisfy_any.unwrap_or(p.satisfy_any),
+            // Not inherited: a location's own (nginx merges no
+            // `limit_except`).
+            limit_except: None,
         };
         conf.root_has_vars = match &conf.root {
             DocRoot::Root(r) | DocRoot::Alias(r) => r.contains('$'),
         };
         conf.rewrite = super::rewrite::merge(&self.rewrite, &conf, p);
         conf.fast_eligible = conf.fast_chain.admits(&conf);
+        if let Some(le) = &self.limit_except {
+            let inner = le.1.merge(&conf);
+            conf.limit_except = Some(Arc::new(crate::model::LimitExceptConf {
+                methods: le.0.clone(),
+                conf: Arc::new(inner),
+            }));
+        }
         conf
     }
 }

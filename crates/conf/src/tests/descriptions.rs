@@ -58,6 +58,10 @@ pub static DESCRIPTIONS: &[(&str, &str)] = &[
         "`X-Forwarded-For` read past every trusted proxy",
     ),
     (
+        "limit_except",
+        "access rules (`allow`/`deny`, `auth_basic`) for the methods not listed (`GET` brings `HEAD`)",
+    ),
+    (
         "satisfy",
         "`all`: every access module must allow; `any`: one suffices (`allow`/`deny`, `auth_basic`)",
     ),

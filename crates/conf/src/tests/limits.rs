@@ -97,3 +97,37 @@ fn realip_settings_inherit_one_by_one() {
     assert_eq!(b.header, RealIpHeader::Other("x-client".into()));
     assert_eq!(b.from.len(), 2);
 }
+
+#[test]
+fn limit_except_settings_and_messages() {
+    let c = parse(&server(
+        "allow 10.0.0.1;\nlocation / { limit_except GET { deny all; } }\nlocation /b { }",
+    ));
+    let s = only_server(&c);
+    let le = s.locations[0]
+        .conf
+        .limit_except
+        .as_ref()
+        .expect("limit_except");
+    assert!(le.allows("GET") && le.allows("HEAD") && !le.allows("POST"));
+    assert_eq!(le.conf.access.len(), 1, "the block's own rules");
+    assert_eq!(s.locations[0].conf.access.len(), 1, "the location's own");
+    assert!(s.locations[1].conf.limit_except.is_none());
+    assert!(!s.locations[0].conf.fast_eligible);
+    for (text, want) in [
+        (
+            server("location / { limit_except FOO { deny all; } }"),
+            "invalid method \"FOO\" in /p/conf/nginx.conf:4",
+        ),
+        (
+            server("location / { limit_except GET { deny all; } limit_except POST { } }"),
+            "\"limit_except\" directive is duplicate in /p/conf/nginx.conf:4",
+        ),
+        (
+            server("location / { limit_except GET { root /x; } }"),
+            "\"root\" directive is not allowed here in /p/conf/nginx.conf:4",
+        ),
+    ] {
+        assert_eq!(err(&text), want, "{text}");
+    }
+}
