@@ -196,7 +196,10 @@ fn version_and_help() {
     assert!(!args.contains("http_access"), "{args}");
     assert!(!args.contains("http_geo"), "{args}");
     assert!(args.contains(" --with-http_realip_module"), "{args}");
-    assert!(!args.contains("limit_req") && !args.contains("limit_conn"), "{args}");
+    assert!(
+        !args.contains("limit_req") && !args.contains("limit_conn"),
+        "{args}"
+    );
     assert!(args.contains(" --without-http-cache"), "{args}");
     assert!(!args.contains("http_rewrite"), "{args}");
     for word in [
