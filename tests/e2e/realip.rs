@@ -70,6 +70,12 @@ fn a_trusted_proxy_names_the_client_for_variables_rules_and_logs() {
     // With a port: `$remote_port` is the reported one.
     let p = get(&s, [127, 0, 0, 1], "/f.txt", "192.0.2.7:123");
     assert_eq!(p.header("X-Port"), Some("123"));
+    // The error log's client is the real one too.
+    let denied = wait_for_lines(&s.prefix.dir.join("logs/error.log"), 1, |l| {
+        l.contains("access forbidden by rule")
+    });
+    assert!(denied[0].contains("client: 192.0.2.1,"), "{}", denied[0]);
+    // And the next request on a connection is the connection's again.
     let lines = wait_for_lines(&s.prefix.dir.join("logs/access.log"), 5, |_| true);
     assert!(
         lines
@@ -81,4 +87,19 @@ fn a_trusted_proxy_names_the_client_for_variables_rules_and_logs() {
         lines.iter().any(|l| l == "127.0.0.5 127.0.0.5 200"),
         "{lines:?}"
     );
+}
+
+#[test]
+fn the_next_request_on_a_connection_is_the_connections_own_again() {
+    let s = site();
+    let mut c = s.connect();
+    c.write_all(
+        b"GET /f.txt HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: 192.0.2.1\r\n\r\n\
+          GET /f.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+    )
+    .unwrap();
+    let rs = crate::support::read_responses(&mut c, 2, false);
+    assert_eq!(rs[0].header("X-IP"), Some("192.0.2.1"));
+    assert_eq!(rs[1].header("X-IP"), Some("127.0.0.1"));
+    assert_eq!(rs[1].header("X-Peer"), Some("127.0.0.1"));
 }

@@ -83,6 +83,9 @@ pub struct Held {
     pub real_peer: Option<SocketAddr>,
     /// `limit_conn` slots, given back when this is dropped.
     pub slots: Vec<ConnSlot>,
+    /// The engine's: the connection's own address while realip's stands
+    /// in for it.
+    pub conn_peer: Option<SocketAddr>,
 }
 
 impl HttpCore {
@@ -112,6 +115,7 @@ impl HttpCore {
             resume: limits.delay.map(|_| Resume { limits: *limits }),
             real_peer: limits.real,
             slots,
+            conn_peer: None,
         }));
     }
 

@@ -1048,6 +1048,9 @@ impl Http1 {
         let Some(mut ex) = self.ex.take() else {
             return Step::Close(Close::Normal);
         };
+        if ex.held.is_some() {
+            self.end_held(&ex);
+        }
         let (keepalive, linger, held) = (ex.keepalive, ex.linger, ex.out.last);
         let conf = ex.conf().map(|c| (c.tcp_nodelay, c.keepalive_timeout));
         if !keepalive || cx.draining {
@@ -1195,16 +1198,8 @@ impl Http1 {
         let Some(log) = cx.access.as_mut() else {
             return;
         };
-        let real;
-        let conn = match ex.held.as_ref().and_then(|h| h.real_peer) {
-            Some(peer) => {
-                real = ConnInfo { peer, ..self.info };
-                &real
-            }
-            None => &self.info,
-        };
         let entry = AccessEntry {
-            conn,
+            conn: &self.info,
             request: ex.req(),
             response: resp,
             status: resp.status,

@@ -25,6 +25,13 @@ impl Http1 {
         cx: &mut Ctx,
     ) -> Result<Step, Box<Exchange>> {
         let Some(delay) = held.delay else {
+            // realip's address is the connection's for the rest of the
+            // request, as nginx's `ngx_http_realip_set_addr` makes it: the
+            // error and access logs' client (restored by `end_held`).
+            let mut held = held;
+            if let Some(real) = held.real_peer {
+                held.conn_peer = Some(std::mem::replace(&mut self.info.peer, real));
+            }
             ex.held = Some(held);
             return Err(ex);
         };
@@ -34,6 +41,15 @@ impl Http1 {
         self.delayed = true;
         cx.timers.arm(self.key as usize, cx.now, delay);
         Ok(Step::Wait)
+    }
+
+    /// The end of an exchange core left something for: the connection's
+    /// own address back (`ngx_http_realip_cleanup`). Its slots go with it.
+    #[cold]
+    pub(crate) fn end_held(&mut self, ex: &Exchange) {
+        if let Some(peer) = ex.held.as_ref().and_then(|h| h.conn_peer) {
+            self.info.peer = peer;
+        }
     }
 
     /// A held request: still waiting (a closed client ends it), or its
