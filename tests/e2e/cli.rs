@@ -188,13 +188,18 @@ fn version_and_help() {
     assert!(args.contains(" --with-http_stub_status_module"), "{args}");
     assert!(!args.contains("--without-http_gzip_module"), "{args}");
     assert!(!args.contains("--without-http_proxy_module"), "{args}");
-    // Derived from the directive table: rewrite, access and map count, geo
-    // and the proxy cache do not; the suite matches some
+    // Derived from the directive table: rewrite, access, map, geo and the
+    // limits count, the proxy cache does not; the suite matches some
     // features as bare words (`http_v2`, `http_v3`), so those may appear
     // nowhere.
     assert!(args.contains(" --with-http_gzip_static_module"), "{args}");
     assert!(!args.contains("http_access"), "{args}");
-    assert!(args.contains(" --without-http_geo_module"), "{args}");
+    assert!(!args.contains("http_geo"), "{args}");
+    assert!(args.contains(" --with-http_realip_module"), "{args}");
+    assert!(
+        !args.contains("limit_req") && !args.contains("limit_conn"),
+        "{args}"
+    );
     assert!(args.contains(" --without-http-cache"), "{args}");
     assert!(!args.contains("http_rewrite"), "{args}");
     for word in ["http_v2", "http_v3", "--with-stream", "--with-mail"] {

@@ -68,3 +68,10 @@ mod tune;
 mod upstream_blocks;
 mod userid;
 mod variables;
+// limits
+mod geo;
+mod limit_conn;
+mod limit_except;
+mod limit_req;
+mod realip;
+mod satisfy;

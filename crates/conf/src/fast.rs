@@ -142,6 +142,24 @@ pub fn no_auth_basic(c: &LocConf) -> bool {
     c.auth_basic.as_deref().is_none_or(|r| r == "off") || c.auth_basic_user_file.is_none()
 }
 
+// limits
+
+/// No `limit_req` applies: a limited location's answer depends on the
+/// request rate, so it takes no route (a memory-cache hit stays limited).
+pub fn no_limit_req(c: &LocConf) -> bool {
+    c.limit_req.rules.is_empty()
+}
+
+/// No `limit_conn` applies (a slot is taken per request).
+pub fn no_limit_conn(c: &LocConf) -> bool {
+    c.limit_conn.rules.is_empty()
+}
+
+/// No trusted `set_real_ip_from`: the client's address is the peer's.
+pub fn no_realip(c: &LocConf) -> bool {
+    c.realip.from.is_empty()
+}
+
 /// No `try_files`: it probes the file system per request.
 pub fn no_try_files(c: &LocConf) -> bool {
     c.try_files.is_empty()

@@ -100,12 +100,15 @@ fn modules_present_and_missing() {
     assert!(module_present("http_proxy"));
     assert!(module_present("http_access"));
     assert!(module_present("http_map"));
-    assert!(!module_present("http_geo"));
+    assert!(module_present("http_geo"));
+    for m in ["http_limit_req", "http_limit_conn", "http_realip"] {
+        assert!(module_present(m), "{m}");
+    }
     assert!(module_present("http_ssl"));
     let (with, without) = configure_switches();
     assert!(with.contains(&"http_gzip_static") && with.contains(&"http_stub_status"));
     assert!(with.contains(&"http_ssl") && !with.contains(&"http_v2"));
-    assert!(!without.contains(&"http_proxy") && without.contains(&"http_geo"));
+    assert!(!without.contains(&"http_proxy") && !without.contains(&"http_geo"));
     assert!(!without.contains(&"http_access") && !without.contains(&"http_map"));
     assert!(!without.contains(&"http_gzip") && !without.contains(&"http_rewrite"));
     // A switch is listed once.

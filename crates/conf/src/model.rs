@@ -163,6 +163,12 @@ pub struct HttpConf {
     pub maps: Vec<MapConf>,
     // split_clients
     pub split_clients: Vec<SplitClientsConf>,
+    // limits
+    /// `limit_req_zone`s, then `limit_conn_zone`s (`rate` 0), in order.
+    pub limit_req_zones: Vec<LimitZoneConf>,
+    pub limit_conn_zones: Vec<LimitZoneConf>,
+    // geo
+    pub geos: Vec<GeoConf>,
     // rewrite
     /// The names of the variables `set` defines, by their index in a
     /// request's table of set values ([`Part::Set`]).
@@ -404,6 +410,19 @@ pub struct LocConf {
     // proxy
     /// The proxy module's settings (`crate::build::proxy`).
     pub proxy: Arc<ProxyConf>,
+    // limits
+    /// `limit_req` and its `limit_req_*` settings.
+    pub limit_req: LimitConf<LimitReqRule>,
+    /// `limit_conn` and its `limit_conn_*` settings.
+    pub limit_conn: LimitConf<LimitConnRule>,
+    /// The realip module's settings.
+    pub realip: RealIpConf,
+    /// `auth_delay` (default 0): how long a 401 of the access phase waits.
+    pub auth_delay: Duration,
+    /// `satisfy any` (default `all`): one access module allowing suffices.
+    pub satisfy_any: bool,
+    /// `limit_except METHOD... { }`: the settings for the other methods.
+    pub limit_except: Option<Arc<LimitExceptConf>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -1279,4 +1298,141 @@ pub enum RedirectRule {
     Prefix(String, String),
     /// `~FROM TO` / `~*FROM TO`: the whole value, `$N` from the match.
     Regex(Regex, String),
+}
+
+// limits
+
+/// `limit_req_zone KEY zone=NAME:SIZE rate=RATE` (and, with `rate` 0,
+/// `limit_conn_zone KEY zone=NAME:SIZE`): a shared zone's definition. The
+/// state lives in core (`peregrine_core::zone`), found by name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LimitZoneConf {
+    pub name: String,
+    /// The key, variables unexpanded (`$binary_remote_addr`).
+    pub key: String,
+    /// The zone's size in bytes: what bounds its states.
+    pub size: usize,
+    /// `limit_req_zone`'s rate in milli-requests a second (nginx's
+    /// `ctx->rate`: `2r/s` is 2000, `30r/m` 500).
+    pub rate: u64,
+}
+
+/// One `limit_req zone=NAME [burst=N] [nodelay | delay=N]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LimitReqRule {
+    pub zone: String,
+    /// In milli-requests, as nginx keeps it (`burst * 1000`).
+    pub burst: u64,
+    /// In milli-requests; `nodelay` is nginx's `NGX_MAX_INT_T_VALUE / 1000 * 1000`.
+    pub delay: u64,
+}
+
+/// One `limit_conn NAME NUMBER`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LimitConnRule {
+    pub zone: String,
+    pub conn: u32,
+}
+
+/// The merged settings of a limit module (`limit_req_*` or `limit_conn_*`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LimitConf<R> {
+    /// A level's own rules, else its parent's.
+    pub rules: Arc<[R]>,
+    /// `limit_req_status` / `limit_conn_status` (default 503).
+    pub status: u16,
+    /// `limit_*_log_level` (default error); a delay is logged one level
+    /// lower (nginx's `delay_log_level`).
+    pub log_level: LogLevel,
+    pub dry_run: bool,
+}
+
+impl<R> Default for LimitConf<R> {
+    fn default() -> Self {
+        LimitConf {
+            rules: Arc::from([]),
+            status: 503,
+            log_level: LogLevel::Error,
+            dry_run: false,
+        }
+    }
+}
+
+/// `real_ip_header`'s source of the client address.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RealIpHeader {
+    /// `X-Real-IP` (the default).
+    XRealIp,
+    /// `X-Forwarded-For`: a list, read from its end.
+    XForwardedFor,
+    /// The PROXY protocol header's source address.
+    ProxyProtocol,
+    /// Any other header, holding one address.
+    Other(String),
+}
+
+/// The realip module's merged settings (`set_real_ip_from`,
+/// `real_ip_header`, `real_ip_recursive`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RealIpConf {
+    /// The trusted addresses (a level's own list, else its parent's);
+    /// empty: the module does nothing.
+    pub from: Arc<[AccessNet]>,
+    pub header: RealIpHeader,
+    pub recursive: bool,
+}
+
+impl Default for RealIpConf {
+    fn default() -> Self {
+        RealIpConf {
+            from: Arc::from([]),
+            header: RealIpHeader::XRealIp,
+            recursive: false,
+        }
+    }
+}
+
+// geo
+
+/// One `geo [SOURCE] $VAR { }` (`ngx_http_geo_module`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct GeoConf {
+    /// The address looked up (variables expanded per request); `None`:
+    /// the client's.
+    pub source: Option<String>,
+    /// The variable it defines (lowercase, without `$`).
+    pub var: String,
+    pub volatile: bool,
+    /// `ranges`: IPv4 ranges instead of networks.
+    pub ranges: bool,
+    /// The value when nothing matches (`default`; else empty).
+    pub default: String,
+    /// Networks by prefix length, longest first: (mask, network → value).
+    pub v4: Vec<(u32, std::collections::BTreeMap<u32, String>)>,
+    pub v6: Vec<(u128, std::collections::BTreeMap<u128, String>)>,
+    /// `ranges`: start → (end, value), not overlapping.
+    pub range_map: std::collections::BTreeMap<u32, (u32, String)>,
+    /// `proxy`: the trusted addresses whose `X-Forwarded-For` names the client.
+    pub proxies: Vec<AccessNet>,
+    pub proxy_recursive: bool,
+}
+
+// limit_except
+
+/// `limit_except METHOD... { }` (`ngx_http_core_limit_except`): a request
+/// with another method is served with `conf` (the block's settings over
+/// the location's).
+#[derive(Debug, Clone)]
+pub struct LimitExceptConf {
+    /// The methods let through with the location's own settings (`GET`
+    /// brings `HEAD`), as nginx's names.
+    pub methods: Vec<String>,
+    pub conf: Arc<LocConf>,
+}
+
+impl LimitExceptConf {
+    /// Whether `method` keeps the location's own settings.
+    pub fn allows(&self, method: &str) -> bool {
+        self.methods.iter().any(|m| m == method)
+    }
 }

@@ -345,7 +345,7 @@ pub static TABLE: &[Spec] = &[
     ),
     row(
         "access_log",
-        HSL,
+        HSL | LMT,
         MORE,
         Handler::Loc(h::access_log),
         CARRIED,
@@ -845,14 +845,14 @@ pub static TABLE: &[Spec] = &[
     // chain takes no route (its answer depends on who asks).
     row(
         "allow",
-        HSL,
+        HSL | LMT,
         ONE,
         Handler::Loc(crate::build::access::rule),
         When(f::no_access),
     ),
     row(
         "deny",
-        HSL,
+        HSL | LMT,
         ONE,
         Handler::Loc(crate::build::access::rule),
         When(f::no_access),
@@ -861,14 +861,14 @@ pub static TABLE: &[Spec] = &[
     // its chain takes no route.
     row(
         "auth_basic",
-        HSL,
+        HSL | LMT,
         ONE,
         Handler::Loc(crate::build::auth_basic::auth_basic),
         When(f::no_auth_basic),
     ),
     row(
         "auth_basic_user_file",
-        HSL,
+        HSL | LMT,
         ONE,
         Handler::Loc(crate::build::auth_basic::auth_basic_user_file),
         When(f::no_auth_basic),
@@ -1310,7 +1310,7 @@ pub static TABLE: &[Spec] = &[
     // records an upstream's answer); the rest shape only proxied requests.
     row(
         "proxy_pass",
-        LOCATION,
+        LOCATION | LMT,
         ONE,
         Handler::Loc(px::proxy_pass),
         Never,
@@ -1632,6 +1632,135 @@ pub static TABLE: &[Spec] = &[
         ONE,
         Handler::Srv(sl::ssl_ech_file),
         Neutral,
+    ),
+    // limits: limit_req, limit_conn and realip (build/limit_req.rs,
+    // build/limit_conn.rs, build/limit_zone.rs, build/realip.rs). A zone
+    // changes nothing until a rule uses it; a location under a rule takes
+    // no route (its answer depends on the rate or on who asks).
+    row(
+        "limit_req_zone",
+        HTTP,
+        Args::Range(3, 3),
+        Handler::Loc(crate::build::limit_req::limit_req_zone),
+        Neutral,
+    ),
+    row(
+        "limit_req",
+        HSL,
+        Args::Range(1, 3),
+        Handler::Loc(crate::build::limit_req::limit_req),
+        When(f::no_limit_req),
+    ),
+    row(
+        "limit_req_status",
+        HSL,
+        ONE,
+        Handler::Loc(crate::build::limit_zone::status),
+        When(f::no_limit_req),
+    ),
+    row(
+        "limit_req_log_level",
+        HSL,
+        ONE,
+        Handler::Loc(crate::build::limit_zone::log_level),
+        When(f::no_limit_req),
+    ),
+    row(
+        "limit_req_dry_run",
+        HSL,
+        ONE,
+        Handler::Loc(crate::build::limit_zone::dry_run),
+        When(f::no_limit_req),
+    ),
+    row(
+        "limit_conn_zone",
+        HTTP,
+        TWO,
+        Handler::Loc(crate::build::limit_conn::limit_conn_zone),
+        Neutral,
+    ),
+    row(
+        "limit_conn",
+        HSL,
+        TWO,
+        Handler::Loc(crate::build::limit_conn::limit_conn),
+        When(f::no_limit_conn),
+    ),
+    row(
+        "limit_conn_status",
+        HSL,
+        ONE,
+        Handler::Loc(crate::build::limit_zone::status),
+        When(f::no_limit_conn),
+    ),
+    row(
+        "limit_conn_log_level",
+        HSL,
+        ONE,
+        Handler::Loc(crate::build::limit_zone::log_level),
+        When(f::no_limit_conn),
+    ),
+    row(
+        "limit_conn_dry_run",
+        HSL,
+        ONE,
+        Handler::Loc(crate::build::limit_zone::dry_run),
+        When(f::no_limit_conn),
+    ),
+    row(
+        "set_real_ip_from",
+        HSL,
+        ONE,
+        Handler::Loc(crate::build::realip::set_real_ip_from),
+        When(f::no_realip),
+    ),
+    row(
+        "real_ip_header",
+        HSL,
+        ONE,
+        Handler::Loc(crate::build::realip::real_ip_header),
+        When(f::no_realip),
+    ),
+    row(
+        "real_ip_recursive",
+        HSL,
+        ONE,
+        Handler::Loc(crate::build::realip::real_ip_recursive),
+        When(f::no_realip),
+    ),
+    // satisfy: how the access modules combine; it changes nothing where
+    // none applies, and those that do keep their locations off the routes.
+    row(
+        "satisfy",
+        HSL,
+        ONE,
+        Handler::Loc(crate::build::limit_zone::satisfy),
+        Neutral,
+    ),
+    // limit_except: the block's settings for the other methods; a
+    // location with one takes no route (a GET may be limited).
+    row(
+        "limit_except",
+        LOCATION,
+        MORE,
+        Handler::Block(B::LimitExcept),
+        Never,
+    ),
+    // geo: defines a variable, as map.
+    row(
+        "geo",
+        HTTP,
+        Args::Range(1, 2),
+        Handler::Block(B::Geo),
+        Neutral,
+    ),
+    // auth_delay: acts on a 401 only, which no route answers.
+    row(
+        "auth_delay",
+        HSL,
+        ONE,
+        Handler::Loc(crate::build::limit_zone::auth_delay),
+        UNRECORDED,
     ),
 ];
 

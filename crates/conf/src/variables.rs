@@ -108,6 +108,9 @@ pub const KNOWN: &[&str] = &[
     "ssl_server_name",
     "ssl_session_id",
     "ssl_session_reused",
+    // limits: ngx_http_limit_req_module, ngx_http_limit_conn_module
+    "limit_req_status",
+    "limit_conn_status",
 ];
 
 /// Name families: any name starting with one of these.

@@ -10,6 +10,12 @@ use peregrine_conf::model::{AccessNet, AccessRule};
 
 /// Whether `rules` deny `peer` (no rule matching: allowed).
 pub(crate) fn denied(rules: &[AccessRule], peer: SocketAddr) -> bool {
+    verdict(rules, peer) == Some(true)
+}
+
+/// The first rule matching `peer`: `Some(deny)`, or `None` (nginx's
+/// `NGX_DECLINED`, which `satisfy any` does not count as allowing).
+pub(crate) fn verdict(rules: &[AccessRule], peer: SocketAddr) -> Option<bool> {
     let ip = match peer.ip() {
         IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
             Some(v4) => IpAddr::V4(v4),
@@ -25,7 +31,7 @@ pub(crate) fn denied(rules: &[AccessRule], peer: SocketAddr) -> bool {
             (AccessNet::V6 { addr, mask }, IpAddr::V6(a)) => u128::from(a) & mask == *addr,
             _ => false,
         })
-        .is_some_and(|r| r.deny)
+        .map(|r| r.deny)
 }
 
 #[cfg(test)]

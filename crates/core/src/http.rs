@@ -46,6 +46,8 @@ pub(crate) struct ServerRt {
     pub maps: Arc<[peregrine_conf::model::MapConf]>,
     /// Its `split_clients` variables.
     pub splits: Arc<[peregrine_conf::model::SplitClientsConf]>,
+    // geo
+    pub geos: Arc<[peregrine_conf::model::GeoConf]>,
 }
 
 /// One per worker thread (owns the worker's open-file cache and memory
@@ -93,6 +95,13 @@ pub struct HttpCore {
     /// The hosts of `proxy_pass` URLs without variables (nginx's implicit
     /// upstreams, which a URL with variables may name).
     pub(crate) implicit: Rc<Vec<(String, u16)>>,
+    // limits
+    /// The configuration's `limit_req`/`limit_conn` zones.
+    pub(crate) limit_zones: Rc<crate::limits::LimitZones>,
+    /// What the last request left the engine ([`HttpCore::take_held`]).
+    pub(crate) held: Option<Box<crate::limits::Held>>,
+    /// The state of a held request run again ([`HttpCore::resume`]).
+    pub(crate) resuming: Option<crate::limits::RequestLimits>,
 }
 
 /// The state of one request across internal redirects.
@@ -144,9 +153,21 @@ pub(crate) struct Ctx<'a> {
     /// The upstream's answer (`$upstream_*`), in the filters of a proxied
     /// response.
     pub upstream: Option<&'a crate::proxy::UpstreamVars>,
+    // limits
+    /// `$limit_req_status`, `$limit_conn_status`, realip's address, a delay.
+    pub limits: crate::limits::RequestLimits,
+    /// The `limit_conn` slots taken.
+    pub slots: Vec<crate::limit_conn::ConnSlot>,
+    // geo
+    pub geos: &'a [peregrine_conf::model::GeoConf],
 }
 
 impl Ctx<'_> {
+    /// The client's address: realip's, else the connection's.
+    pub(crate) fn peer(&self) -> std::net::SocketAddr {
+        self.limits.real.unwrap_or(self.conn.peer)
+    }
+
     /// The status a normal response gets: `error_page`'s, else `own`.
     pub(crate) fn status(&self, own: u16) -> u16 {
         self.err_status.unwrap_or(own)
@@ -170,7 +191,7 @@ impl Ctx<'_> {
             uri: &self.uri,
             args: self.args.as_deref(),
             local: self.conn.local,
-            peer: self.conn.peer,
+            peer: self.peer(),
             server_name: self.server_name,
             document_root: root_of(&self.conf),
             captures: &self.captures,
@@ -187,6 +208,8 @@ impl Ctx<'_> {
             map_cache: &self.map_cache,
             splits: self.splits,
             upstream: self.upstream,
+            limits: &self.limits,
+            geos: self.geos,
         }
     }
 
@@ -252,6 +275,11 @@ impl HttpCore {
             .as_ref()
             .map(|h| Arc::from(h.split_clients.as_slice()))
             .unwrap_or_else(|| Arc::from([]));
+        let geos: Arc<[peregrine_conf::model::GeoConf]> = conf
+            .http
+            .as_ref()
+            .map(|h| Arc::from(h.geos.as_slice()))
+            .unwrap_or_else(|| Arc::from([]));
         let servers: Vec<ServerRt> = conf
             .http
             .as_ref()
@@ -270,6 +298,7 @@ impl HttpCore {
                             .unwrap_or_else(|| Arc::from([])),
                         maps: maps.clone(),
                         splits: splits.clone(),
+                        geos: geos.clone(),
                     })
                     .collect()
             })
@@ -312,6 +341,9 @@ impl HttpCore {
                     .map(|h| h.upstreams.clone())
                     .unwrap_or_default(),
             ),
+            limit_zones: Rc::new(crate::limits::LimitZones::of(&conf)),
+            held: None,
+            resuming: None,
         }
     }
 
@@ -493,6 +525,9 @@ impl HttpCore {
             map_cache: Default::default(),
             splits: &srv.splits,
             upstream: None,
+            limits: Default::default(),
+            slots: Vec::new(),
+            geos: &srv.geos,
         }
     }
 
@@ -508,9 +543,20 @@ impl HttpCore {
         let srv = &servers[server];
         let mut ctx = Self::start_ctx(srv, server, req, conn, now);
         ctx.status = self.status.clone();
+        if let Some(limits) = self.resuming.take() {
+            ctx.limits = limits;
+        }
+        // The post-read phase: realip with the server's settings.
+        if !srv.conf.conf.realip.from.is_empty() {
+            crate::realip::run(&mut ctx, &srv.conf.conf.realip);
+        }
         let mut resp = self.run(&mut ctx, &servers);
         if resp.server.is_none() {
             resp.server = Some(srv.conf.clone());
+        }
+        if ctx.limits.delay.is_some() || ctx.limits.real.is_some() || !ctx.slots.is_empty() {
+            let slots = std::mem::take(&mut ctx.slots);
+            self.leave(&ctx.limits, slots);
         }
         resp
     }
@@ -642,6 +688,13 @@ impl HttpCore {
             ctx.conf = conf.clone();
         }
         ctx.name_len = name_len;
+        // `limit_except` (ngx_http_update_location_config): another method
+        // is served with the block's settings.
+        if let Some(le) = &ctx.conf.limit_except
+            && !le.allows(ctx.req.method_name)
+        {
+            ctx.conf = le.conf.clone();
+        }
         // `internal` (ngx_http_core_find_config_phase): only a redirected
         // request (index, try_files, error_page) may use the location.
         if ctx.conf.request.internal && ctx.uri_changes == MAX_URI_CHANGES + 1 {
@@ -660,16 +713,37 @@ impl HttpCore {
         {
             return step;
         }
-        // The access phase (`allow`/`deny`), for every location a request
-        // reaches, internal redirects included.
-        if !ctx.conf.access.is_empty() && crate::access::denied(&ctx.conf.access, ctx.conn.peer) {
-            self.note_failure(crate::response::ErrorNote::AccessForbidden);
-            return Step::Special(Special::status(403));
-        }
-        if ctx.conf.auth_basic.is_some()
-            && let Some(step) = self.auth_basic(ctx)
+        // The preaccess phase: limit_req, limit_conn, realip with the
+        // location's settings (nginx's handler order).
+        if !ctx.conf.limit_req.rules.is_empty()
+            && let Some(step) = self.limit_req(ctx)
         {
             return step;
+        }
+        if !ctx.conf.limit_conn.rules.is_empty()
+            && let Some(step) = self.limit_conn(ctx)
+        {
+            return step;
+        }
+        if !ctx.conf.realip.from.is_empty() {
+            crate::realip::run(ctx, &ctx.conf.realip.clone());
+        }
+        // The access phase (`allow`/`deny`), for every location a request
+        // reaches, internal redirects included.
+        if ctx.conf.satisfy_any {
+            if let Some(step) = self.satisfy_any(ctx) {
+                return step;
+            }
+        } else {
+            if !ctx.conf.access.is_empty() && crate::access::denied(&ctx.conf.access, ctx.peer()) {
+                self.note_failure(crate::response::ErrorNote::AccessForbidden);
+                return Step::Special(Special::status(403));
+            }
+            if ctx.conf.auth_basic.is_some()
+                && let Some(step) = self.auth_basic(ctx)
+            {
+                return self.auth_delay(ctx, step);
+            }
         }
         if !ctx.conf.try_files.is_empty()
             && let Some(step) = self.try_files(ctx)

@@ -31,9 +31,13 @@ mod fcache;
 pub mod fixtures;
 mod fxhash;
 mod head;
+// limits
 mod headers;
 mod headmemo;
 mod http;
+mod limit_conn;
+mod limit_req;
+pub mod limits;
 mod locations;
 mod map;
 mod mcache;
@@ -43,6 +47,7 @@ mod phases;
 pub mod proxy;
 mod random_index;
 pub mod range;
+mod realip;
 mod referer;
 pub mod request;
 pub mod response;
@@ -62,6 +67,9 @@ mod testdir;
 mod tests;
 mod userid;
 mod vars;
+pub mod zone;
+// geo
+mod geo;
 
 pub use http::{HttpCore, MAX_URI_CHANGES};
 pub use request::{Method, RequestView};

@@ -63,6 +63,14 @@ pub trait HeaderLookup {
     fn each(&self, f: &mut dyn FnMut(&str, &[u8])) {
         let _ = f;
     }
+
+    /// Every value of `name`, in order (several `X-Forwarded-For` lines;
+    /// realip): by default the first alone.
+    fn each_value<'s>(&'s self, name: &str, f: &mut dyn FnMut(&'s str)) {
+        if let Some(v) = self.get(name) {
+            f(v);
+        }
+    }
 }
 
 impl HeaderLookup for peregrine_codec::Request {
@@ -78,6 +86,16 @@ impl HeaderLookup for peregrine_codec::Request {
 
     fn may_have_any(&self, mask: u64) -> bool {
         peregrine_codec::Request::may_have_any(self, mask)
+    }
+
+    fn each_value<'s>(&'s self, name: &str, f: &mut dyn FnMut(&'s str)) {
+        for (n, v) in self.headers() {
+            if n.eq_ignore_ascii_case(name)
+                && let Ok(v) = std::str::from_utf8(v)
+            {
+                f(v);
+            }
+        }
     }
 }
 

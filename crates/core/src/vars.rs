@@ -48,6 +48,10 @@ pub(crate) struct VarCtx<'a> {
     pub splits: &'a [peregrine_conf::model::SplitClientsConf],
     // proxy
     pub upstream: Option<&'a crate::proxy::UpstreamVars>,
+    // limits
+    pub limits: &'a crate::limits::RequestLimits,
+    // geo
+    pub geos: &'a [peregrine_conf::model::GeoConf],
 }
 
 impl VarCtx<'_> {
@@ -87,12 +91,35 @@ impl VarCtx<'_> {
             }
             // `$realip_remote_*`: the address before the realip module
             // replaces it; without realip (not built yet) the same.
-            "remote_addr" | "realip_remote_addr" => {
+            // `$realip_remote_*`: the connection's address, before realip
+            // replaced it; `$remote_port` of an address without a port
+            // (an X-Forwarded-For entry) is empty, as nginx's.
+            "remote_addr" => {
                 let _ = write!(out, "{}", self.peer.ip());
             }
-            "remote_port" | "realip_remote_port" => {
+            "realip_remote_addr" => {
+                let _ = write!(out, "{}", self.conn.peer.ip());
+            }
+            "remote_port" if self.peer.port() != 0 => {
                 let _ = write!(out, "{}", self.peer.port());
             }
+            "remote_port" => {}
+            "realip_remote_port" => {
+                let _ = write!(out, "{}", self.conn.peer.port());
+            }
+            "limit_req_status" => {
+                out.push_str(self.limits.req.map_or("", |s| s.as_str()));
+            }
+            "limit_conn_status" => {
+                out.push_str(self.limits.conn.map_or("", |s| s.as_str()));
+            }
+            "binary_remote_addr" => match self.peer.ip() {
+                // Not text: the bytes as Latin-1 would mangle them; nginx
+                // users put it in keys (`limit_req_zone`), read as bytes.
+                std::net::IpAddr::V4(a) => out.extend(a.octets().iter().map(|&b| char::from(b))),
+                std::net::IpAddr::V6(a) => out.extend(a.octets().iter().map(|&b| char::from(b))),
+            },
+            "request_time" => crate::limits::push_request_time(out, self.limits.started, self.now),
             // `ngx_http_variable_document_root`: the `root`/`alias` value
             // with its variables (`alias /d/$1;`) expanded; inside that
             // expansion the name itself is empty, not a loop.
@@ -136,6 +163,9 @@ impl VarCtx<'_> {
             }
             _ if let Some(m) = self.maps.iter().find(|m| m.var == name) => {
                 crate::map::push(self, m, out);
+            }
+            _ if let Some(i) = self.geos.iter().position(|g| g.var == name) => {
+                crate::geo::push(self, &self.geos[i], i, out);
             }
             _ if let Some(sp) = self.splits.iter().find(|s| s.var == name) => {
                 crate::split_clients::push(self, sp, out);
@@ -286,6 +316,8 @@ mod tests {
             map_cache: &Default::default(),
             splits: &[],
             upstream: None,
+            limits: &Default::default(),
+            geos: &[],
         };
         assert_eq!(
             v.expand("https://$host$request_uri"),

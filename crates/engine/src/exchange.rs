@@ -43,6 +43,10 @@ pub struct Exchange {
     // proxy
     /// A proxied request's `$upstream_*`, for the access log.
     pub upstream: Option<Box<peregrine_core::proxy::UpstreamVars>>,
+    // limits
+    /// What core left for this request: its `limit_conn` slots (given
+    /// back when the exchange ends), realip's address, a delayed run.
+    pub held: Option<Box<peregrine_core::limits::Held>>,
 }
 
 impl Exchange {
@@ -74,6 +78,11 @@ impl Exchange {
         self.linger = false;
         self.logged = false;
         self.upstream = None;
+        // Tested first: nearly every exchange holds nothing, and the drop
+        // glue of a held one is a call.
+        if self.held.is_some() {
+            self.held = None;
+        }
     }
 }
 

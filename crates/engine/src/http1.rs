@@ -100,6 +100,9 @@ pub enum Phase {
     },
     /// A proxied request: the upstream side runs (`crate::upstream`).
     Proxy,
+    /// A request held by `limit_req`'s delay or `auth_delay`, under the
+    /// connection's timer (`crate::limits`).
+    Held,
 }
 
 /// How a connection is to be closed.
@@ -200,6 +203,7 @@ impl Http1 {
                 Phase::Discard { .. } => self.step_discard(t, key, cx),
                 Phase::Linger { .. } => self.step_linger(t, key, cx),
                 Phase::Proxy => self.step_proxy(t, key, cx),
+                Phase::Held => self.step_held(t, cx),
             };
             match step {
                 Step::Continue => {}
@@ -518,6 +522,7 @@ impl Http1 {
             | Phase::Discard { .. }
             | Phase::Linger { .. }
             | Phase::Proxy => Close::Normal,
+            Phase::Held => Close::Normal,
             Phase::Idle { keepalive: false } if cx.draining => Close::Normal,
             Phase::Idle { keepalive: false } | Phase::Head => {
                 let doing = if self.phase == Phase::Head {
@@ -614,6 +619,12 @@ impl Http1 {
         cx.timers.disarm(self.key as usize);
         ex.set_parsed();
         let note = self.answer(&mut ex, cx);
+        if let Some(held) = cx.core.take_held() {
+            ex = match self.hold(ex, held, cx) {
+                Ok(step) => return step,
+                Err(ex) => ex,
+            };
+        }
         // One read on the plain path: only a proxied answer left a job.
         if cx.core.has_proxy()
             && let Some(job) = cx.core.take_proxy()
@@ -1139,6 +1150,9 @@ impl Http1 {
         let Some(mut ex) = self.ex.take() else {
             return Step::Close(Close::Normal);
         };
+        if ex.held.is_some() {
+            self.end_held(&ex);
+        }
         let (keepalive, linger, held) = (ex.keepalive, ex.linger, ex.out.last);
         let conf = ex.conf().map(|c| (c.tcp_nodelay, c.keepalive_timeout));
         if !keepalive || cx.draining {

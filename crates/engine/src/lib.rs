@@ -60,6 +60,8 @@ mod errlog;
 mod exchange;
 mod http1;
 mod keepalive;
+// limits
+mod limits;
 mod listen;
 mod loc_errlog;
 pub mod logging;

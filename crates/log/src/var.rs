@@ -119,6 +119,8 @@ impl Var {
             | "upstream_bytes_received"
             | "upstream_bytes_sent" => Var::Upstream(lower.clone().into_bytes().into()),
             "upstream_cache_status" | "upstream_queue_time" | "gzip_ratio" => Var::NotFound,
+            // limits: core's state, not carried to the log yet.
+            "limit_req_status" | "limit_conn_status" => Var::NotFound,
             "uid_got" => Var::UidGot,
             "uid_set" => Var::UidSet,
             n if n.starts_with("ssl_") && peregrine_conf::variables::KNOWN.contains(&n) => {

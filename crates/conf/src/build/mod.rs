@@ -25,6 +25,12 @@ pub mod raw;
 pub mod request;
 pub mod rewrite;
 mod split_clients;
+// limits
+mod geo;
+pub mod limit_conn;
+pub mod limit_req;
+pub mod limit_zone;
+pub mod realip;
 pub mod ssl;
 mod syslog;
 mod upstream;
@@ -132,6 +138,10 @@ pub enum BlockKind {
     Map,
     // split_clients
     SplitClients,
+    // geo
+    Geo,
+    // limit_except
+    LimitExcept,
     // rewrite
     If,
 }
@@ -537,6 +547,7 @@ impl Builder {
             }
             (BlockKind::If, Frame::Server(s)) => self.if_block(d, block, &mut s.loc, true),
             (BlockKind::If, Frame::Location(l)) => self.if_block(d, block, &mut l.loc, false),
+            (BlockKind::LimitExcept, Frame::Location(l)) => self.limit_except(d, block, &mut l.loc),
             (BlockKind::CharsetMap, Frame::Http(h)) => {
                 let map = request::charset_map(d, block, &h.charset_maps)?;
                 h.charset_maps.push(map);
@@ -545,6 +556,11 @@ impl Builder {
             (BlockKind::SplitClients, Frame::Http(h)) => {
                 let split = self.split_clients(d, block)?;
                 h.split_clients.push(split);
+                Ok(())
+            }
+            (BlockKind::Geo, Frame::Http(h)) => {
+                let geo = self.geo(d, block)?;
+                h.geos.push(geo);
                 Ok(())
             }
             (BlockKind::Map, Frame::Http(h)) => {
@@ -674,6 +690,7 @@ impl Builder {
         check_locations(&servers, &|c| proxy::check_hosts(c, &http.upstreams))?;
         self.declare_named_captures(&servers);
         self.check_variables()?;
+        check_locations(&servers, &|c| limit_zone::check_zones(c, &http.loc.zones))?;
         Ok(HttpConf {
             servers,
             log_formats: self.log_formats.clone(),
@@ -681,6 +698,9 @@ impl Builder {
             upstreams: http.upstreams.clone(),
             maps: http.maps.clone(),
             split_clients: http.split_clients.clone(),
+            limit_req_zones: http.loc.zones.req.clone(),
+            limit_conn_zones: http.loc.zones.conn.clone(),
+            geos: http.geos.clone(),
             set_vars: Arc::from(self.set_vars.borrow().as_slice()),
         })
     }

@@ -146,6 +146,17 @@ pub struct RawLoc {
     pub auth_basic_user_file: Option<crate::model::UserFile>,
     // proxy
     pub proxy: super::proxy::RawProxy,
+    // limits
+    pub limit_req: super::limit_zone::RawLimit<crate::model::LimitReqRule>,
+    pub limit_conn: super::limit_zone::RawLimit<crate::model::LimitConnRule>,
+    pub realip: super::realip::RawRealIp,
+    /// `limit_req_zone`/`limit_conn_zone` (http level only).
+    pub zones: super::limit_zone::RawZones,
+    pub auth_delay: Option<std::time::Duration>,
+    pub satisfy_any: Option<bool>,
+    // limit_except
+    /// The methods and the block's own settings.
+    pub limit_except: Option<Box<(Vec<String>, RawLoc)>>,
 }
 
 /// Resolves a path as `ngx_conf_full_name(cycle, name, 0)`: relative paths are
@@ -263,6 +274,12 @@ impl LocConf {
             auth_basic: None,
             auth_basic_user_file: None,
             proxy: Arc::default(),
+            limit_req: Default::default(),
+            limit_conn: Default::default(),
+            realip: Default::default(),
+            auth_delay: std::time::Duration::ZERO,
+            satisfy_any: false,
+            limit_except: None,
         }
     }
 }
@@ -406,12 +423,27 @@ impl RawLoc {
                 .clone()
                 .or_else(|| p.auth_basic_user_file.clone()),
             proxy: Arc::new(self.proxy.merge(&p.proxy)),
+            limit_req: self.limit_req.merge(&p.limit_req),
+            limit_conn: self.limit_conn.merge(&p.limit_conn),
+            realip: self.realip.merge(&p.realip),
+            auth_delay: self.auth_delay.unwrap_or(p.auth_delay),
+            satisfy_any: self.satisfy_any.unwrap_or(p.satisfy_any),
+            // Not inherited: a location's own (nginx merges no
+            // `limit_except`).
+            limit_except: None,
         };
         conf.root_has_vars = match &conf.root {
             DocRoot::Root(r) | DocRoot::Alias(r) => r.contains('$'),
         };
         conf.rewrite = super::rewrite::merge(&self.rewrite, &conf, p);
         conf.fast_eligible = conf.fast_chain.admits(&conf);
+        if let Some(le) = &self.limit_except {
+            let inner = le.1.merge(&conf);
+            conf.limit_except = Some(Arc::new(crate::model::LimitExceptConf {
+                methods: le.0.clone(),
+                conf: Arc::new(inner),
+            }));
+        }
         conf
     }
 }
@@ -515,6 +547,8 @@ pub struct RawHttp {
     pub maps: Vec<crate::model::MapConf>,
     // split_clients
     pub split_clients: Vec<crate::model::SplitClientsConf>,
+    // geo
+    pub geos: Vec<crate::model::GeoConf>,
 }
 
 /// One `server { }` as written.

@@ -3,6 +3,72 @@
 //! only (add a line when adding a row).
 
 pub static DESCRIPTIONS: &[(&str, &str)] = &[
+    // limits
+    (
+        "geo",
+        "a variable by the client's network or range (`ranges`), `default`, `delete`, \
+         `include`, `proxy`, `proxy_recursive`, `volatile`, or another value's address",
+    ),
+    (
+        "limit_req_zone",
+        "a zone of request rates by key (`rate=` r/s or r/m), shared by the workers, \
+         bounded by its size (least recently used states evicted)",
+    ),
+    (
+        "limit_req",
+        "nginx's leaky bucket on a zone: `burst=`, `nodelay`, `delay=`; a delayed request \
+         waits on the worker's timer",
+    ),
+    ("limit_req_status", "the status of a rejected request (503)"),
+    (
+        "limit_req_log_level",
+        "the level of `limiting requests` lines (delays one lower)",
+    ),
+    (
+        "limit_req_dry_run",
+        "counts and logs, rejects and delays nothing",
+    ),
+    (
+        "limit_conn_zone",
+        "a zone of requests in flight by key, shared by the workers",
+    ),
+    (
+        "limit_conn",
+        "the requests in flight a key may have in a zone (503 over it)",
+    ),
+    (
+        "limit_conn_status",
+        "the status of a rejected request (503)",
+    ),
+    (
+        "limit_conn_log_level",
+        "the level of `limiting connections` lines",
+    ),
+    ("limit_conn_dry_run", "counts and logs, rejects nothing"),
+    (
+        "set_real_ip_from",
+        "a trusted proxy (address, CIDR, IPv6, `unix:`, host name) whose client address is taken",
+    ),
+    (
+        "real_ip_header",
+        "where the client address is: `X-Real-IP`, `X-Forwarded-For`, or any header",
+    ),
+    (
+        "real_ip_recursive",
+        "`X-Forwarded-For` read past every trusted proxy",
+    ),
+    (
+        "limit_except",
+        "access rules (`allow`/`deny`, `auth_basic`) for the methods not listed (`GET` brings `HEAD`)",
+    ),
+    (
+        "satisfy",
+        "`all`: every access module must allow; `any`: one suffices (`allow`/`deny`, `auth_basic`)",
+    ),
+    (
+        "auth_delay",
+        "how long a 401 waits before it is sent (the worker serves others)",
+    ),
     (
         "split_clients",
         "a variable by shares of the MurmurHash2 of a value (A/B testing), as nginx splits",

@@ -10,6 +10,7 @@ mod fast;
 mod files;
 mod fuzzish;
 mod inherit;
+mod limits;
 mod map;
 mod modules;
 mod refused;

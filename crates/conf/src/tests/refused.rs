@@ -8,7 +8,7 @@ use super::*;
 #[test]
 fn well_formed_nginx_directives_are_refused_by_name() {
     for (text, name, line) in [
-        (http("geo $a { default 1; }"), "geo", 3),
+        (server("location / { sub_filter a b; }"), "sub_filter", 4),
         (
             server("location / { fastcgi_split_path_info ^(.+)$; }"),
             "fastcgi_split_path_info",
