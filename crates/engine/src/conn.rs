@@ -52,6 +52,9 @@ impl Conn {
 
     /// The connection closes: what its session still owes (the access log
     /// of an unfinished exchange) and its buffer back to the pool.
+    /// Inlined into the worker's close (its one caller): out of line it
+    /// cost each `Connection: close` exchange some 30 instructions.
+    #[inline]
     pub fn closing(&mut self, how: Close, cx: &mut Ctx) {
         if cx.upstreams.active(self.session.key as usize) {
             self.session.abort_proxy(cx);
