@@ -355,6 +355,7 @@ impl HttpCore {
         ctx.args = job.args.as_deref().map(Cow::Borrowed);
         ctx.name_len = job.name_len;
         ctx.upstream = Some(up);
+        ctx.limits = job.limits;
         ctx.status = self.status.clone();
         let step = match special {
             Some(s) => self.special(&mut ctx, Special::status(s)),
@@ -385,6 +386,7 @@ impl HttpCore {
         ctx.args = job.args.as_deref().map(Cow::Borrowed);
         ctx.name_len = job.name_len;
         ctx.upstream = Some(up);
+        ctx.limits = job.limits;
         ctx.status = self.status.clone();
         if ctx.method != crate::request::Method::Head {
             ctx.method = crate::request::Method::Get;

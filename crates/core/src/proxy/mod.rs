@@ -73,6 +73,9 @@ pub struct ProxyJob {
     pub hash_key: Option<Vec<u8>>,
     /// `proxy_redirect`'s rules, their variables expanded.
     pub redirects: Vec<Redirect>,
+    /// `$limit_req_status`, `$limit_conn_status` and realip's address as
+    /// the request's phases left them, for the answer's filters.
+    pub(crate) limits: crate::limits::RequestLimits,
     /// `http://host[:port]` for a relative `Location` (`absolute_redirect`).
     pub origin: String,
 }
@@ -426,6 +429,7 @@ impl HttpCore {
                 .collect(),
         };
         Some(ProxyJob {
+            limits: ctx.limits,
             conf: ctx.conf.clone(),
             server: Arc::clone(&self.servers[ctx.server].conf),
             server_index: ctx.server,
