@@ -355,3 +355,23 @@ fn upgrade_becomes_a_byte_tunnel() {
         assert_eq!(echoed, msg);
     }
 }
+
+/// A proxied answer's filters see what the request's own phases found:
+/// `$limit_conn_status` is the one its preaccess phase set.
+#[test]
+fn a_proxied_answer_sees_the_limit_status() {
+    let b = backend(Duration::ZERO, echo);
+    let s = Server::start(
+        Prefix::new("proxy-limits"),
+        &conf_with(&format!(
+            "    limit_conn_zone $binary_remote_addr zone=pz:1m;\n    server {{\n        \
+             listen 127.0.0.1:PORT;\n        server_name localhost;\n        \
+             add_header X-Status $limit_conn_status always;\n        \
+             location / {{ limit_conn pz 10; proxy_pass http://127.0.0.1:{b}; }}\n    }}\n"
+        )),
+    );
+    let r = s.get("/x");
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("X-Backend"), Some("yes"));
+    assert_eq!(r.header("X-Status"), Some("PASSED"));
+}
