@@ -34,6 +34,14 @@ pub struct SslVars {
 pub struct ClientCert {
     pub s_dn: String,
     pub i_dn: String,
+    pub s_dn_legacy: String,
+    pub i_dn_legacy: String,
+    /// `$ssl_client_v_start`, `$ssl_client_v_end` (OpenSSL's time form).
+    pub v_start: String,
+    pub v_end: String,
+    /// `$ssl_client_v_remain`: whole days left when the handshake was
+    /// made, 0 once expired (`ngx_ssl_get_client_v_remain`).
+    pub v_remain: String,
     pub serial: String,
     pub fingerprint: String,
     pub raw_cert: String,
@@ -66,6 +74,11 @@ impl SslVars {
             "ciphers" => &self.ciphers,
             "client_s_dn" => &client?.s_dn,
             "client_i_dn" => &client?.i_dn,
+            "client_s_dn_legacy" => &client?.s_dn_legacy,
+            "client_i_dn_legacy" => &client?.i_dn_legacy,
+            "client_v_start" => &client?.v_start,
+            "client_v_end" => &client?.v_end,
+            "client_v_remain" => &client?.v_remain,
             "client_serial" => &client?.serial,
             "client_fingerprint" => &client?.fingerprint,
             "client_raw_cert" => &client?.raw_cert,

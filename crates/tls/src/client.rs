@@ -365,6 +365,15 @@ pub struct CertInfo {
     /// RFC 2253 (`$ssl_client_s_dn`: the last RDN first, `,` between).
     pub subject_dn: String,
     pub issuer_dn: String,
+    /// OpenSSL's one-line form (`$ssl_client_s_dn_legacy`: `/C=../CN=..`).
+    pub subject_dn_legacy: String,
+    pub issuer_dn_legacy: String,
+    /// `notBefore` and `notAfter` as `ASN1_TIME_print` writes them
+    /// (`$ssl_client_v_start`, `$ssl_client_v_end`: `Jan  2 03:04:05 2030
+    /// GMT`), and `notAfter` in Unix seconds (`$ssl_client_v_remain`).
+    pub not_before: String,
+    pub not_after: String,
+    pub not_after_secs: i64,
     /// Upper-case hex, as OpenSSL's `i2a_ASN1_INTEGER`.
     pub serial: String,
     /// SHA-1 of the DER, lower-case hex.
@@ -391,9 +400,15 @@ impl CertInfo {
         for b in digest.as_ref() {
             let _ = write!(fingerprint, "{b:02x}");
         }
+        let validity = cert.validity();
         Some(CertInfo {
             subject_dn: rfc2253(cert.subject()),
             issuer_dn: rfc2253(cert.issuer()),
+            subject_dn_legacy: oneline(cert.subject()),
+            issuer_dn_legacy: oneline(cert.issuer()),
+            not_before: asn1_time(validity.not_before.timestamp()),
+            not_after: asn1_time(validity.not_after.timestamp()),
+            not_after_secs: validity.not_after.timestamp(),
             serial,
             fingerprint,
             pem: pem(der.as_ref()),
@@ -435,6 +450,65 @@ fn rfc2253(name: &x509_parser::x509::X509Name<'_>) -> String {
         }
     }
     out
+}
+
+/// A name as OpenSSL's `X509_NAME_oneline` writes it: the RDNs in their
+/// order, each entry `/SN=value` (`+` between the entries of one RDN),
+/// bytes outside printable ASCII as `\xHH`.
+fn oneline(name: &x509_parser::x509::X509Name<'_>) -> String {
+    let registry = x509_parser::objects::oid_registry();
+    let mut out = String::new();
+    for rdn in name.iter() {
+        for (j, atv) in rdn.iter().enumerate() {
+            out.push(if j > 0 { '+' } else { '/' });
+            let oid = atv.attr_type();
+            match x509_parser::objects::oid2abbrev(oid, registry) {
+                Ok(sn) => out.push_str(sn),
+                Err(_) => out.push_str(&oid.to_id_string()),
+            }
+            out.push('=');
+            for &b in atv.as_slice() {
+                if (b' '..=b'~').contains(&b) {
+                    out.push(char::from(b));
+                } else {
+                    let _ = write!(out, "\\x{b:02X}");
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Unix seconds as OpenSSL's `ASN1_TIME_print` writes a time:
+/// `Mon DD HH:MM:SS YYYY GMT`, the day space-padded.
+pub fn asn1_time(secs: i64) -> String {
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{} {d:2} {:02}:{:02}:{:02} {y} GMT",
+        MONTHS[(m - 1) as usize],
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
+}
+
+/// The proleptic Gregorian date of a day count since 1970-01-01 (Howard
+/// Hinnant's `civil_from_days`).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
 }
 
 /// PEM of a certificate: base64 in 64-column lines (RFC 7468).
@@ -486,6 +560,14 @@ pub fn tabbed(pem: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    /// OpenSSL's `ASN1_TIME_print` form: the day space-padded, GMT.
+    #[test]
+    fn asn1_time_as_openssl_prints_it() {
+        assert_eq!(asn1_time(0), "Jan  1 00:00:00 1970 GMT");
+        assert_eq!(asn1_time(951_829_445), "Feb 29 13:04:05 2000 GMT");
+        assert_eq!(asn1_time(1_893_456_000 - 1), "Dec 31 23:59:59 2029 GMT");
+    }
     use super::*;
 
     #[test]

@@ -339,9 +339,17 @@ impl TlsStream {
                 _ => None,
             };
             v.client_verify = outcome.as_var();
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
             v.client = chain.first().and_then(CertInfo::parse).map(|i| ClientCert {
                 cert: tabbed(&i.pem),
                 escaped_cert: escaped(&i.pem),
+                v_remain: ((i.not_after_secs - now).max(0) / 86_400).to_string(),
+                s_dn_legacy: i.subject_dn_legacy,
+                i_dn_legacy: i.issuer_dn_legacy,
+                v_start: i.not_before,
+                v_end: i.not_after,
                 s_dn: i.subject_dn,
                 i_dn: i.issuer_dn,
                 serial: i.serial,
