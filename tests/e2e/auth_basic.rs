@@ -123,3 +123,27 @@ fn failures_are_logged_as_nginx_logs_them() {
         "{all}"
     );
 }
+
+/// A changed user file takes effect at the next request, as nginx reads it
+/// at each one: whether just written, or settled (Peregrine then keeps it
+/// and checks it by one `stat`: a deliberate difference in how, not in
+/// what, see `core/src/auth_basic/user_file.rs`). A password of the same
+/// length is the change a kept copy could miss.
+#[test]
+fn a_changed_user_file_takes_effect_at_once() {
+    let s = site();
+    let file = s.prefix.dir.join("conf/htpasswd");
+    assert_eq!(get(&s, "/f.txt", Some(("plain", "plainpw"))).status, 200);
+    std::fs::write(&file, "plain:{PLAIN}plainPW\n").unwrap();
+    assert_eq!(get(&s, "/f.txt", Some(("plain", "plainpw"))).status, 401);
+    assert_eq!(get(&s, "/f.txt", Some(("plain", "plainPW"))).status, 200);
+    // Settled: kept by Peregrine from here on.
+    std::thread::sleep(std::time::Duration::from_millis(3200));
+    assert_eq!(get(&s, "/f.txt", Some(("plain", "plainPW"))).status, 200);
+    assert_eq!(get(&s, "/f.txt", Some(("plain", "plainPW"))).status, 200);
+    std::fs::write(&file, "plain:{PLAIN}plainpw\n").unwrap();
+    assert_eq!(get(&s, "/f.txt", Some(("plain", "plainPW"))).status, 401);
+    assert_eq!(get(&s, "/f.txt", Some(("plain", "plainpw"))).status, 200);
+    std::fs::remove_file(&file).unwrap();
+    assert_eq!(get(&s, "/f.txt", Some(("plain", "plainpw"))).status, 403);
+}

@@ -87,6 +87,9 @@ pub struct HttpCore {
     /// What nginx's handlers would have logged of this request's failure,
     /// from the failed call itself ([`HttpCore::note_failure`]).
     pub(crate) failure: Option<crate::response::ErrorNote>,
+    // auth_basic
+    /// The `auth_basic_user_file`s read, kept while unchanged.
+    pub(crate) user_files: crate::auth_basic::UserFiles,
     // proxy
     /// The upstream request the content phase handed over (see
     /// [`HttpCore::take_proxy`]).
@@ -333,6 +336,7 @@ impl HttpCore {
             ),
             log_lines: Vec::new(),
             failure: None,
+            user_files: Default::default(),
             proxy_job: None,
             implicit: Rc::new(crate::proxy::implicit_hosts(&conf)),
             upstreams: Rc::new(
@@ -361,6 +365,7 @@ impl HttpCore {
         self.last_server = None;
         self.log_lines.clear();
         self.failure = None;
+        self.user_files.clear();
     }
 
     /// Installs the engine's counters for stub_status. Without a source

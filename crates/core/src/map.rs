@@ -52,6 +52,11 @@ fn find<'m>(m: &'m MapConf, key: &str) -> Option<Found<'m>> {
         return None;
     }
     m.regexes.iter().find_map(|(re, value)| {
+        // A regex without groups has nothing to capture: the match alone
+        // (PCRE2's match data reused, nothing allocated).
+        if re.captures_len() <= 1 {
+            return re.is_match(key).then(|| plain(value));
+        }
         let caps = re.captures(key)?;
         let named = re
             .capture_names()

@@ -6,6 +6,9 @@
 //! `peregrine_conf::build::auth_basic`.
 
 mod crypt;
+mod user_file;
+
+pub(crate) use user_file::UserFiles;
 
 use crate::http::{Ctx, HttpCore, Step};
 use crate::response::ErrorNote;
@@ -35,7 +38,7 @@ impl HttpCore {
         } else {
             std::borrow::Cow::Owned(format!("{}/{path}", file.conf_dir.trim_end_matches('/')))
         };
-        let text = match read_user_file(&path) {
+        let text = match self.user_files.read(&path) {
             Ok(t) => t,
             Err(errno) => {
                 self.note_failure(ErrorNote::Open {
@@ -88,12 +91,6 @@ fn credentials(value: &str) -> Option<(Vec<u8>, Vec<u8>)> {
     let decoded = decode_base64(encoded.as_bytes(), false)?;
     let colon = decoded.iter().position(|&c| c == b':')?;
     Some((decoded[..colon].to_vec(), decoded[colon + 1..].to_vec()))
-}
-
-fn read_user_file(path: &str) -> Result<Vec<u8>, i32> {
-    // Whole, as nginx reads it (in 2 KiB steps, any size): a cap would
-    // silently hide the users after it.
-    std::fs::read(path).map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))
 }
 
 /// The hash of `user`'s line, as nginx's scanner finds it: a line that
