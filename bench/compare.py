@@ -52,10 +52,11 @@ WORKLOADS = [
     ("612 B rewrite ... last + add_header c=50", "rw/small.html", 50, [], 0.70),
     ("612 B map + allow/deny + auth_basic c=50", "guard/small.html", 50,
      ["Authorization: Basic " + AUTH_B64], 0.70),
+    ("612 B limit_req c=50", "limited/small.html", 50, [], 0.70),
 ]
 
 # The module rows' names: only the two servers (and a baseline) run them.
-MODULE_ROWS = ("rewrite", "auth_basic")
+MODULE_ROWS = ("rewrite", "auth_basic", "limit_req")
 
 COMMON = """
 worker_processes 1;
@@ -79,6 +80,9 @@ http {{
     gzip on;
     gzip_comp_level 6;
     gzip_types text/html;
+    # A rate no benchmark reaches: every request passes, each one a
+    # lookup and update of the shared zone's state.
+    limit_req_zone $binary_remote_addr zone=bench:10m rate=100000000r/s;
     map $http_user_agent $bench_agent {{
         default other;
         ~*curl curl;
@@ -93,6 +97,10 @@ http {{
         location /hdr/ {{
             alias {root}/;
             add_header X-Bench rewritten;
+        }}
+        location /limited/ {{
+            alias {root}/;
+            limit_req zone=bench burst=1000 nodelay;
         }}
         location /guard/ {{
             alias {root}/;
