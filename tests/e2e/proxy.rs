@@ -10,6 +10,19 @@ use std::time::Duration;
 
 use crate::support::{Prefix, Server, conf_with, free_port, wait_for_lines};
 
+/// A request head as a backend reads it (`None`: the client went first).
+fn read_head(s: &mut TcpStream) -> Option<Vec<u8>> {
+    let mut buf = Vec::new();
+    let mut b = [0u8; 4096];
+    while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
+        match s.read(&mut b) {
+            Ok(0) | Err(_) => return None,
+            Ok(n) => buf.extend_from_slice(&b[..n]),
+        }
+    }
+    Some(buf)
+}
+
 /// A backend that answers each connection with `answer(request)` after
 /// `delay`, then closes (`None`: reset instead).
 fn backend(delay: Duration, answer: fn(&str) -> Option<Vec<u8>>) -> u16 {
@@ -19,14 +32,7 @@ fn backend(delay: Duration, answer: fn(&str) -> Option<Vec<u8>>) -> u16 {
         for s in l.incoming() {
             let Ok(mut s) = s else { continue };
             thread::spawn(move || {
-                let mut buf = Vec::new();
-                let mut b = [0u8; 4096];
-                while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match s.read(&mut b) {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => buf.extend_from_slice(&b[..n]),
-                    }
-                }
+                let Some(buf) = read_head(&mut s) else { return };
                 thread::sleep(delay);
                 match answer(&String::from_utf8_lossy(&buf)) {
                     Some(a) => {
@@ -283,14 +289,10 @@ fn upgrade_echo_backend() -> u16 {
         for s in l.incoming() {
             let Ok(mut s) = s else { continue };
             thread::spawn(move || {
-                let mut buf = Vec::new();
-                let mut b = [0u8; 4096];
-                while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match s.read(&mut b) {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => buf.extend_from_slice(&b[..n]),
-                    }
+                if read_head(&mut s).is_none() {
+                    return;
                 }
+                let mut b = [0u8; 4096];
                 let head = b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: echo\r\nConnection: Upgrade\r\n\r\n";
                 if s.write_all(head).is_err() {
                     return;

@@ -755,9 +755,7 @@ pub struct KeepaliveDisable {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ConnConf {
     /// `keepalive_time` (default 1h): no keep-alive once the connection is
-    /// older than this.
-    pub keepalive_time: Duration,
-    /// `keepalive_time` in nanoseconds, for the per-request comparison
+    /// older than this; in nanoseconds, for the per-request comparison
     /// with the connection's age on the timers' clock (no `Duration` built
     /// per request).
     pub keepalive_time_ns: u64,
@@ -780,7 +778,6 @@ pub struct ConnConf {
 impl Default for ConnConf {
     fn default() -> Self {
         ConnConf {
-            keepalive_time: Duration::from_secs(3600),
             keepalive_time_ns: 3600 * 1_000_000_000,
             keepalive_disable: KeepaliveDisable {
                 msie6: true,

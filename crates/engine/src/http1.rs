@@ -602,6 +602,18 @@ impl Http1 {
         }
     }
 
+    /// What of the connection decides whether it may stay open after this
+    /// response; its age (`keepalive_time`) from the timers' clock, whose
+    /// turn has made the `Instant` subtraction already.
+    #[inline(always)]
+    pub(crate) fn keep(&self, cx: &mut Ctx) -> Keep {
+        Keep {
+            draining: cx.draining,
+            requests: self.info.requests,
+            age_ns: cx.timers.nanos(cx.now).saturating_sub(self.born),
+        }
+    }
+
     /// A head was parsed into `ex`: ask core, then queue the response.
     pub fn start_exchange(
         &mut self,
@@ -644,13 +656,7 @@ impl Http1 {
             self.log_access(cx);
             return Step::Close(Close::Normal);
         }
-        // The connection's age (`keepalive_time`) from the timers' clock:
-        // the turn's `Instant` subtraction is already made for them.
-        let keep = Keep {
-            draining: cx.draining,
-            requests: self.info.requests,
-            age_ns: cx.timers.nanos(cx.now).saturating_sub(self.born),
-        };
+        let keep = self.keep(cx);
         let mut plan = Plan::of(req, resp, cx.wall, keep);
         let (consumed, bad_body) = if plan.body.is_some() && self.buffered() > 0 {
             self.read_buffered_body(&mut plan, resp, cx)

@@ -32,10 +32,10 @@ pub struct RawConn {
 
 impl RawConn {
     pub fn merge(&self, p: &ConnConf) -> ConnConf {
-        let keepalive_time = self.keepalive_time.unwrap_or(p.keepalive_time);
         ConnConf {
-            keepalive_time,
-            keepalive_time_ns: u64::try_from(keepalive_time.as_nanos()).unwrap_or(u64::MAX),
+            keepalive_time_ns: self.keepalive_time.map_or(p.keepalive_time_ns, |t| {
+                u64::try_from(t.as_nanos()).unwrap_or(u64::MAX)
+            }),
             keepalive_disable: self.keepalive_disable.unwrap_or(p.keepalive_disable),
             lingering_close: self.lingering_close.unwrap_or(p.lingering_close),
             lingering_time: self.lingering_time.unwrap_or(p.lingering_time),
@@ -228,7 +228,7 @@ mod tests {
              server { listen 8080; }",
         ));
         let conn = loc(&c);
-        assert_eq!(conn.keepalive_time.as_secs(), 2);
+        assert_eq!(conn.keepalive_time_ns, 2_000_000_000);
         assert!(conn.keepalive_disable.safari && !conn.keepalive_disable.msie6);
         assert_eq!(conn.lingering_close, crate::model::LingeringClose::Always);
         assert_eq!(conn.lingering_time.as_secs(), 7);

@@ -15,7 +15,6 @@
 //! reads it. A deliberate difference, held by e2e
 //! `auth_basic::a_changed_user_file_takes_effect_at_once`.
 
-use std::collections::HashMap;
 use std::os::unix::fs::MetadataExt;
 use std::rc::Rc;
 
@@ -54,10 +53,12 @@ impl Stamp {
     }
 }
 
-/// A worker's kept user files, by path.
+/// A worker's kept user files, by path (Fx-hashed: at most
+/// [`USER_FILES_MAX`] entries, so a path a request names through a
+/// variable cannot flood it).
 #[derive(Debug, Default)]
 pub(crate) struct UserFiles {
-    kept: HashMap<String, (Stamp, Rc<[u8]>)>,
+    kept: crate::fxhash::FxHashMap<String, (Stamp, Rc<[u8]>)>,
 }
 
 impl UserFiles {

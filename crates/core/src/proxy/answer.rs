@@ -349,14 +349,7 @@ impl HttpCore {
             return resp;
         };
         let view = view_of(req);
-        let mut ctx = HttpCore::start_ctx(srv, job.server_index, &view, conn, now);
-        ctx.conf = job.conf.clone();
-        ctx.uri = Cow::Borrowed(&job.uri);
-        ctx.args = job.args.as_deref().map(Cow::Borrowed);
-        ctx.name_len = job.name_len;
-        ctx.upstream = Some(up);
-        ctx.limits = job.limits;
-        ctx.status = self.status.clone();
+        let mut ctx = self.job_ctx(srv, job, &view, conn, now, up);
         let step = match special {
             Some(s) => self.special(&mut ctx, Special::status(s)),
             None => crate::http::Step::Done(resp),
@@ -380,7 +373,27 @@ impl HttpCore {
             return resp;
         };
         let view = view_of(req);
-        let mut ctx = HttpCore::start_ctx(srv, job.server_index, &view, conn, now);
+        let mut ctx = self.job_ctx(srv, job, &view, conn, now, up);
+        if ctx.method != crate::request::Method::Head {
+            ctx.method = crate::request::Method::Get;
+        }
+        let step = step.unwrap_or(crate::http::Step::Done(resp));
+        self.finish_resumed(job, &mut ctx, &servers, step)
+    }
+
+    /// The request's state in its location again, for the answer's
+    /// filters and error pages: the job's server, settings, URI and
+    /// arguments, the upstream's variables, what its limits found.
+    fn job_ctx<'a>(
+        &self,
+        srv: &'a crate::http::ServerRt,
+        job: &'a ProxyJob,
+        view: &'a crate::request::RequestView<'a>,
+        conn: &'a ConnInfo,
+        now: std::time::SystemTime,
+        up: &'a UpstreamVars,
+    ) -> crate::http::Ctx<'a> {
+        let mut ctx = HttpCore::start_ctx(srv, job.server_index, view, conn, now);
         ctx.conf = job.conf.clone();
         ctx.uri = Cow::Borrowed(&job.uri);
         ctx.args = job.args.as_deref().map(Cow::Borrowed);
@@ -388,11 +401,7 @@ impl HttpCore {
         ctx.upstream = Some(up);
         ctx.limits = job.limits;
         ctx.status = self.status.clone();
-        if ctx.method != crate::request::Method::Head {
-            ctx.method = crate::request::Method::Get;
-        }
-        let step = step.unwrap_or(crate::http::Step::Done(resp));
-        self.finish_resumed(job, &mut ctx, &servers, step)
+        ctx
     }
 
     fn finish_resumed(

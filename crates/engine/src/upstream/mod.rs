@@ -30,7 +30,7 @@ use peregrine_upstream::{Attempt, Key, PeerId};
 
 use crate::ctx::Ctx;
 use crate::errlog;
-use crate::exchange::{Exchange, Keep, Plan};
+use crate::exchange::{Exchange, Plan};
 use crate::http1::{Close, Http1, Phase, Step};
 use crate::transport::{Sink, TlsSink, Transport};
 use crate::write::{ConnHeader, serialize_head};
@@ -684,12 +684,7 @@ impl Http1 {
         p: &mut Proxy,
         cx: &mut Ctx,
     ) {
-        let age_ns = cx.timers.nanos(cx.now).saturating_sub(self.born);
-        let keep = Keep {
-            draining: cx.draining,
-            requests: self.info.requests,
-            age_ns,
-        };
+        let keep = self.keep(cx);
         let (req, slot) = ex.split();
         let mut plan = Plan::of(req, &mut resp, cx.wall, keep);
         plan.body = None;
@@ -1115,12 +1110,7 @@ impl Http1 {
         }
         ex.resp = Some(resp);
         ex.upstream = Some(Box::new(p.vars.clone()));
-        let age_ns = cx.timers.nanos(cx.now).saturating_sub(self.born);
-        let keep = Keep {
-            draining: cx.draining,
-            requests: self.info.requests,
-            age_ns,
-        };
+        let keep = self.keep(cx);
         let (req, slot) = ex.split();
         let Some(resp) = slot.as_mut() else {
             return Step::Close(Close::Normal);
