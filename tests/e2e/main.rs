@@ -48,6 +48,7 @@ mod ranges_limits;
 mod redirects;
 mod referer;
 mod regex;
+mod resolver;
 mod rewrite;
 mod secure_link;
 mod seeds;

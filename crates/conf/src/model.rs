@@ -410,6 +410,12 @@ pub struct LocConf {
     // proxy
     /// The proxy module's settings (`crate::build::proxy`).
     pub proxy: Arc<ProxyConf>,
+    // resolver
+    /// `resolver` (inherited): the name servers for names built from
+    /// variables; `None`: nginx's `no resolver defined to resolve`.
+    pub resolver: Option<Arc<ResolverConf>>,
+    /// `resolver_timeout` (inherited, default 30 s).
+    pub resolver_timeout: std::time::Duration,
     // limits
     /// `limit_req` and its `limit_req_*` settings.
     pub limit_req: LimitConf<LimitReqRule>,
@@ -1432,4 +1438,15 @@ impl LimitExceptConf {
     pub fn allows(&self, method: &str) -> bool {
         self.methods.iter().any(|m| m == method)
     }
+}
+
+/// One `resolver` directive (`crate::build::resolver`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolverConf {
+    /// The name servers, in order (a host name gave all its addresses).
+    pub servers: Vec<std::net::SocketAddr>,
+    /// `valid=`: how long answers are kept, whatever their TTL.
+    pub valid: Option<std::time::Duration>,
+    pub ipv4: bool,
+    pub ipv6: bool,
 }

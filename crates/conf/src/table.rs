@@ -1762,6 +1762,22 @@ pub static TABLE: &[Spec] = &[
         Handler::Loc(crate::build::limit_zone::auth_delay),
         UNRECORDED,
     ),
+    // resolver: read only by the proxy's content handler, which no route
+    // runs.
+    row(
+        "resolver",
+        HSL,
+        MORE,
+        Handler::Loc(crate::build::resolver::resolver),
+        UNRECORDED,
+    ),
+    row(
+        "resolver_timeout",
+        HSL,
+        ONE,
+        Handler::Loc(crate::build::resolver::resolver_timeout),
+        UNRECORDED,
+    ),
 ];
 
 /// Directives that are stored but are tuning hints nonetheless: accepted

@@ -68,6 +68,8 @@ pub struct Ctx {
     // proxy
     /// The upstream groups, their pools and the poll's registry.
     pub upstreams: crate::upstream::Upstreams,
+    /// The resolvers of names built from variables.
+    pub resolvers: crate::resolver::Resolvers,
 }
 
 impl Ctx {

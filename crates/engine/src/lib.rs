@@ -68,6 +68,7 @@ pub mod logging;
 mod master;
 mod pool;
 mod rate;
+mod resolver;
 mod stats;
 mod timer;
 pub mod tls;

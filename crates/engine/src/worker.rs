@@ -222,6 +222,7 @@ impl Worker {
                     s.poll.registry().try_clone().ok(),
                     s.index as u64 + 1,
                 ),
+                resolvers: crate::resolver::Resolvers::new(s.index as u64 + 1),
             },
             poll: s.poll,
             listeners,
@@ -269,6 +270,10 @@ impl Worker {
             for ev in events.iter() {
                 match ev.token() {
                     WAKER => {}
+                    Token(t) if t >= crate::resolver::RESOLVER_FLAG => {
+                        let r = self.cx.upstreams.registry.as_ref();
+                        self.cx.resolvers.readable(t, self.cx.now, r);
+                    }
                     Token(t) if t >= crate::upstream::UPSTREAM_FLAG => {
                         let key = t - crate::upstream::UPSTREAM_FLAG - CONN_BASE;
                         if let Some(p) = self.cx.upstreams.get_mut(key) {
@@ -294,6 +299,7 @@ impl Worker {
             }
             self.accept_ready();
             self.expire_timers();
+            self.resolved();
             if let Some(a) = self.cx.access.as_mut()
                 && self.cx.now.duration_since(self.last_flush) >= FLUSH_EVERY
             {
@@ -312,6 +318,9 @@ impl Worker {
             }
         }
         if let Some(d) = self.drain_deadline {
+            next = Some(next.map_or(d, |n| n.min(d)));
+        }
+        if let Some(d) = self.cx.resolvers.next_deadline() {
             next = Some(next.map_or(d, |n| n.min(d)));
         }
         if self.cx.access.is_some() {
@@ -502,6 +511,19 @@ impl Worker {
             self.close(k, Close::Normal);
         }
         true
+    }
+
+    /// The resolvers' resends and timeouts, then the connections whose
+    /// name has an outcome, driven again.
+    fn resolved(&mut self) {
+        let r = self.cx.upstreams.registry.as_ref();
+        self.cx.resolvers.tick(self.cx.now, r);
+        let woken = std::mem::take(&mut self.cx.resolvers.woken);
+        for &key in &woken {
+            if self.cx.upstreams.active(key) {
+                self.conn_event(key, false, false);
+            }
+        }
     }
 
     fn expire_timers(&mut self) {

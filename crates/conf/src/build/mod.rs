@@ -31,6 +31,7 @@ pub mod limit_conn;
 pub mod limit_req;
 pub mod limit_zone;
 pub mod realip;
+pub mod resolver;
 pub mod ssl;
 mod syslog;
 mod upstream;

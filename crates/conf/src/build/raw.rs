@@ -146,6 +146,8 @@ pub struct RawLoc {
     pub auth_basic_user_file: Option<crate::model::UserFile>,
     // proxy
     pub proxy: super::proxy::RawProxy,
+    // resolver
+    pub resolver: super::resolver::RawResolver,
     // limits
     pub limit_req: super::limit_zone::RawLimit<crate::model::LimitReqRule>,
     pub limit_conn: super::limit_zone::RawLimit<crate::model::LimitConnRule>,
@@ -274,6 +276,8 @@ impl LocConf {
             auth_basic: None,
             auth_basic_user_file: None,
             proxy: Arc::default(),
+            resolver: None,
+            resolver_timeout: super::resolver::DEFAULT_TIMEOUT,
             limit_req: Default::default(),
             limit_conn: Default::default(),
             realip: Default::default(),
@@ -423,6 +427,8 @@ impl RawLoc {
                 .clone()
                 .or_else(|| p.auth_basic_user_file.clone()),
             proxy: Arc::new(self.proxy.merge(&p.proxy)),
+            resolver: self.resolver.servers.clone().or_else(|| p.resolver.clone()),
+            resolver_timeout: self.resolver.timeout.unwrap_or(p.resolver_timeout),
             limit_req: self.limit_req.merge(&p.limit_req),
             limit_conn: self.limit_conn.merge(&p.limit_conn),
             realip: self.realip.merge(&p.realip),

@@ -66,6 +66,14 @@ pub static DESCRIPTIONS: &[(&str, &str)] = &[
         "`all`: every access module must allow; `any`: one suffices (`allow`/`deny`, `auth_basic`)",
     ),
     (
+        "resolver",
+        "name servers (`valid=`, `ipv4=`, `ipv6=`) for `proxy_pass` hosts built from variables: A and AAAA over UDP in the worker's loop, cached by TTL; the `upstream` level (`server ... resolve`) is not implemented",
+    ),
+    (
+        "resolver_timeout",
+        "how long a lookup may take before nginx's 502 `could not be resolved (110: Operation timed out)`",
+    ),
+    (
         "auth_delay",
         "how long a 401 waits before it is sent (the worker serves others)",
     ),

@@ -696,3 +696,41 @@ fn duplicate_is_reported_before_the_value() {
         );
     }
 }
+
+#[test]
+fn resolver_errors_as_nginx() {
+    let at = "/p/conf/nginx.conf:3";
+    let cases = [
+        (
+            "resolver 127.0.0.1 valid=x;",
+            "invalid parameter: valid=x".to_string(),
+        ),
+        (
+            "resolver 127.0.0.1:0;",
+            "invalid port in resolver \"127.0.0.1:0\"".into(),
+        ),
+        (
+            "resolver 127.0.0.1:99999;",
+            "invalid port in resolver \"127.0.0.1:99999\"".into(),
+        ),
+        (
+            "resolver no.such.host.invalid;",
+            "host not found in resolver \"no.such.host.invalid\"".into(),
+        ),
+        (
+            "resolver 127.0.0.1 ipv4=off ipv6=off;",
+            "\"ipv4\" and \"ipv6\" cannot both be \"off\"".into(),
+        ),
+        (
+            "resolver 127.0.0.1; resolver 127.0.0.2;",
+            "\"resolver\" directive is duplicate".into(),
+        ),
+        (
+            "resolver_timeout abc;",
+            "\"resolver_timeout\" directive invalid value".into(),
+        ),
+    ];
+    for (d, want) in cases {
+        assert_eq!(err(&http(d)), format!("{want} in {at}"), "{d}");
+    }
+}

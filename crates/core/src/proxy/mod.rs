@@ -31,6 +31,9 @@ pub enum Target {
     /// group (nginx's implicit upstream).
     Host(String, u16),
     Unix(PathBuf),
+    /// A host name from variables, looked up at run time by the
+    /// location's `resolver` (nginx's `ngx_http_upstream_resolve_handler`).
+    Resolve(String, u16),
 }
 
 /// What the client's request body becomes upstream.
@@ -263,7 +266,8 @@ impl HttpCore {
             }
             t => (t.clone(), pass.uri.clone(), false),
         };
-        let (target, proxy_host, port) = match self.target_of(&target, vars) {
+        let resolver = ctx.conf.resolver.is_some();
+        let (target, proxy_host, port) = match self.target_of(&target, vars, resolver) {
             Ok(t) => t,
             Err(host) => {
                 self.note_failure(crate::response::ErrorNote::Upstream(format!(
@@ -294,7 +298,12 @@ impl HttpCore {
 
     /// The run-time target, `$proxy_host` and `$proxy_port`; `Err(host)`
     /// for a name from variables that needs a resolver.
-    fn target_of(&self, t: &ProxyTarget, vars: bool) -> Result<(Target, String, String), String> {
+    fn target_of(
+        &self,
+        t: &ProxyTarget,
+        vars: bool,
+        resolver: bool,
+    ) -> Result<(Target, String, String), String> {
         match t {
             ProxyTarget::Unix(p) => {
                 Ok((Target::Unix(p.clone()), "localhost".into(), String::new()))
@@ -323,7 +332,11 @@ impl HttpCore {
                     .iter()
                     .any(|(h, p)| h.eq_ignore_ascii_case(host) && p == port);
                 if vars && !known && literal.parse::<std::net::IpAddr>().is_err() {
-                    return Err(host.clone());
+                    if !resolver {
+                        return Err(host.clone());
+                    }
+                    let t = Target::Resolve(host.clone(), *port);
+                    return Ok((t, shown, port.to_string()));
                 }
                 Ok((Target::Host(host.clone(), *port), shown, port.to_string()))
             }

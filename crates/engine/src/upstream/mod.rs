@@ -16,6 +16,7 @@
 //! ```
 
 pub mod peers;
+mod resolve;
 pub mod sock;
 
 use std::io::{self, Read, Write};
@@ -429,6 +430,15 @@ impl Http1 {
         }
         let secs = cx.now.duration_since(cx.upstreams.epoch).as_secs();
         let confs = cx.upstreams.confs.clone();
+        // Once per request: the retries use the group its lookup built.
+        if p.attempt.is_none()
+            && let peregrine_core::proxy::Target::Resolve(name, port) = &p.job.target
+        {
+            match self.resolve(p, name.clone(), *port, key, cx) {
+                Io::Done => {}
+                other => return other,
+            }
+        }
         let crate::upstream::Upstreams {
             groups, registry, ..
         } = &mut cx.upstreams;
@@ -1252,6 +1262,7 @@ impl Http1 {
         if let Some(mut p) = cx.upstreams.take(self.key as usize) {
             self.free_peer(&mut p, cx, false);
         }
+        cx.resolvers.forget(self.key as usize);
     }
 }
 

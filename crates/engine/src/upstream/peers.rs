@@ -154,6 +154,11 @@ fn implicit(name: &str, addrs: Vec<PeerAddr>, seed: u64) -> Option<Group> {
     })
 }
 
+/// Groups of names from variables a worker keeps, at most: the names
+/// come from requests (a `Host` header), so past it they are all dropped
+/// and rebuilt on use.
+const MAX_RESOLVED_GROUPS: usize = 1024;
+
 /// Every group a worker's requests used so far, built on first use.
 #[derive(Default)]
 pub struct Groups {
@@ -162,6 +167,32 @@ pub struct Groups {
 }
 
 impl Groups {
+    /// The group of a name the resolver answered, new for each request as
+    /// nginx's (`ngx_http_upstream_create_round_robin_peer`): a peer that
+    /// failed one request is tried again by the next.
+    pub fn set_resolved(&mut self, t: &Target, ips: &[std::net::IpAddr]) {
+        let Target::Resolve(h, port) = t else {
+            return;
+        };
+        let addrs: Vec<PeerAddr> = ips
+            .iter()
+            .map(|ip| PeerAddr::Inet(SocketAddr::new(*ip, *port)))
+            .collect();
+        let resolved = |t: &Target| matches!(t, Target::Resolve(..));
+        if self.groups.keys().filter(|k| resolved(k)).count() >= MAX_RESOLVED_GROUPS {
+            self.groups.retain(|k, _| !resolved(k));
+        }
+        self.seed = self.seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+        let name = if *port == 80 {
+            h.clone()
+        } else {
+            format!("{h}:{port}")
+        };
+        if let Some(g) = implicit(&name, addrs, self.seed) {
+            self.groups.insert(t.clone(), g);
+        }
+    }
+
     /// The group of `t` (`None`: its host no longer resolves).
     pub fn get(&mut self, t: &Target, confs: &[UpstreamConf]) -> Option<&mut Group> {
         if !self.groups.contains_key(t) {
@@ -190,6 +221,8 @@ impl Groups {
                     vec![PeerAddr::Unix(p.clone())],
                     self.seed,
                 )?,
+                // Built by `set_resolved` once the resolver answered.
+                Target::Resolve(..) => return None,
             };
             self.groups.insert(t.clone(), g);
         }
