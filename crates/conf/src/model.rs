@@ -410,6 +410,11 @@ pub struct LocConf {
     // proxy
     /// The proxy module's settings (`crate::build::proxy`).
     pub proxy: Arc<ProxyConf>,
+    // gateways
+    /// `fastcgi_*`, `uwsgi_*`, `scgi_*` (`crate::cgi`).
+    pub fastcgi: Arc<crate::cgi::CgiConf>,
+    pub uwsgi: Arc<crate::cgi::CgiConf>,
+    pub scgi: Arc<crate::cgi::CgiConf>,
     // limits
     /// `limit_req` and its `limit_req_*` settings.
     pub limit_req: LimitConf<LimitReqRule>,

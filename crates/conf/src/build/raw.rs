@@ -146,6 +146,11 @@ pub struct RawLoc {
     pub auth_basic_user_file: Option<crate::model::UserFile>,
     // proxy
     pub proxy: super::proxy::RawProxy,
+    // gateways: fastcgi, uwsgi, scgi (boxed: a level is on the stack
+    // per nesting depth while a configuration is read)
+    pub fastcgi: Box<super::cgi::RawCgi>,
+    pub uwsgi: Box<super::cgi::RawCgi>,
+    pub scgi: Box<super::cgi::RawCgi>,
     // limits
     pub limit_req: super::limit_zone::RawLimit<crate::model::LimitReqRule>,
     pub limit_conn: super::limit_zone::RawLimit<crate::model::LimitConnRule>,
@@ -274,6 +279,9 @@ impl LocConf {
             auth_basic: None,
             auth_basic_user_file: None,
             proxy: Arc::default(),
+            fastcgi: Arc::default(),
+            uwsgi: Arc::default(),
+            scgi: Arc::default(),
             limit_req: Default::default(),
             limit_conn: Default::default(),
             realip: Default::default(),
@@ -423,6 +431,9 @@ impl RawLoc {
                 .clone()
                 .or_else(|| p.auth_basic_user_file.clone()),
             proxy: Arc::new(self.proxy.merge(&p.proxy)),
+            fastcgi: Arc::new(self.fastcgi.merge(&p.fastcgi)),
+            uwsgi: Arc::new(self.uwsgi.merge(&p.uwsgi)),
+            scgi: Arc::new(self.scgi.merge(&p.scgi)),
             limit_req: self.limit_req.merge(&p.limit_req),
             limit_conn: self.limit_conn.merge(&p.limit_conn),
             realip: self.realip.merge(&p.realip),
