@@ -24,6 +24,7 @@ mod conn_vars;
 mod empty_gif;
 mod error_causes;
 mod expires;
+mod fastcgi;
 mod gzip;
 mod header_rules;
 mod headers;
