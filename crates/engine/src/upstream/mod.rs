@@ -803,7 +803,9 @@ impl Http1 {
                     Ok(0) => {
                         if p.up_framing == Framing::UntilClose {
                             p.up_done = true;
-                            p.reusable = false;
+                            // The end of a FastCGI answer is END_REQUEST,
+                            // not the connection's close.
+                            p.reusable = p.job.proto != Proto::Http && gateway::reusable(p);
                             if p.framing == ClientFraming::Chunked {
                                 p.cout.extend_from_slice(b"0\r\n\r\n");
                             }
