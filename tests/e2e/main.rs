@@ -68,6 +68,7 @@ mod trailers;
 mod tune;
 mod upstream_blocks;
 mod userid;
+mod uwsgi_scgi;
 mod variables;
 // limits
 mod geo;
