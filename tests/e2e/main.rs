@@ -24,6 +24,7 @@ mod conn_vars;
 mod empty_gif;
 mod error_causes;
 mod expires;
+mod fastcgi;
 mod gzip;
 mod header_rules;
 mod headers;
@@ -68,6 +69,7 @@ mod trailers;
 mod tune;
 mod upstream_blocks;
 mod userid;
+mod uwsgi_scgi;
 mod variables;
 // limits
 mod geo;

@@ -107,7 +107,7 @@ impl FastChain {
 /// fixtures): as if every directive with a [`Fast::When`] test had been
 /// written (those with [`Fast::Never`] cannot be told from the settings).
 pub fn admits_by_value(conf: &LocConf) -> bool {
-    crate::table::TABLE.iter().all(|s| match s.fast {
+    crate::table::all().all(|s| match s.fast {
         Fast::When(test) => test(conf),
         _ => true,
     })
@@ -203,7 +203,7 @@ pub fn symlinks_unchecked(c: &LocConf) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::table::TABLE;
+    use crate::table::all;
 
     /// A `When` test is for directives whose default is neutral: nginx's
     /// defaults pass every one (or a location without the directive would
@@ -211,7 +211,7 @@ mod tests {
     #[test]
     fn every_test_passes_the_defaults() {
         let base = LocConf::nginx_default(std::path::Path::new("/p"));
-        for s in TABLE {
+        for s in all() {
             if let Fast::When(test) = s.fast {
                 assert!(test(&base), "{}", s.name);
             }
@@ -224,8 +224,7 @@ mod tests {
     /// by hand before the verdicts, and the content handlers.
     #[test]
     fn the_directives_that_change_an_answer_are_not_neutral() {
-        let judged: Vec<&str> = TABLE
-            .iter()
+        let judged: Vec<&str> = all()
             .filter(|s| !matches!(s.fast, Fast::Neutral))
             .map(|s| s.name)
             .collect();

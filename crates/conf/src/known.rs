@@ -221,6 +221,23 @@ static KEY_DIRECTIVES: &[(&str, &[&str])] = &[
             "proxy_redirect",
         ],
     ),
+    // The gateways: their caches, stores, `*_bind` and socket options are
+    // refused by name until they land.
+    (
+        "http_fastcgi",
+        &[
+            "fastcgi_pass",
+            "fastcgi_param",
+            "fastcgi_split_path_info",
+            "fastcgi_keep_conn",
+            "fastcgi_read_timeout",
+        ],
+    ),
+    (
+        "http_uwsgi",
+        &["uwsgi_pass", "uwsgi_param", "uwsgi_modifier1"],
+    ),
+    ("http_scgi", &["scgi_pass", "scgi_param"]),
 ];
 
 /// The balancer modules whose directives live only in `upstream { }`

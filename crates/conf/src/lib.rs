@@ -16,6 +16,7 @@
 //! tests and fuzzing (no file system access).
 
 pub mod build;
+pub mod cgi;
 pub mod error;
 pub mod fast;
 pub mod known;
@@ -27,6 +28,7 @@ pub mod regex;
 mod request_model;
 pub mod syntax;
 pub mod table;
+pub mod table_cgi;
 pub mod values;
 pub mod variables;
 

@@ -416,6 +416,11 @@ pub struct LocConf {
     pub resolver: Option<Arc<ResolverConf>>,
     /// `resolver_timeout` (inherited, default 30 s).
     pub resolver_timeout: std::time::Duration,
+    // gateways
+    /// `fastcgi_*`, `uwsgi_*`, `scgi_*` (`crate::cgi`).
+    pub fastcgi: Arc<crate::cgi::CgiConf>,
+    pub uwsgi: Arc<crate::cgi::CgiConf>,
+    pub scgi: Arc<crate::cgi::CgiConf>,
     // limits
     /// `limit_req` and its `limit_req_*` settings.
     pub limit_req: LimitConf<LimitReqRule>,

@@ -1786,7 +1786,14 @@ pub static NOTICE_TOO: &[&str] = &["use"];
 
 /// The table row of a directive name (nginx compares names case-sensitively).
 pub fn lookup(name: &str) -> Option<&'static Spec> {
-    TABLE.iter().find(|s| s.name == name)
+    all().find(|s| s.name == name)
+}
+
+/// Every row: [`TABLE`], then the gateway modules' ([`crate::table_cgi`]).
+pub fn all() -> impl Iterator<Item = &'static Spec> {
+    TABLE
+        .iter()
+        .chain(crate::table_cgi::TABLES.iter().flat_map(|t| t.iter()))
 }
 
 /// Largest edit distance for a "did you mean" suggestion.
@@ -1811,12 +1818,7 @@ fn distance(a: &[u8], b: &[u8]) -> usize {
 /// case-insensitive match, since any short word is 2 edits from another).
 /// Implemented directives come first, then nginx's others.
 pub fn suggest(name: &str) -> Option<&'static str> {
-    let names = || {
-        TABLE
-            .iter()
-            .map(|s| s.name)
-            .chain(crate::known::nginx_names())
-    };
+    let names = || all().map(|s| s.name).chain(crate::known::nginx_names());
     if let Some(n) = names().find(|n| n.eq_ignore_ascii_case(name)) {
         return Some(n);
     }
@@ -1842,9 +1844,9 @@ mod tests {
 
     #[test]
     fn names_are_unique() {
-        for (i, s) in TABLE.iter().enumerate() {
+        for s in all() {
             assert!(
-                lookup(s.name).is_some_and(|f| std::ptr::eq(f, &TABLE[i])),
+                lookup(s.name).is_some_and(|f| std::ptr::eq(f, s)),
                 "{}",
                 s.name
             );

@@ -65,6 +65,11 @@ pub const KNOWN: &[&str] = &[
     "proxy_add_x_forwarded_for",
     "proxy_host",
     "proxy_port",
+    // ngx_http_fastcgi_module (`fastcgi_split_path_info`, `fastcgi_index`)
+    "fastcgi_path_info",
+    "fastcgi_script_name",
+    // ngx_http_core_module's version (Debian's fastcgi.conf: SERVER_SOFTWARE)
+    "nginx_version",
     // ngx_http_realip_module: the address before realip replaces it; with
     // no realip yet, the connection's own (what nginx gives without a
     // trusted `set_real_ip_from`)

@@ -758,6 +758,9 @@ impl HttpCore {
         if ctx.conf.proxy.pass.is_some() {
             return self.proxy(ctx);
         }
+        if let Some(g) = crate::gateway::which(&ctx.conf) {
+            return self.gateway(ctx, g);
+        }
         if ctx.conf.stub_status {
             return self.stub_status(ctx);
         }

@@ -30,6 +30,7 @@ mod fastpath;
 mod fcache;
 pub mod fixtures;
 mod fxhash;
+mod gateway;
 mod head;
 // limits
 mod headers;

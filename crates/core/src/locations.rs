@@ -64,7 +64,10 @@ impl Locations {
             .top
             .prefixes
             .iter()
-            .filter(|(p, id)| p.ends_with('/') && l.nodes[*id].loc.conf.proxy.pass.is_some())
+            .filter(|(p, id)| {
+                let c = &l.nodes[*id].loc.conf;
+                p.ends_with('/') && (c.proxy.pass.is_some() || crate::gateway::which(c).is_some())
+            })
             .map(|(_, id)| *id)
             .collect();
         l

@@ -155,6 +155,20 @@ impl VarCtx<'_> {
                 };
                 let _ = write!(out, "{n}");
             }
+            "fastcgi_script_name" | "fastcgi_path_info" => {
+                crate::gateway::push_var(self, out, name);
+            }
+            "content_length" => out.push_str(self.req.header("Content-Length").unwrap_or("")),
+            "content_type" => out.push_str(self.req.header("Content-Type").unwrap_or("")),
+            "server_protocol" => {
+                let (a, b) = self.req.version;
+                let _ = write!(out, "HTTP/{a}.{b}");
+            }
+            "nginx_version" => out.push_str(
+                peregrine_codec::response::SERVER_VERSION
+                    .strip_prefix("nginx/")
+                    .unwrap_or(""),
+            ),
             _ if name.starts_with("upstream_") || name.starts_with("proxy_") => {
                 crate::proxy::push_var(self, out, name);
             }

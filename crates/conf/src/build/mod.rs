@@ -8,6 +8,7 @@
 
 pub mod access;
 pub mod auth_basic;
+pub mod cgi;
 pub mod conn;
 pub mod handlers;
 mod include;
@@ -689,6 +690,7 @@ impl Builder {
             request::check_recoding(c, &http.charset_maps)
         })?;
         check_locations(&servers, &|c| proxy::check_hosts(c, &http.upstreams))?;
+        check_locations(&servers, &|c| cgi::check_hosts(c, &http.upstreams))?;
         self.declare_named_captures(&servers);
         self.check_variables()?;
         check_locations(&servers, &|c| limit_zone::check_zones(c, &http.loc.zones))?;

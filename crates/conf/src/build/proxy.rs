@@ -451,7 +451,17 @@ pub fn check_hosts(
     conf: &crate::model::LocConf,
     upstreams: &[crate::model::UpstreamConf],
 ) -> Result<()> {
-    let Some(pass) = &conf.proxy.pass else {
+    check_pass(conf.proxy.pass.as_deref(), upstreams, "http://")
+}
+
+/// One pass's host (see [`check_hosts`]); `scheme` is taken off the URL
+/// in the message.
+pub fn check_pass(
+    pass: Option<&ProxyPass>,
+    upstreams: &[crate::model::UpstreamConf],
+    scheme: &str,
+) -> Result<()> {
+    let Some(pass) = pass else {
         return Ok(());
     };
     let ProxyTarget::Host {
@@ -477,7 +487,7 @@ pub fn check_hosts(
         Ok(Some(_)) => Ok(()),
         _ => Err(crate::error::ConfError::bare(format!(
             "host not found in upstream \"{}\"",
-            pass.url.trim_start_matches("http://")
+            pass.url.strip_prefix(scheme).unwrap_or(&pass.url)
         ))),
     }
 }

@@ -148,6 +148,11 @@ pub struct RawLoc {
     pub proxy: super::proxy::RawProxy,
     // resolver
     pub resolver: super::resolver::RawResolver,
+    // gateways: fastcgi, uwsgi, scgi (boxed: a level is on the stack
+    // per nesting depth while a configuration is read)
+    pub fastcgi: Box<super::cgi::RawCgi>,
+    pub uwsgi: Box<super::cgi::RawCgi>,
+    pub scgi: Box<super::cgi::RawCgi>,
     // limits
     pub limit_req: super::limit_zone::RawLimit<crate::model::LimitReqRule>,
     pub limit_conn: super::limit_zone::RawLimit<crate::model::LimitConnRule>,
@@ -278,6 +283,9 @@ impl LocConf {
             proxy: Arc::default(),
             resolver: None,
             resolver_timeout: super::resolver::DEFAULT_TIMEOUT,
+            fastcgi: Arc::default(),
+            uwsgi: Arc::default(),
+            scgi: Arc::default(),
             limit_req: Default::default(),
             limit_conn: Default::default(),
             realip: Default::default(),
@@ -429,6 +437,9 @@ impl RawLoc {
             proxy: Arc::new(self.proxy.merge(&p.proxy)),
             resolver: self.resolver.servers.clone().or_else(|| p.resolver.clone()),
             resolver_timeout: self.resolver.timeout.unwrap_or(p.resolver_timeout),
+            fastcgi: Arc::new(self.fastcgi.merge(&p.fastcgi)),
+            uwsgi: Arc::new(self.uwsgi.merge(&p.uwsgi)),
+            scgi: Arc::new(self.scgi.merge(&p.scgi)),
             limit_req: self.limit_req.merge(&p.limit_req),
             limit_conn: self.limit_conn.merge(&p.limit_conn),
             realip: self.realip.merge(&p.realip),

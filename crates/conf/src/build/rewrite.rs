@@ -104,6 +104,19 @@ fn if_conf(body: &RawLoc, base: &LocConf) -> LocConf {
         p.pass = base.proxy.pass.clone();
         conf.proxy = std::sync::Arc::new(p);
     }
+    for (own, outer) in [
+        (&mut conf.fastcgi, &base.fastcgi),
+        (&mut conf.uwsgi, &base.uwsgi),
+        (&mut conf.scgi, &base.scgi),
+    ] {
+        if own.up.pass.is_none() && outer.up.pass.is_some() {
+            let mut c = (**own).clone();
+            let mut up = (*c.up).clone();
+            up.pass = outer.up.pass.clone();
+            c.up = std::sync::Arc::new(up);
+            *own = std::sync::Arc::new(c);
+        }
+    }
     conf
 }
 

@@ -443,4 +443,45 @@ pub static DESCRIPTIONS: &[(&str, &str)] = &[
         "accepted; the body is read whole before the upstream request",
     ),
     ("proxy_buffer_size", "the largest answer head"),
+    // gateways: fastcgi, uwsgi, scgi
+    (
+        "fastcgi_pass",
+        "FastCGI to `host:port`, `unix:/path`, an `upstream` group or variables, on the \
+         proxy's upstream machinery (balancers, next upstream, timeouts)",
+    ),
+    (
+        "fastcgi_param",
+        "a parameter (with variables, `if_not_empty`); a level's own list or its parent's",
+    ),
+    (
+        "fastcgi_index",
+        "appended to `$fastcgi_script_name` after a `/`",
+    ),
+    (
+        "fastcgi_split_path_info",
+        "`$fastcgi_script_name` and `$fastcgi_path_info` from the regex's two captures",
+    ),
+    (
+        "fastcgi_keep_conn",
+        "`FCGI_KEEP_CONN`: the connection back to the group's `keepalive` pool",
+    ),
+    (
+        "fastcgi_catch_stderr",
+        "a STDERR text holding it makes the answer invalid (next upstream or 502)",
+    ),
+    (
+        "uwsgi_pass",
+        "uwsgi to an address, group or variables (`uwsgi://` optional)",
+    ),
+    (
+        "uwsgi_param",
+        "a uwsgi var (with variables, `if_not_empty`)",
+    ),
+    ("uwsgi_modifier1", "the packet header's first modifier"),
+    ("uwsgi_modifier2", "the packet header's second modifier"),
+    ("scgi_pass", "SCGI to an address, group or variables"),
+    (
+        "scgi_param",
+        "an SCGI header (with variables, `if_not_empty`)",
+    ),
 ];

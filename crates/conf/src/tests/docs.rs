@@ -9,7 +9,7 @@ use std::path::Path;
 
 use super::descriptions::DESCRIPTIONS;
 use crate::known::{self, OWN, Status};
-use crate::table::{TABLE, ctx, lookup};
+use crate::table::{ctx, lookup};
 
 const BEGIN: &str = "<!-- generated: directives -->\n";
 const END: &str = "<!-- end generated -->\n";
@@ -63,7 +63,7 @@ fn describe(name: &str) -> &'static str {
 
 /// Every directive once: the table's in its order, then nginx's others.
 fn all_names() -> Vec<&'static str> {
-    let mut v: Vec<&str> = TABLE.iter().map(|s| s.name).collect();
+    let mut v: Vec<&str> = crate::table::all().map(|s| s.name).collect();
     v.extend(
         known::nginx_names()
             .into_iter()

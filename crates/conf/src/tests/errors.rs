@@ -35,8 +35,8 @@ fn unsupported_directive() {
     );
     // Inside `if`, a refused directive is refused by name too.
     assert!(
-        err(&server("location / { if ($a) { fastcgi_pass x; } }"))
-            .starts_with("\"fastcgi_pass\" directive is not supported")
+        err(&server("location / { if ($a) { grpc_pass x; } }"))
+            .starts_with("\"grpc_pass\" directive is not supported")
     );
 }
 

@@ -50,16 +50,31 @@ const CONNECTION_HEADERS: &[&str] = &[
     "upgrade",
 ];
 
+/// The gateways' answer headers nginx does not pass to the client
+/// (`ngx_http_fastcgi_hide_headers`, the uwsgi and SCGI modules' alike):
+/// `Status` became the status line.
+const GATEWAY_HIDDEN_HEADERS: &[&str] = &[
+    "status",
+    "x-accel-expires",
+    "x-accel-redirect",
+    "x-accel-limit-rate",
+    "x-accel-buffering",
+    "x-accel-charset",
+];
+
 /// Whether the client gets header `name` (lowercase).
 fn passed(job: &ProxyJob, name: &str) -> bool {
-    let p = &job.conf.proxy;
+    let p = job.up();
     if CONNECTION_HEADERS.contains(&name) {
         return false;
     }
     if p.hide_headers.iter().any(|h| h == name) {
         return false;
     }
-    let hidden = peregrine_conf::build::proxy::HIDDEN_HEADERS.contains(&name);
+    let hidden = match job.proto {
+        super::Proto::Http => peregrine_conf::build::proxy::HIDDEN_HEADERS.contains(&name),
+        _ => GATEWAY_HIDDEN_HEADERS.contains(&name),
+    };
     !hidden || p.pass_headers.iter().any(|h| h == name)
 }
 

@@ -46,6 +46,16 @@ pub enum JobBody {
     Fixed(Vec<u8>),
 }
 
+/// The protocol spoken upstream: the proxy's HTTP/1 or a gateway's
+/// records (`crate::gateway`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Proto {
+    Http,
+    FastCgi,
+    Uwsgi,
+    Scgi,
+}
+
 /// The upstream request core hands the engine (one per request; retried
 /// on the next peer as `proxy_next_upstream` says).
 #[derive(Debug, Clone)]
@@ -81,6 +91,27 @@ pub struct ProxyJob {
     pub(crate) limits: crate::limits::RequestLimits,
     /// `http://host[:port]` for a relative `Location` (`absolute_redirect`).
     pub origin: String,
+    /// What `head` is: an HTTP/1 head, or a gateway's records.
+    pub proto: Proto,
+}
+
+impl ProxyJob {
+    /// The upstream settings of the module that made the job (timeouts,
+    /// buffering, `*_next_upstream`, headers hidden and passed).
+    #[inline(always)]
+    pub fn up(&self) -> &peregrine_conf::model::ProxyConf {
+        match self.proto {
+            Proto::Http => &self.conf.proxy,
+            Proto::FastCgi => &self.conf.fastcgi.up,
+            Proto::Uwsgi => &self.conf.uwsgi.up,
+            Proto::Scgi => &self.conf.scgi.up,
+        }
+    }
+
+    /// `fastcgi_keep_conn`: the FastCGI connection outlives the request.
+    pub fn keep_conn(&self) -> bool {
+        self.proto == Proto::FastCgi && self.conf.fastcgi.keep_conn
+    }
 }
 
 /// A `proxy_redirect` rule of one request.
@@ -210,7 +241,7 @@ impl UpstreamVars {
 
 /// nginx's idempotent methods (`ngx_http_upstream_non_idempotent`'s
 /// complement: not POST, LOCK, PATCH).
-fn idempotent(method: &str) -> bool {
+pub(crate) fn idempotent(method: &str) -> bool {
     !matches!(method, "POST" | "LOCK" | "PATCH")
 }
 
@@ -298,7 +329,7 @@ impl HttpCore {
 
     /// The run-time target, `$proxy_host` and `$proxy_port`; `Err(host)`
     /// for a name from variables that needs a resolver.
-    fn target_of(
+    pub(crate) fn target_of(
         &self,
         t: &ProxyTarget,
         vars: bool,
@@ -459,6 +490,7 @@ impl HttpCore {
             hash_key,
             redirects,
             origin: ctx.origin(),
+            proto: Proto::Http,
         })
     }
 
@@ -493,10 +525,11 @@ pub(crate) fn implicit_hosts(conf: &peregrine_conf::model::Config) -> Vec<(Strin
         l.locations.iter().for_each(|n| walk(n, out));
     }
     fn add(c: &LocConf, out: &mut Vec<(String, u16)>) {
-        if let Some(p) = &c.proxy.pass
-            && let ProxyTarget::Host { host, port, .. } = &p.target
-        {
-            out.push((host.clone(), *port));
+        let passes = [&c.proxy, &c.fastcgi.up, &c.uwsgi.up, &c.scgi.up];
+        for p in passes.iter().filter_map(|u| u.pass.as_ref()) {
+            if let ProxyTarget::Host { host, port, .. } = &p.target {
+                out.push((host.clone(), *port));
+            }
         }
     }
     let mut out = Vec::new();

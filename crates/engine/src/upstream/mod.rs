@@ -15,6 +15,7 @@
 //!            └── next ──┴───────┘ (error, timeout, invalid header, http_5xx)
 //! ```
 
+pub mod gateway;
 pub mod peers;
 mod resolve;
 pub mod sock;
@@ -26,7 +27,7 @@ use peregrine_codec::upstream::{self as uc, Framing};
 use peregrine_codec::{BodyDecoder, BodyKind};
 use peregrine_conf::model::{LogLevel, next};
 use peregrine_core::proxy::answer::{ClientFraming, client_framing};
-use peregrine_core::proxy::{JobBody, ProxyJob, Tried, UpstreamVars};
+use peregrine_core::proxy::{JobBody, Proto, ProxyJob, Tried, UpstreamVars};
 use peregrine_upstream::{Attempt, Key, PeerId};
 
 use crate::ctx::Ctx;
@@ -126,6 +127,8 @@ pub struct Proxy {
     fresh_peer: bool,
     /// When the upstream connection was made (`keepalive_time`).
     born: Instant,
+    /// A gateway's answer state (FastCGI, uwsgi, SCGI): `None` for HTTP.
+    gw: Option<Box<gateway::Gw>>,
 }
 
 impl Proxy {
@@ -141,6 +144,9 @@ impl Proxy {
     }
 
     fn upstream_url(&self) -> String {
+        if self.job.proto != Proto::Http {
+            return gateway::upstream_url(self);
+        }
         let uri = self
             .job
             .head
@@ -253,6 +259,7 @@ impl Http1 {
             restarts: 0,
             fresh_peer: false,
             born: now,
+            gw: None,
         });
         p.vars.proxy_host = p.job.proxy_host.clone();
         p.vars.proxy_port = p.job.proxy_port.clone();
@@ -324,9 +331,9 @@ impl Http1 {
                         State::Body => self
                             .conf_of(cx)
                             .map_or(Duration::from_secs(60), |c| c.client_body_timeout),
-                        State::Connect => p.job.conf.proxy.connect_timeout,
-                        State::Send => p.job.conf.proxy.send_timeout,
-                        _ => p.job.conf.proxy.read_timeout,
+                        State::Connect => p.job.up().connect_timeout,
+                        State::Send => p.job.up().send_timeout,
+                        _ => p.job.up().read_timeout,
                     };
                     cx.timers.arm(key, cx.now, d);
                     return Step::Wait;
@@ -477,7 +484,7 @@ impl Http1 {
                 _ => Key::None,
             };
             let mut a = g.up.start(k);
-            a.limit_tries(p.job.conf.proxy.next_upstream_tries as usize);
+            a.limit_tries(p.job.up().next_upstream_tries as usize);
             p.attempt = Some(a);
         }
         let Some(a) = p.attempt.as_mut() else {
@@ -537,8 +544,14 @@ impl Http1 {
     /// Reads the answer's head; on a whole one, core makes the response.
     fn head_step(&mut self, p: &mut Proxy, t: &mut Transport, key: usize, cx: &mut Ctx) -> Step {
         loop {
-            let max = p.job.conf.proxy.buffer_size;
-            let parsed = uc::parse_head(&p.inb, max);
+            if let Some(s) = self.gateway_head(p, t, key, cx) {
+                return s;
+            }
+            let max = p.job.up().buffer_size;
+            let parsed = match p.gw.as_ref() {
+                Some(_) if !gateway::head_ready(p) => Ok(uc::Parsed::Partial),
+                _ => uc::parse_head(&p.inb, max),
+            };
             let head = match parsed {
                 Ok(uc::Parsed::Partial) => None,
                 Ok(uc::Parsed::Head(h)) if h.status == uc::EARLY_HINTS => {
@@ -566,7 +579,27 @@ impl Http1 {
             if let Some(h) = head {
                 return self.got_head(p, h, t, key, cx);
             }
-            match read_up(p) {
+            let r = read_up(p);
+            if self.log_stderr(p, cx) {
+                self.log_upstream(p, cx, LogLevel::Error, "upstream sent invalid header");
+                return match self.next_or_fail(p, Fail::InvalidHeader, t, key, cx) {
+                    Some(s) => s,
+                    None => Step::Continue,
+                };
+            }
+            match r {
+                Ok(0) if p.gw.as_ref().is_some_and(|g| g.ended) => {
+                    self.log_upstream(
+                        p,
+                        cx,
+                        LogLevel::Error,
+                        "upstream prematurely closed FastCGI stdout",
+                    );
+                    return match self.next_or_fail(p, Fail::Error, t, key, cx) {
+                        Some(s) => s,
+                        None => Step::Continue,
+                    };
+                }
                 Ok(0) => {
                     self.log_upstream(
                         p,
@@ -581,8 +614,15 @@ impl Http1 {
                 }
                 Ok(_) => {}
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    cx.timers.arm(key, cx.now, p.job.conf.proxy.read_timeout);
+                    cx.timers.arm(key, cx.now, p.job.up().read_timeout);
                     return Step::Wait;
+                }
+                Err(e) if e.kind() == io::ErrorKind::InvalidData => {
+                    self.log_upstream(p, cx, LogLevel::Error, &e.to_string());
+                    return match self.next_or_fail(p, Fail::InvalidHeader, t, key, cx) {
+                        Some(s) => s,
+                        None => Step::Continue,
+                    };
                 }
                 Err(e) => {
                     let text = errlog::with_os_error("recv() failed", &e);
@@ -610,8 +650,8 @@ impl Http1 {
         }
         let f = Fail::Status(h.status);
         let more = p.attempt.as_ref().is_some_and(|a| a.tries() > 1)
-            && (p.job.idempotent || p.job.conf.proxy.next_upstream & next::NON_IDEMPOTENT != 0);
-        if f.bit() & p.job.conf.proxy.next_upstream != 0 && more {
+            && (p.job.idempotent || p.job.up().next_upstream & next::NON_IDEMPOTENT != 0);
+        if f.bit() & p.job.up().next_upstream != 0 && more {
             return match self.next_or_fail(p, f, t, key, cx) {
                 Some(s) => s,
                 None => Step::Continue,
@@ -619,7 +659,7 @@ impl Http1 {
         }
         p.vars.head = p.inb[..h.len].to_vec();
         p.vars.headers = h.headers.clone();
-        let ign = p.job.conf.proxy.ignore_headers;
+        let ign = p.job.up().ignore_headers;
         if ign & peregrine_conf::model::ignore::X_ACCEL_REDIRECT == 0
             && let Some(to) = p.vars.header("x_accel_redirect").map(str::to_string)
             && !to.is_empty()
@@ -627,7 +667,7 @@ impl Http1 {
             self.free_peer(p, cx, false);
             return self.accel_redirect(p, &to, t, key, cx);
         }
-        if p.job.conf.proxy.intercept_errors
+        if p.job.up().intercept_errors
             && h.status >= 300
             && p.job
                 .conf
@@ -754,11 +794,28 @@ impl Http1 {
             }
             // Bytes already read (after the head) first, then the socket.
             if p.inb.is_empty() {
-                match read_up(p) {
+                let r = read_up(p);
+                self.log_stderr(p, cx);
+                match r {
+                    Ok(0)
+                        if p.job.proto == Proto::FastCgi
+                            && !p.gw.as_ref().is_some_and(|g| g.ended) =>
+                    {
+                        self.log_upstream(
+                            p,
+                            cx,
+                            LogLevel::Error,
+                            "upstream prematurely closed FastCGI stdout",
+                        );
+                        self.end_upstream(p, cx, true);
+                        return Step::Close(Close::Normal);
+                    }
                     Ok(0) => {
                         if p.up_framing == Framing::UntilClose {
                             p.up_done = true;
-                            p.reusable = false;
+                            // The end of a FastCGI answer is END_REQUEST,
+                            // not the connection's close.
+                            p.reusable = p.job.proto != Proto::Http && gateway::reusable(p);
                             if p.framing == ClientFraming::Chunked {
                                 p.cout.extend_from_slice(b"0\r\n\r\n");
                             }
@@ -775,7 +832,7 @@ impl Http1 {
                     }
                     Ok(_) => {}
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                        cx.timers.arm(key, cx.now, p.job.conf.proxy.read_timeout);
+                        cx.timers.arm(key, cx.now, p.job.up().read_timeout);
                         return Step::Wait;
                     }
                     Err(_) => {
@@ -926,7 +983,7 @@ impl Http1 {
                 }
             }
             if !moved {
-                cx.timers.arm(key, cx.now, p.job.conf.proxy.read_timeout);
+                cx.timers.arm(key, cx.now, p.job.up().read_timeout);
                 return Step::Wait;
             }
         }
@@ -964,7 +1021,11 @@ impl Http1 {
 
     /// Frees the attempt's peer and keeps or drops its connection.
     fn end_upstream(&mut self, p: &mut Proxy, cx: &mut Ctx, failed: bool) {
-        let keep = !failed && p.up_done && p.reusable && p.state == State::Stream;
+        let keep = !failed
+            && p.up_done
+            && p.reusable
+            && p.state == State::Stream
+            && (p.job.proto == Proto::Http || gateway::reusable(p));
         let peer = p.peer;
         self.free_peer(p, cx, failed);
         let Some(mut s) = p.sock.take() else { return };
@@ -1053,7 +1114,7 @@ impl Http1 {
             return Some(self.error_page(p, f.status(), t, key, cx));
         }
         self.free_peer(p, cx, counts);
-        let conf = &p.job.conf.proxy;
+        let conf = p.job.up();
         let tries = p.attempt.as_ref().map_or(0, |a| a.tries());
         let timeout = conf.next_upstream_timeout;
         let non_idem =
@@ -1291,6 +1352,9 @@ fn start_connect(
 
 /// The request bytes: head, `Content-Length` of the body, blank line, body.
 fn build_request(p: &mut Proxy) {
+    if p.job.proto != Proto::Http {
+        return gateway::build_request(p);
+    }
     p.out.clear();
     p.out.extend_from_slice(&p.job.head);
     let body: &[u8] = match &p.job.body {
@@ -1329,6 +1393,9 @@ fn send_step(p: &mut Proxy) -> Io {
 }
 
 fn read_up(p: &mut Proxy) -> io::Result<usize> {
+    if p.job.proto == Proto::FastCgi {
+        return gateway::read_fcgi(p);
+    }
     let Some(s) = p.sock.as_mut() else {
         return Ok(0);
     };
@@ -1445,5 +1512,59 @@ impl Upstreams {
             epoch: Instant::now(),
             live: Vec::new(),
         }
+    }
+}
+
+impl Http1 {
+    /// A gateway's CGI head rewritten before the HTTP/1 parse; `Some` when
+    /// the answer is invalid (logged, next peer or error page).
+    fn gateway_head(
+        &mut self,
+        p: &mut Proxy,
+        t: &mut Transport,
+        key: usize,
+        cx: &mut Ctx,
+    ) -> Option<Step> {
+        p.gw.as_ref()?;
+        match gateway::cgi_head(p) {
+            gateway::HeadStep::Ready | gateway::HeadStep::More => None,
+            gateway::HeadStep::Invalid(text) => {
+                self.log_upstream(p, cx, LogLevel::Error, &text);
+                Some(
+                    self.next_or_fail(p, Fail::InvalidHeader, t, key, cx)
+                        .unwrap_or(Step::Continue),
+                )
+            }
+        }
+    }
+
+    /// FastCGI's `STDERR` texts as nginx logs them (`FastCGI sent in
+    /// stderr: "..."`, level error); `true` when one holds a
+    /// `fastcgi_catch_stderr` string while the head is read.
+    fn log_stderr(&mut self, p: &mut Proxy, cx: &mut Ctx) -> bool {
+        let Some(gw) = p.gw.as_mut() else {
+            return false;
+        };
+        if gw.stderr.is_empty() {
+            return false;
+        }
+        let texts = std::mem::take(&mut gw.stderr);
+        let catch = &p.job.conf.fastcgi.catch_stderr;
+        let mut caught = false;
+        for piece in &texts {
+            let text = peregrine_fastcgi::stderr_text(piece);
+            if text.is_empty() {
+                continue;
+            }
+            let s = String::from_utf8_lossy(text);
+            self.log_upstream(
+                p,
+                cx,
+                LogLevel::Error,
+                &format!("FastCGI sent in stderr: \"{s}\""),
+            );
+            caught |= p.state == State::Head && catch.iter().any(|c| s.contains(c.as_str()));
+        }
+        caught
     }
 }
