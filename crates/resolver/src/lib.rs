@@ -290,13 +290,7 @@ impl Resolver {
         Some(self.finish(&name, result, ttl, now))
     }
 
-    fn finish(
-        &mut self,
-        name: &str,
-        result: Outcome,
-        ttl: u32,
-        now: Instant,
-    ) -> Done {
+    fn finish(&mut self, name: &str, result: Outcome, ttl: u32, now: Instant) -> Done {
         if let Some(q) = self.queries.remove(name) {
             for id in q.ids.into_iter().flatten() {
                 self.ids.remove(&id);
