@@ -43,6 +43,7 @@ mod logs;
 mod map;
 mod metrics;
 mod proxy;
+mod proxy_protocol;
 mod random_index;
 mod ranges_limits;
 mod redirects;

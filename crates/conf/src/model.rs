@@ -240,6 +240,10 @@ pub struct ListenConf {
     /// `ssl`: connections to this address speak TLS (nginx: every
     /// `listen` of an address shares the flag).
     pub ssl: bool,
+    // proxy_protocol
+    /// `proxy_protocol`: connections to this address start with a PROXY
+    /// protocol header (nginx: any `listen` of an address sets it for all).
+    pub proxy_protocol: bool,
 }
 
 #[derive(Debug, Clone)]

@@ -45,6 +45,7 @@ pub mod metrics;
 mod msie_refresh;
 mod phases;
 pub mod proxy;
+mod proxy_protocol;
 mod random_index;
 pub mod range;
 mod realip;

@@ -155,6 +155,7 @@ impl VarCtx<'_> {
                 };
                 let _ = write!(out, "{n}");
             }
+            n if n.starts_with("proxy_protocol_") => crate::proxy_protocol::push(self.conn, n, out),
             _ if name.starts_with("upstream_") || name.starts_with("proxy_") => {
                 crate::proxy::push_var(self, out, name);
             }

@@ -67,6 +67,7 @@ mod loc_errlog;
 pub mod logging;
 mod master;
 mod pool;
+mod proxy_protocol;
 mod rate;
 mod stats;
 mod timer;
