@@ -14,6 +14,7 @@ mod auth_basic;
 mod autoindex_format;
 mod bad_request_pages;
 mod bench;
+mod binary_upgrade;
 mod charset;
 mod chunked_body;
 mod chunked_response;

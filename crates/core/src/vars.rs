@@ -138,6 +138,10 @@ impl VarCtx<'_> {
             "connection" => {
                 let _ = write!(out, "{}", self.conn.id);
             }
+            // The master's pid: workers are its threads.
+            "pid" => {
+                let _ = write!(out, "{}", std::process::id());
+            }
             "connection_requests" => {
                 let _ = write!(out, "{}", self.conn.requests);
             }

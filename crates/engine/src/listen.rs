@@ -111,6 +111,11 @@ pub struct Bound {
 #[derive(Debug, Default)]
 pub struct Listeners {
     pub bound: Vec<Bound>,
+    /// Sockets inherited from the process that started this one (a binary
+    /// upgrade's `NGINX`, systemd's `LISTEN_FDS`: see `inherit`), taken by
+    /// the first [`Listeners::reconcile`] for the addresses they are bound
+    /// to instead of binding anew; the ones no address wants are closed.
+    pub inherited: Vec<TcpListener>,
 }
 
 impl Listeners {
@@ -128,7 +133,7 @@ impl Listeners {
                     Bound {
                         spec: spec.clone(),
                         local: spec.addr,
-                        sockets: Vec::new(),
+                        sockets: self.take_inherited(spec.addr),
                     },
                     false,
                 ),
@@ -147,6 +152,8 @@ impl Listeners {
             }
             next.push((b, existed));
         }
+        // Inherited sockets no `listen` asks for close (nginx closes them too).
+        self.inherited.clear();
         match failure {
             None => {
                 // One entry per spec, in order: the new settings apply only
@@ -215,6 +222,20 @@ impl Listeners {
             }
         }
         Ok(out)
+    }
+
+    /// The inherited sockets bound to `addr`.
+    fn take_inherited(&mut self, addr: SocketAddr) -> Vec<TcpListener> {
+        let (mine, rest) = std::mem::take(&mut self.inherited)
+            .into_iter()
+            .partition(|s| s.local_addr().is_ok_and(|a| a == addr));
+        self.inherited = rest;
+        mine
+    }
+
+    /// Every socket, for a new binary to inherit.
+    pub fn all(&self) -> impl Iterator<Item = &TcpListener> {
+        self.bound.iter().flat_map(|b| b.sockets.iter())
     }
 
     pub fn addrs(&self) -> Vec<SocketAddr> {

@@ -24,13 +24,17 @@ use crate::{Command, Control, EngineError, ErrorLog, Ready, RunOptions};
 const WAKE: Token = Token(0);
 const SIGNALS: Token = Token(1);
 /// The signals the master reads (nginx's: TERM/INT stop, QUIT graceful, HUP
-/// reload, USR1 reopen).
-const HANDLED: [i32; 5] = [
+/// reload, USR1 reopen, USR2 binary upgrade, WINCH workers off; CHLD says
+/// the new binary may have exited).
+const HANDLED: [i32; 8] = [
     libc::SIGTERM,
     libc::SIGINT,
     libc::SIGQUIT,
     libc::SIGHUP,
     libc::SIGUSR1,
+    libc::SIGUSR2,
+    libc::SIGWINCH,
+    libc::SIGCHLD,
 ];
 /// A worker that panics again within this long after its restart is
 /// restarted only after this delay, so a crash on start does not spin.
@@ -71,6 +75,9 @@ struct Master {
     // tls
     /// The TLS server blocks of `conf`, shared by its workers.
     tls: Option<Arc<TlsTable>>,
+    // upgrade
+    /// The binary upgrade's state (see `upgrade`).
+    upgrade: crate::upgrade::Upgrade,
 }
 
 /// Loads the certificates of `conf` (before anything is started with it:
@@ -101,9 +108,15 @@ pub fn run(conf: Arc<Config>, mut opts: RunOptions) -> Result<(), EngineError> {
     apply_rlimit(&conf, &errlog);
     // Keys readable only by root are read before `user` applies.
     let tls = load_tls(&conf, &errlog)?;
-    let mut listeners = Listeners::default();
+    let inherited = crate::inherit::from_env(&errlog);
+    let mut listeners = Listeners {
+        inherited: inherited.sockets,
+        ..Listeners::default()
+    };
     listeners.reconcile(&wanted(&conf), worker_count(&conf))?;
-    if conf.main.daemon {
+    // An upgraded binary stays the old master's child (nginx does not
+    // daemonize an inherited start): the old one sees it exit.
+    if conf.main.daemon && !inherited.upgrade {
         peregrine_sys::daemonize().map_err(EngineError::Spawn)?;
     }
     let mut poll = Poll::new().map_err(EngineError::Poll)?;
@@ -118,7 +131,7 @@ pub fn run(conf: Arc<Config>, mut opts: RunOptions) -> Result<(), EngineError> {
     if let Some(p) = &pid_path {
         write_pid(p)?;
     }
-    let result = (|| {
+    let result = (|| -> Result<Option<PathBuf>, EngineError> {
         // The first workers' access logs open before `user` applies.
         let mut first_logs: Vec<Box<dyn crate::AccessLog>> = match &opts.access_log {
             Some(f) => (0..worker_count(&conf)).map(|_| f(&conf)).collect(),
@@ -146,6 +159,7 @@ pub fn run(conf: Arc<Config>, mut opts: RunOptions) -> Result<(), EngineError> {
             stopping: false,
             prebuilt_logs: std::mem::take(&mut first_logs),
             tls,
+            upgrade: crate::upgrade::Upgrade::new(pid_path.clone()),
         };
         m.start_generation()?;
         if let Some(ready) = opts.ready.take() {
@@ -155,12 +169,18 @@ pub fn run(conf: Arc<Config>, mut opts: RunOptions) -> Result<(), EngineError> {
             });
         }
         m.supervise(&mut poll, signals.as_ref(), &queue, &mut opts);
-        Ok(())
+        Ok(m.upgrade.pid_file())
     })();
-    if let Some(p) = &pid_path {
+    // The pid file this master owns now (`.oldbin` after an upgrade; the
+    // new master owns the plain name then).
+    let owned = match &result {
+        Ok(p) => p.clone(),
+        Err(_) => pid_path,
+    };
+    if let Some(p) = &owned {
         let _ = std::fs::remove_file(p);
     }
-    result
+    result.map(|_| ())
 }
 
 /// `worker_rlimit_nofile` (for the whole process: the workers are threads).
@@ -255,6 +275,10 @@ fn commands(
             libc::SIGTERM | libc::SIGINT => Command::Stop,
             libc::SIGQUIT => Command::Quit,
             libc::SIGHUP => Command::Reload,
+            libc::SIGUSR2 => Command::Upgrade,
+            libc::SIGWINCH => Command::NoAccept,
+            // The loop looks at the new binary after every wake-up.
+            libc::SIGCHLD => continue,
             _ => Command::Reopen,
         });
     }
@@ -362,6 +386,7 @@ impl Master {
             for cmd in commands(queue, signals) {
                 self.apply(cmd, opts);
             }
+            self.new_binary_exited();
             self.reap();
             if self.stopping && self.workers.is_empty() {
                 (self.errlog)(LogLevel::Notice, "exit");
@@ -385,8 +410,26 @@ impl Master {
                 self.listeners = Listeners::default();
                 self.stopping = true;
             }
+            // After WINCH, HUP starts workers again with the configuration
+            // they had (nginx's `ngx_restart`: the way back when the new
+            // binary is not wanted).
+            Command::Reload if !self.stopping && self.upgrade.noaccepting => {
+                self.upgrade.noaccepting = false;
+                self.restart_workers();
+            }
             Command::Reload if !self.stopping => self.reload(opts),
             Command::Reload => {}
+            Command::Upgrade if !self.stopping => {
+                let sockets: Vec<_> = self.listeners.all().collect();
+                self.upgrade.start(&sockets, &self.errlog);
+            }
+            Command::Upgrade => {}
+            Command::NoAccept if !self.stopping && !self.upgrade.noaccepting => {
+                (self.errlog)(LogLevel::Notice, "gracefully shutting down worker threads");
+                self.upgrade.noaccepting = true;
+                self.tell(None, DRAIN);
+            }
+            Command::NoAccept => {}
             Command::Reopen => {
                 (self.errlog)(LogLevel::Notice, "reopening logs");
                 (opts.reopen_logs)();
@@ -438,6 +481,25 @@ impl Master {
                 false
             }
         }
+    }
+
+    /// The new binary ended (it failed to start, or was stopped): this
+    /// master is the one serving again (its pid file back), with workers.
+    fn new_binary_exited(&mut self) {
+        if self.upgrade.reap(&self.errlog) && self.upgrade.noaccepting && !self.stopping {
+            self.upgrade.noaccepting = false;
+            self.restart_workers();
+        }
+    }
+
+    /// A new generation with the current configuration (after WINCH).
+    fn restart_workers(&mut self) {
+        let old = self.generation;
+        self.delayed.clear();
+        if let Err(e) = self.start_generation() {
+            (self.errlog)(LogLevel::Alert, &e.to_string());
+        }
+        self.tell(Some(old), DRAIN);
     }
 
     /// Joins ended workers; restarts those of the current generation that
