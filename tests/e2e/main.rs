@@ -56,6 +56,7 @@ mod seeds;
 mod server_tokens;
 mod servers_locations;
 mod signals;
+mod socket_activation;
 mod split_clients;
 mod static_files;
 mod symlinks;

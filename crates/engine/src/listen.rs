@@ -138,7 +138,13 @@ impl Listeners {
                     false,
                 ),
             };
-            while failure.is_none() && b.sockets.len() < per_addr.max(1) {
+            // A socket systemd made has no SO_REUSEPORT: no other can bind
+            // beside it, so its workers share it (see `for_worker`).
+            let shared = b
+                .sockets
+                .first()
+                .is_some_and(|s| !socket2::SockRef::from(s).reuse_port().unwrap_or(false));
+            while failure.is_none() && !shared && b.sockets.len() < per_addr.max(1) {
                 let addr = b.local;
                 match bind_one(addr, spec.backlog) {
                     Ok(s) => {
@@ -216,7 +222,14 @@ impl Listeners {
         let mut out = Vec::new();
         for (ai, b) in self.bound.iter().enumerate() {
             for (i, s) in b.sockets.iter().enumerate() {
-                if i % workers.max(1) == w {
+                // Fewer sockets than workers (an inherited one without
+                // SO_REUSEPORT): workers share them round the list.
+                let mine = if b.sockets.len() < workers {
+                    i == w % b.sockets.len()
+                } else {
+                    i % workers.max(1) == w
+                };
+                if mine {
                     out.push((ai, b.local, s.try_clone()?));
                 }
             }
