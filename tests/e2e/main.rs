@@ -28,6 +28,7 @@ mod expires;
 mod gzip;
 mod header_rules;
 mod headers;
+mod health;
 mod host_rules;
 mod http_parsing;
 mod index_vars;

@@ -168,6 +168,7 @@ fn build_config(
             daemon: main.daemon.unwrap_or(false),
             user: main.user.take(),
             worker_shutdown_timeout: main.worker_shutdown_timeout,
+            shutdown_delay: main.shutdown_delay.unwrap_or_default(),
         },
         events: EventsConf {
             worker_connections: events

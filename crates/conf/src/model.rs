@@ -64,6 +64,9 @@ pub struct MainConf {
     pub daemon: bool,
     pub user: Option<UserConf>,
     pub worker_shutdown_timeout: Option<Duration>,
+    /// `shutdown_delay` (Peregrine's; default 0): QUIT keeps accepting this
+    /// long, `health_status` answering 503, before the workers drain.
+    pub shutdown_delay: Duration,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -303,6 +306,8 @@ pub struct LocConf {
     pub stub_status: bool,
     /// Peregrine's Prometheus endpoint (`metrics on;`), see docs.
     pub metrics: bool,
+    /// Peregrine's drain-aware health endpoint (`health_status;`).
+    pub health_status: bool,
 
     /// Extension (lowercase) → MIME type, from `types { }` / `include mime.types`.
     pub types: Arc<MimeTypes>,

@@ -254,6 +254,7 @@ pub fn config(servers: Vec<ServerConf>) -> Config {
             daemon: false,
             user: None,
             worker_shutdown_timeout: None,
+            shutdown_delay: std::time::Duration::ZERO,
         },
         events: EventsConf {
             worker_connections: DEFAULT_WORKER_CONNECTIONS,

@@ -31,6 +31,7 @@ mod fcache;
 pub mod fixtures;
 mod fxhash;
 mod head;
+mod health;
 // limits
 mod headers;
 mod headmemo;

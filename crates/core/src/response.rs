@@ -174,6 +174,11 @@ pub trait StatusSource {
     fn metrics(&self) -> Option<crate::metrics::MetricsSnapshot> {
         None
     }
+
+    /// A graceful shutdown has begun (`health_status` answers 503).
+    fn draining(&self) -> bool {
+        false
+    }
 }
 
 /// Why a request failed, for the error log (nginx logs these from the

@@ -78,6 +78,9 @@ struct Master {
     // upgrade
     /// The binary upgrade's state (see `upgrade`).
     upgrade: crate::upgrade::Upgrade,
+    /// QUIT came with a `shutdown_delay`: the graceful shutdown proper
+    /// starts then (until then `health_status` answers 503).
+    quit_at: Option<Instant>,
 }
 
 /// Loads the certificates of `conf` (before anything is started with it:
@@ -160,6 +163,7 @@ pub fn run(conf: Arc<Config>, mut opts: RunOptions) -> Result<(), EngineError> {
             prebuilt_logs: std::mem::take(&mut first_logs),
             tls,
             upgrade: crate::upgrade::Upgrade::new(pid_path.clone()),
+            quit_at: None,
         };
         m.start_generation()?;
         if let Some(ready) = opts.ready.take() {
@@ -374,7 +378,9 @@ impl Master {
             let timeout = self
                 .delayed
                 .iter()
-                .map(|(_, at)| at.saturating_duration_since(Instant::now()))
+                .map(|(_, at)| *at)
+                .chain(self.quit_at)
+                .map(|at| at.saturating_duration_since(Instant::now()))
                 .min();
             if let Err(e) = poll.poll(&mut events, timeout)
                 && e.kind() != std::io::ErrorKind::Interrupted
@@ -385,6 +391,10 @@ impl Master {
             }
             for cmd in commands(queue, signals) {
                 self.apply(cmd, opts);
+            }
+            if self.quit_at.is_some_and(|t| t <= Instant::now()) {
+                self.quit_at = None;
+                self.apply(Command::Quit, opts);
             }
             self.new_binary_exited();
             self.reap();
@@ -398,12 +408,29 @@ impl Master {
     fn apply(&mut self, cmd: Command, opts: &RunOptions) {
         match cmd {
             Command::Stop => {
+                self.registry.draining.store(true, Ordering::Relaxed);
                 (self.errlog)(LogLevel::Notice, "exiting");
                 self.tell(None, STOP);
                 self.listeners = Listeners::default();
                 self.stopping = true;
             }
+            // `shutdown_delay`: first only `health_status` says so, while
+            // everything is still accepted (a second QUIT, or the delay's
+            // end, finds `draining` set and goes on).
+            Command::Quit
+                if !self.stopping
+                    && !self.registry.draining.load(Ordering::Relaxed)
+                    && !self.conf.main.shutdown_delay.is_zero() =>
+            {
+                self.registry.draining.store(true, Ordering::Relaxed);
+                let d = self.conf.main.shutdown_delay;
+                let msg = format!("shutting down in {} ms", d.as_millis());
+                (self.errlog)(LogLevel::Notice, &msg);
+                self.quit_at = Some(Instant::now() + d);
+            }
             Command::Quit => {
+                self.quit_at = None;
+                self.registry.draining.store(true, Ordering::Relaxed);
                 (self.errlog)(LogLevel::Notice, "gracefully shutting down");
                 self.tell(None, DRAIN);
                 // nginx closes the listening sockets at once on quit.
@@ -426,6 +453,7 @@ impl Master {
             Command::Upgrade => {}
             Command::NoAccept if !self.stopping && !self.upgrade.noaccepting => {
                 (self.errlog)(LogLevel::Notice, "gracefully shutting down worker threads");
+                self.registry.draining.store(true, Ordering::Relaxed);
                 self.upgrade.noaccepting = true;
                 self.tell(None, DRAIN);
             }
@@ -494,6 +522,7 @@ impl Master {
 
     /// A new generation with the current configuration (after WINCH).
     fn restart_workers(&mut self) {
+        self.registry.draining.store(false, Ordering::Relaxed);
         let old = self.generation;
         self.delayed.clear();
         if let Err(e) = self.start_generation() {
