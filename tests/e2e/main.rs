@@ -21,6 +21,7 @@ mod chunked_response;
 mod cli;
 mod compress_nginx;
 mod conditional;
+mod config_watch;
 mod conn_vars;
 mod empty_gif;
 mod error_causes;

@@ -119,6 +119,7 @@ pub static OWN: &[&str] = &[
     // deploy: the drain-aware health endpoint and the shutdown delay
     "health_status",
     "shutdown_delay",
+    "config_watch",
 ];
 
 /// Modules that are not nginx's whose directives Peregrine implements, as

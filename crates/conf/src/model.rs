@@ -67,6 +67,9 @@ pub struct MainConf {
     /// `shutdown_delay` (Peregrine's; default 0): QUIT keeps accepting this
     /// long, `health_status` answering 503, before the workers drain.
     pub shutdown_delay: Duration,
+    /// `config_watch` (Peregrine's; default off): how often the master
+    /// looks for a changed configuration file to reload.
+    pub config_watch: Option<Duration>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

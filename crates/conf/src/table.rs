@@ -252,6 +252,13 @@ pub static TABLE: &[Spec] = &[
         Neutral,
     ),
     row(
+        "config_watch",
+        MAIN,
+        ONE,
+        Handler::Main(h::config_watch),
+        Neutral,
+    ),
+    row(
         "default_type",
         HSL,
         ONE,

@@ -255,6 +255,7 @@ pub fn config(servers: Vec<ServerConf>) -> Config {
             user: None,
             worker_shutdown_timeout: None,
             shutdown_delay: std::time::Duration::ZERO,
+            config_watch: None,
         },
         events: EventsConf {
             worker_connections: DEFAULT_WORKER_CONNECTIONS,

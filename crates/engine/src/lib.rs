@@ -76,6 +76,7 @@ pub mod tls;
 mod transport;
 mod upgrade;
 mod upstream;
+mod watch;
 mod worker;
 mod write;
 

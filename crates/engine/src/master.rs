@@ -81,6 +81,8 @@ struct Master {
     /// QUIT came with a `shutdown_delay`: the graceful shutdown proper
     /// starts then (until then `health_status` answers 503).
     quit_at: Option<Instant>,
+    /// `config_watch`: the files' texts last seen, and the next look.
+    watch: crate::watch::Watch,
 }
 
 /// Loads the certificates of `conf` (before anything is started with it:
@@ -164,6 +166,7 @@ pub fn run(conf: Arc<Config>, mut opts: RunOptions) -> Result<(), EngineError> {
             tls,
             upgrade: crate::upgrade::Upgrade::new(pid_path.clone()),
             quit_at: None,
+            watch: crate::watch::Watch::new(&conf),
         };
         m.start_generation()?;
         if let Some(ready) = opts.ready.take() {
@@ -380,6 +383,7 @@ impl Master {
                 .iter()
                 .map(|(_, at)| *at)
                 .chain(self.quit_at)
+                .chain(self.watch.next)
                 .map(|at| at.saturating_duration_since(Instant::now()))
                 .min();
             if let Err(e) = poll.poll(&mut events, timeout)
@@ -391,6 +395,10 @@ impl Master {
             }
             for cmd in commands(queue, signals) {
                 self.apply(cmd, opts);
+            }
+            if !self.stopping && self.watch.changed(&self.conf) {
+                (self.errlog)(LogLevel::Notice, "configuration file changed, reloading");
+                self.apply(Command::Reload, opts);
             }
             if self.quit_at.is_some_and(|t| t <= Instant::now()) {
                 self.quit_at = None;
@@ -469,6 +477,7 @@ impl Master {
         (self.errlog)(LogLevel::Notice, "reconfiguring");
         let ok = self.try_reload(opts);
         self.registry.reloaded(ok);
+        self.watch.remember(&self.conf);
     }
 
     /// Loads the new configuration and starts its workers; `false` when the

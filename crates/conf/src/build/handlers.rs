@@ -509,6 +509,15 @@ pub fn shutdown_delay(m: &mut RawMain, d: &Directive, _: &Env<'_>) -> Result<()>
     set_with(&mut m.shutdown_delay, d, || time(d, arg(d, 0)))
 }
 
+/// `config_watch off | TIME;` (Peregrine's): every TIME the master reads
+/// the configuration's files again and reloads, as HUP, when one changed.
+pub fn config_watch(m: &mut RawMain, d: &Directive, _: &Env<'_>) -> Result<()> {
+    set_with(&mut m.config_watch, d, || match arg(d, 0) {
+        "off" => Ok(None),
+        t => time(d, t).map(|v| Some(v).filter(|v: &std::time::Duration| !v.is_zero())),
+    })
+}
+
 pub fn default_type(l: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result<()> {
     set(&mut l.default_type, arg(d, 0).to_string(), d)
 }

@@ -523,6 +523,7 @@ pub struct RawMain {
     pub user: Option<UserConf>,
     pub worker_shutdown_timeout: Option<Duration>,
     pub shutdown_delay: Option<Duration>,
+    pub config_watch: Option<Option<Duration>>,
     pub events: Option<RawEvents>,
     pub http: Option<HttpConf>,
 }

@@ -177,6 +177,10 @@ pub static DESCRIPTIONS: &[(&str, &str)] = &[
         "shutdown_delay",
         "Peregrine's: QUIT keeps accepting this long, health_status answering 503",
     ),
+    (
+        "config_watch",
+        "Peregrine's: reload when a configuration file changed, checked this often",
+    ),
     ("default_type", "MIME type of unknown extensions"),
     (
         "charset",
