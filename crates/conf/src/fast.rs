@@ -127,7 +127,7 @@ pub fn root_fixed(c: &LocConf) -> bool {
 /// `empty_gif`: no file; `return` is the rewrite module's, `Never`). None
 /// of them is inherited, so a location inside one keeps its flag.
 pub fn no_handler(c: &LocConf) -> bool {
-    !c.stub_status && !c.metrics && !c.empty_gif
+    !c.stub_status && !c.metrics && !c.empty_gif && !c.health_status
 }
 
 /// No `allow`/`deny` rules reach the location (`deny` in a parent is
@@ -235,6 +235,7 @@ mod tests {
             "return",
             "stub_status",
             "metrics",
+            "health_status",
             "empty_gif",
             "gzip_static",
             "brotli_static",

@@ -116,6 +116,10 @@ pub static OWN: &[&str] = &[
     "zstd_comp_level",
     "zstd_min_length",
     "zstd_static",
+    // deploy: the drain-aware health endpoint and the shutdown delay
+    "health_status",
+    "shutdown_delay",
+    "config_watch",
 ];
 
 /// Modules that are not nginx's whose directives Peregrine implements, as

@@ -170,6 +170,8 @@ fn build_config(
             daemon: main.daemon.unwrap_or(false),
             user: main.user.take(),
             worker_shutdown_timeout: main.worker_shutdown_timeout,
+            shutdown_delay: main.shutdown_delay.unwrap_or_default(),
+            config_watch: main.config_watch.flatten(),
         },
         events: EventsConf {
             worker_connections: events

@@ -64,6 +64,12 @@ pub struct MainConf {
     pub daemon: bool,
     pub user: Option<UserConf>,
     pub worker_shutdown_timeout: Option<Duration>,
+    /// `shutdown_delay` (Peregrine's; default 0): QUIT keeps accepting this
+    /// long, `health_status` answering 503, before the workers drain.
+    pub shutdown_delay: Duration,
+    /// `config_watch` (Peregrine's; default off): how often the master
+    /// looks for a changed configuration file to reload.
+    pub config_watch: Option<Duration>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -240,6 +246,10 @@ pub struct ListenConf {
     /// `ssl`: connections to this address speak TLS (nginx: every
     /// `listen` of an address shares the flag).
     pub ssl: bool,
+    // proxy_protocol
+    /// `proxy_protocol`: connections to this address start with a PROXY
+    /// protocol header (nginx: any `listen` of an address sets it for all).
+    pub proxy_protocol: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -299,6 +309,8 @@ pub struct LocConf {
     pub stub_status: bool,
     /// Peregrine's Prometheus endpoint (`metrics on;`), see docs.
     pub metrics: bool,
+    /// Peregrine's drain-aware health endpoint (`health_status;`).
+    pub health_status: bool,
 
     /// Extension (lowercase) → MIME type, from `types { }` / `include mime.types`.
     pub types: Arc<MimeTypes>,

@@ -235,6 +235,29 @@ pub static TABLE: &[Spec] = &[
         Handler::Loc(h::metrics),
         When(f::no_handler),
     ),
+    // deploy: Peregrine's drain-aware health endpoint and shutdown delay
+    // (docs/operations.md)
+    row(
+        "health_status",
+        LOCATION,
+        NONE,
+        Handler::Loc(h::health_status),
+        When(f::no_handler),
+    ),
+    row(
+        "shutdown_delay",
+        MAIN,
+        ONE,
+        Handler::Main(h::shutdown_delay),
+        Neutral,
+    ),
+    row(
+        "config_watch",
+        MAIN,
+        ONE,
+        Handler::Main(h::config_watch),
+        Neutral,
+    ),
     row(
         "default_type",
         HSL,

@@ -118,6 +118,13 @@ pub const KNOWN: &[&str] = &[
     "ssl_server_name",
     "ssl_session_id",
     "ssl_session_reused",
+    // proxy_protocol: ngx_http_variables.c (the header of a
+    // `listen ... proxy_protocol` connection; `$proxy_protocol_tlv_NAME`
+    // is a family below)
+    "proxy_protocol_addr",
+    "proxy_protocol_port",
+    "proxy_protocol_server_addr",
+    "proxy_protocol_server_port",
     // limits: ngx_http_limit_req_module, ngx_http_limit_conn_module
     "limit_req_status",
     "limit_conn_status",
@@ -128,6 +135,7 @@ pub const PREFIXES: &[&str] = &[
     "arg_",
     "cookie_",
     "http_",
+    "proxy_protocol_tlv_",
     "sent_http_",
     "sent_trailer_",
     "upstream_cookie_",

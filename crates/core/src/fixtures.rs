@@ -32,6 +32,7 @@ pub fn conn(local: &str) -> ConnInfo {
         requests: 1,
         accepted: std::time::UNIX_EPOCH,
         ssl: None,
+        proxy: None,
     }
 }
 
@@ -224,6 +225,7 @@ pub fn server_with(
                 deferred: None,
                 span: Span::default(),
                 ssl: false,
+                proxy_protocol: false,
             })
             .collect(),
         server_names: names.iter().map(|n| server_name(n)).collect(),
@@ -252,6 +254,8 @@ pub fn config(servers: Vec<ServerConf>) -> Config {
             daemon: false,
             user: None,
             worker_shutdown_timeout: None,
+            shutdown_delay: std::time::Duration::ZERO,
+            config_watch: None,
         },
         events: EventsConf {
             worker_connections: DEFAULT_WORKER_CONNECTIONS,

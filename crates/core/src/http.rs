@@ -770,6 +770,9 @@ impl HttpCore {
         if ctx.conf.empty_gif {
             return self.empty_gif(ctx);
         }
+        if ctx.conf.health_status {
+            return self.health_status(ctx);
+        }
         self.content(ctx)
     }
 

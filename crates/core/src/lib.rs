@@ -32,6 +32,7 @@ pub mod fixtures;
 mod fxhash;
 mod gateway;
 mod head;
+mod health;
 // limits
 mod headers;
 mod headmemo;
@@ -46,6 +47,7 @@ pub mod metrics;
 mod msie_refresh;
 mod phases;
 pub mod proxy;
+mod proxy_protocol;
 mod random_index;
 pub mod range;
 mod realip;

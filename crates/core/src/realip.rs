@@ -123,8 +123,13 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, conf: &RealIpConf) {
     let name = match &conf.header {
         RealIpHeader::XRealIp => "X-Real-IP",
         RealIpHeader::XForwardedFor => "X-Forwarded-For",
-        // The PROXY protocol is not read on Peregrine's listeners yet.
-        RealIpHeader::ProxyProtocol => return,
+        RealIpHeader::ProxyProtocol => {
+            if let Some(a) = crate::proxy_protocol::real_addr(ctx.conn, conf) {
+                ctx.limits.realip_done = true;
+                ctx.limits.real = Some(a);
+            }
+            return;
+        }
         RealIpHeader::Other(h) => h.as_str(),
     };
     let mut values = Vec::new();

@@ -33,6 +33,10 @@ pub struct ConnInfo {
     /// when set: the session's variables once its first request started,
     /// empty ones before.
     pub ssl: Option<Arc<crate::ssl_vars::SslVars>>,
+    // proxy_protocol
+    /// The PROXY protocol header the connection started with (a
+    /// `listen ... proxy_protocol` address): `$proxy_protocol_*`, realip.
+    pub proxy: Option<Arc<peregrine_codec::proxy_protocol::ProxyHeader>>,
 }
 
 impl ConnInfo {
@@ -169,6 +173,11 @@ pub trait StatusSource {
     /// (the default) renders zeros.
     fn metrics(&self) -> Option<crate::metrics::MetricsSnapshot> {
         None
+    }
+
+    /// A graceful shutdown has begun (`health_status` answers 503).
+    fn draining(&self) -> bool {
+        false
     }
 }
 

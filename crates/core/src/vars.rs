@@ -138,6 +138,10 @@ impl VarCtx<'_> {
             "connection" => {
                 let _ = write!(out, "{}", self.conn.id);
             }
+            // The master's pid: workers are its threads.
+            "pid" => {
+                let _ = write!(out, "{}", std::process::id());
+            }
             "connection_requests" => {
                 let _ = write!(out, "{}", self.conn.requests);
             }
@@ -169,6 +173,7 @@ impl VarCtx<'_> {
                     .strip_prefix("nginx/")
                     .unwrap_or(""),
             ),
+            n if n.starts_with("proxy_protocol_") => crate::proxy_protocol::push(self.conn, n, out),
             _ if name.starts_with("upstream_") || name.starts_with("proxy_") => {
                 crate::proxy::push_var(self, out, name);
             }

@@ -34,6 +34,15 @@ impl Conn {
     /// Runs the session until it must wait for the socket or close.
     #[inline]
     pub fn drive(&mut self, key: usize, cx: &mut Ctx) -> Option<Close> {
+        // A `listen ... proxy_protocol` connection whose header is still
+        // to be read (the header, once read, is in the connection's info).
+        if self.session.info.proxy.is_none() && cx.lctx(self.session.lst).proxy_protocol {
+            match crate::proxy_protocol::read(&mut self.transport, &mut self.session, cx) {
+                crate::proxy_protocol::Read::Done => {}
+                crate::proxy_protocol::Read::Wait => return None,
+                crate::proxy_protocol::Read::Close(how) => return Some(how),
+            }
+        }
         self.session.drive(&mut self.transport, key, cx)
     }
 
@@ -86,6 +95,8 @@ mod tests {
         let debug_only =
             std::mem::size_of::<TcpStream>() - std::mem::size_of::<std::net::TcpStream>();
         let size = std::mem::size_of::<Option<Conn>>() - debug_only;
-        assert!(size <= 256, "Conn slot is {size} bytes");
+        // 256 until the PROXY protocol header's pointer in `ConnInfo`
+        // (`proxy`: 8 bytes, null on connections without one).
+        assert!(size <= 264, "Conn slot is {size} bytes");
     }
 }

@@ -36,6 +36,10 @@ pub struct ListenCtx {
     // tls
     /// The address speaks TLS: the configuration's TLS server blocks.
     pub tls: Option<Arc<TlsTable>>,
+    // proxy_protocol
+    /// Connections start with a PROXY protocol header (`listen ...
+    /// proxy_protocol` on any `listen` of the address, as nginx).
+    pub proxy_protocol: bool,
 }
 
 /// Per-worker context shared by every connection of the worker.
@@ -136,5 +140,6 @@ pub fn listen_ctx(conf: &Config, spec_addr: SocketAddr, tls: Option<&Arc<TlsTabl
         tls: tls
             .filter(|_| TlsTable::listens_on(conf, spec_addr))
             .cloned(),
+        proxy_protocol: crate::proxy_protocol::listens_on(conf, spec_addr),
     }
 }

@@ -59,6 +59,7 @@ mod ctx;
 mod errlog;
 mod exchange;
 mod http1;
+mod inherit;
 mod keepalive;
 // limits
 mod limits;
@@ -67,13 +68,16 @@ mod loc_errlog;
 pub mod logging;
 mod master;
 mod pool;
+mod proxy_protocol;
 mod rate;
 mod resolver;
 mod stats;
 mod timer;
 pub mod tls;
 mod transport;
+mod upgrade;
 mod upstream;
+mod watch;
 mod worker;
 mod write;
 
@@ -165,6 +169,12 @@ pub enum Command {
     Reload,
     /// `SIGUSR1` (`-s reopen`).
     Reopen,
+    /// `SIGUSR2`: start the new binary with the listening sockets
+    /// (nginx's binary upgrade; see `master`).
+    Upgrade,
+    /// `SIGWINCH`: the workers finish and exit; the master keeps the
+    /// sockets (after an upgrade, the old master's half of retiring).
+    NoAccept,
 }
 
 /// Sends commands to a running master from any thread (tests, embedding).

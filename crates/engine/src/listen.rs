@@ -111,6 +111,11 @@ pub struct Bound {
 #[derive(Debug, Default)]
 pub struct Listeners {
     pub bound: Vec<Bound>,
+    /// Sockets inherited from the process that started this one (a binary
+    /// upgrade's `NGINX`, systemd's `LISTEN_FDS`: see `inherit`), taken by
+    /// the first [`Listeners::reconcile`] for the addresses they are bound
+    /// to instead of binding anew; the ones no address wants are closed.
+    pub inherited: Vec<TcpListener>,
 }
 
 impl Listeners {
@@ -128,12 +133,18 @@ impl Listeners {
                     Bound {
                         spec: spec.clone(),
                         local: spec.addr,
-                        sockets: Vec::new(),
+                        sockets: self.take_inherited(spec.addr),
                     },
                     false,
                 ),
             };
-            while failure.is_none() && b.sockets.len() < per_addr.max(1) {
+            // A socket systemd made has no SO_REUSEPORT: no other can bind
+            // beside it, so its workers share it (see `for_worker`).
+            let shared = b
+                .sockets
+                .first()
+                .is_some_and(|s| !socket2::SockRef::from(s).reuse_port().unwrap_or(false));
+            while failure.is_none() && !shared && b.sockets.len() < per_addr.max(1) {
                 let addr = b.local;
                 match bind_one(addr, spec.backlog) {
                     Ok(s) => {
@@ -147,6 +158,8 @@ impl Listeners {
             }
             next.push((b, existed));
         }
+        // Inherited sockets no `listen` asks for close (nginx closes them too).
+        self.inherited.clear();
         match failure {
             None => {
                 // One entry per spec, in order: the new settings apply only
@@ -209,12 +222,33 @@ impl Listeners {
         let mut out = Vec::new();
         for (ai, b) in self.bound.iter().enumerate() {
             for (i, s) in b.sockets.iter().enumerate() {
-                if i % workers.max(1) == w {
+                // Fewer sockets than workers (an inherited one without
+                // SO_REUSEPORT): workers share them round the list.
+                let mine = if b.sockets.len() < workers {
+                    i == w % b.sockets.len()
+                } else {
+                    i % workers.max(1) == w
+                };
+                if mine {
                     out.push((ai, b.local, s.try_clone()?));
                 }
             }
         }
         Ok(out)
+    }
+
+    /// The inherited sockets bound to `addr`.
+    fn take_inherited(&mut self, addr: SocketAddr) -> Vec<TcpListener> {
+        let (mine, rest) = std::mem::take(&mut self.inherited)
+            .into_iter()
+            .partition(|s| s.local_addr().is_ok_and(|a| a == addr));
+        self.inherited = rest;
+        mine
+    }
+
+    /// Every socket, for a new binary to inherit.
+    pub fn all(&self) -> impl Iterator<Item = &TcpListener> {
+        self.bound.iter().flat_map(|b| b.sockets.iter())
     }
 
     pub fn addrs(&self) -> Vec<SocketAddr> {

@@ -98,6 +98,7 @@ impl AccessLog for Nginx {
             upstream: up.as_ref().map(|u| u as &dyn peregrine_log::UpstreamValues),
             https: e.conn.https(),
             ssl: ssl.as_ref().map(|v| v as &dyn peregrine_log::SslValues),
+            proxy_protocol: e.conn.proxy.as_deref(),
             ..rec
         };
         self.logs.log_list(list, &rec);

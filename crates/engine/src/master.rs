@@ -24,13 +24,17 @@ use crate::{Command, Control, EngineError, ErrorLog, Ready, RunOptions};
 const WAKE: Token = Token(0);
 const SIGNALS: Token = Token(1);
 /// The signals the master reads (nginx's: TERM/INT stop, QUIT graceful, HUP
-/// reload, USR1 reopen).
-const HANDLED: [i32; 5] = [
+/// reload, USR1 reopen, USR2 binary upgrade, WINCH workers off; CHLD says
+/// the new binary may have exited).
+const HANDLED: [i32; 8] = [
     libc::SIGTERM,
     libc::SIGINT,
     libc::SIGQUIT,
     libc::SIGHUP,
     libc::SIGUSR1,
+    libc::SIGUSR2,
+    libc::SIGWINCH,
+    libc::SIGCHLD,
 ];
 /// A worker that panics again within this long after its restart is
 /// restarted only after this delay, so a crash on start does not spin.
@@ -71,6 +75,14 @@ struct Master {
     // tls
     /// The TLS server blocks of `conf`, shared by its workers.
     tls: Option<Arc<TlsTable>>,
+    // upgrade
+    /// The binary upgrade's state (see `upgrade`).
+    upgrade: crate::upgrade::Upgrade,
+    /// QUIT came with a `shutdown_delay`: the graceful shutdown proper
+    /// starts then (until then `health_status` answers 503).
+    quit_at: Option<Instant>,
+    /// `config_watch`: the files' texts last seen, and the next look.
+    watch: crate::watch::Watch,
 }
 
 /// Loads the certificates of `conf` (before anything is started with it:
@@ -101,9 +113,15 @@ pub fn run(conf: Arc<Config>, mut opts: RunOptions) -> Result<(), EngineError> {
     apply_rlimit(&conf, &errlog);
     // Keys readable only by root are read before `user` applies.
     let tls = load_tls(&conf, &errlog)?;
-    let mut listeners = Listeners::default();
+    let inherited = crate::inherit::from_env(&errlog);
+    let mut listeners = Listeners {
+        inherited: inherited.sockets,
+        ..Listeners::default()
+    };
     listeners.reconcile(&wanted(&conf), worker_count(&conf))?;
-    if conf.main.daemon {
+    // An upgraded binary stays the old master's child (nginx does not
+    // daemonize an inherited start): the old one sees it exit.
+    if conf.main.daemon && !inherited.upgrade {
         peregrine_sys::daemonize().map_err(EngineError::Spawn)?;
     }
     let mut poll = Poll::new().map_err(EngineError::Poll)?;
@@ -118,7 +136,7 @@ pub fn run(conf: Arc<Config>, mut opts: RunOptions) -> Result<(), EngineError> {
     if let Some(p) = &pid_path {
         write_pid(p)?;
     }
-    let result = (|| {
+    let result = (|| -> Result<Option<PathBuf>, EngineError> {
         // The first workers' access logs open before `user` applies.
         let mut first_logs: Vec<Box<dyn crate::AccessLog>> = match &opts.access_log {
             Some(f) => (0..worker_count(&conf)).map(|_| f(&conf)).collect(),
@@ -146,6 +164,9 @@ pub fn run(conf: Arc<Config>, mut opts: RunOptions) -> Result<(), EngineError> {
             stopping: false,
             prebuilt_logs: std::mem::take(&mut first_logs),
             tls,
+            upgrade: crate::upgrade::Upgrade::new(pid_path.clone()),
+            quit_at: None,
+            watch: crate::watch::Watch::new(&conf),
         };
         m.start_generation()?;
         if let Some(ready) = opts.ready.take() {
@@ -155,12 +176,18 @@ pub fn run(conf: Arc<Config>, mut opts: RunOptions) -> Result<(), EngineError> {
             });
         }
         m.supervise(&mut poll, signals.as_ref(), &queue, &mut opts);
-        Ok(())
+        Ok(m.upgrade.pid_file())
     })();
-    if let Some(p) = &pid_path {
+    // The pid file this master owns now (`.oldbin` after an upgrade; the
+    // new master owns the plain name then).
+    let owned = match &result {
+        Ok(p) => p.clone(),
+        Err(_) => pid_path,
+    };
+    if let Some(p) = &owned {
         let _ = std::fs::remove_file(p);
     }
-    result
+    result.map(|_| ())
 }
 
 /// `worker_rlimit_nofile` (for the whole process: the workers are threads).
@@ -255,6 +282,10 @@ fn commands(
             libc::SIGTERM | libc::SIGINT => Command::Stop,
             libc::SIGQUIT => Command::Quit,
             libc::SIGHUP => Command::Reload,
+            libc::SIGUSR2 => Command::Upgrade,
+            libc::SIGWINCH => Command::NoAccept,
+            // The loop looks at the new binary after every wake-up.
+            libc::SIGCHLD => continue,
             _ => Command::Reopen,
         });
     }
@@ -350,7 +381,10 @@ impl Master {
             let timeout = self
                 .delayed
                 .iter()
-                .map(|(_, at)| at.saturating_duration_since(Instant::now()))
+                .map(|(_, at)| *at)
+                .chain(self.quit_at)
+                .chain(self.watch.next)
+                .map(|at| at.saturating_duration_since(Instant::now()))
                 .min();
             if let Err(e) = poll.poll(&mut events, timeout)
                 && e.kind() != std::io::ErrorKind::Interrupted
@@ -362,6 +396,15 @@ impl Master {
             for cmd in commands(queue, signals) {
                 self.apply(cmd, opts);
             }
+            if !self.stopping && self.watch.changed(&self.conf) {
+                (self.errlog)(LogLevel::Notice, "configuration file changed, reloading");
+                self.apply(Command::Reload, opts);
+            }
+            if self.quit_at.is_some_and(|t| t <= Instant::now()) {
+                self.quit_at = None;
+                self.apply(Command::Quit, opts);
+            }
+            self.new_binary_exited();
             self.reap();
             if self.stopping && self.workers.is_empty() {
                 (self.errlog)(LogLevel::Notice, "exit");
@@ -373,20 +416,56 @@ impl Master {
     fn apply(&mut self, cmd: Command, opts: &RunOptions) {
         match cmd {
             Command::Stop => {
+                self.registry.draining.store(true, Ordering::Relaxed);
                 (self.errlog)(LogLevel::Notice, "exiting");
                 self.tell(None, STOP);
                 self.listeners = Listeners::default();
                 self.stopping = true;
             }
+            // `shutdown_delay`: first only `health_status` says so, while
+            // everything is still accepted (a second QUIT, or the delay's
+            // end, finds `draining` set and goes on).
+            Command::Quit
+                if !self.stopping
+                    && !self.registry.draining.load(Ordering::Relaxed)
+                    && !self.conf.main.shutdown_delay.is_zero() =>
+            {
+                self.registry.draining.store(true, Ordering::Relaxed);
+                let d = self.conf.main.shutdown_delay;
+                let msg = format!("shutting down in {} ms", d.as_millis());
+                (self.errlog)(LogLevel::Notice, &msg);
+                self.quit_at = Some(Instant::now() + d);
+            }
             Command::Quit => {
+                self.quit_at = None;
+                self.registry.draining.store(true, Ordering::Relaxed);
                 (self.errlog)(LogLevel::Notice, "gracefully shutting down");
                 self.tell(None, DRAIN);
                 // nginx closes the listening sockets at once on quit.
                 self.listeners = Listeners::default();
                 self.stopping = true;
             }
+            // After WINCH, HUP starts workers again with the configuration
+            // they had (nginx's `ngx_restart`: the way back when the new
+            // binary is not wanted).
+            Command::Reload if !self.stopping && self.upgrade.noaccepting => {
+                self.upgrade.noaccepting = false;
+                self.restart_workers();
+            }
             Command::Reload if !self.stopping => self.reload(opts),
             Command::Reload => {}
+            Command::Upgrade if !self.stopping => {
+                let sockets: Vec<_> = self.listeners.all().collect();
+                self.upgrade.start(&sockets, &self.errlog);
+            }
+            Command::Upgrade => {}
+            Command::NoAccept if !self.stopping && !self.upgrade.noaccepting => {
+                (self.errlog)(LogLevel::Notice, "gracefully shutting down worker threads");
+                self.registry.draining.store(true, Ordering::Relaxed);
+                self.upgrade.noaccepting = true;
+                self.tell(None, DRAIN);
+            }
+            Command::NoAccept => {}
             Command::Reopen => {
                 (self.errlog)(LogLevel::Notice, "reopening logs");
                 (opts.reopen_logs)();
@@ -398,6 +477,7 @@ impl Master {
         (self.errlog)(LogLevel::Notice, "reconfiguring");
         let ok = self.try_reload(opts);
         self.registry.reloaded(ok);
+        self.watch.remember(&self.conf);
     }
 
     /// Loads the new configuration and starts its workers; `false` when the
@@ -438,6 +518,26 @@ impl Master {
                 false
             }
         }
+    }
+
+    /// The new binary ended (it failed to start, or was stopped): this
+    /// master is the one serving again (its pid file back), with workers.
+    fn new_binary_exited(&mut self) {
+        if self.upgrade.reap(&self.errlog) && self.upgrade.noaccepting && !self.stopping {
+            self.upgrade.noaccepting = false;
+            self.restart_workers();
+        }
+    }
+
+    /// A new generation with the current configuration (after WINCH).
+    fn restart_workers(&mut self) {
+        self.registry.draining.store(false, Ordering::Relaxed);
+        let old = self.generation;
+        self.delayed.clear();
+        if let Err(e) = self.start_generation() {
+            (self.errlog)(LogLevel::Alert, &e.to_string());
+        }
+        self.tell(Some(old), DRAIN);
     }
 
     /// Joins ended workers; restarts those of the current generation that

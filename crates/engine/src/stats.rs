@@ -215,6 +215,8 @@ pub struct Registry {
     live: AtomicU64,
     reloads_ok: AtomicU64,
     reloads_failed: AtomicU64,
+    /// A graceful shutdown has begun (`health_status`; set by the master).
+    pub draining: std::sync::atomic::AtomicBool,
 }
 
 /// A worker's claim on a block; give it back with [`Registry::release`].
@@ -330,6 +332,10 @@ impl StatusSource for View {
     /// blocks summed, with the master's numbers.
     fn metrics(&self) -> Option<peregrine_core::metrics::MetricsSnapshot> {
         Some(self.0.metrics())
+    }
+
+    fn draining(&self) -> bool {
+        self.0.draining.load(Ordering::Relaxed)
     }
 }
 

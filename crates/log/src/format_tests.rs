@@ -55,6 +55,7 @@ fn base<'a>(req: &'a dyn Headers, resp: &'a dyn Headers) -> RequestLog<'a> {
         userid: None,
         upstream: None,
         ssl: None,
+        proxy_protocol: None,
     }
 }
 

@@ -149,6 +149,9 @@ pub struct RequestLog<'a> {
     // ssl
     /// The TLS session's `$ssl_*` values (`None`: a plain connection).
     pub ssl: Option<&'a dyn SslValues>,
+    // proxy_protocol
+    /// The connection's PROXY protocol header (`$proxy_protocol_*`).
+    pub proxy_protocol: Option<&'a peregrine_codec::proxy_protocol::ProxyHeader>,
 }
 
 /// `$upstream_*` by name (the proxy's numbers): `None` when the request
@@ -195,6 +198,7 @@ impl RequestLog<'static> {
             userid: None,
             upstream: None,
             ssl: None,
+            proxy_protocol: None,
         }
     }
 }

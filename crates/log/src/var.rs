@@ -66,6 +66,9 @@ pub(crate) enum Var {
     // ssl
     /// `$ssl_NAME` (the name after the prefix).
     Ssl(Box<str>),
+    // proxy_protocol
+    /// `$proxy_protocol_NAME` (the name after the prefix).
+    ProxyProtocol(Box<str>),
 }
 
 impl Var {
@@ -125,6 +128,9 @@ impl Var {
             "uid_set" => Var::UidSet,
             n if n.starts_with("ssl_") && peregrine_conf::variables::KNOWN.contains(&n) => {
                 Var::Ssl(n[4..].into())
+            }
+            n if n.starts_with("proxy_protocol_") && peregrine_conf::variables::is_known(n) => {
+                Var::ProxyProtocol(n["proxy_protocol_".len()..].into())
             }
             _ => return Self::parse_prefixed(&lower),
         };
@@ -231,6 +237,15 @@ impl Var {
                 out,
                 rec.ssl.and_then(|v| v.ssl_value(name)).map(str::as_bytes),
             ),
+            Var::ProxyProtocol(name) => {
+                let v = rec
+                    .proxy_protocol
+                    .and_then(|h| proxy_protocol_value(h, name));
+                match v {
+                    Some(v) if !v.is_empty() => push_escaped(out, mode, &v),
+                    _ => out.extend_from_slice(missing(mode)),
+                }
+            }
         }
     }
 }
@@ -362,6 +377,28 @@ fn push_ip(out: &mut Vec<u8>, ip: IpAddr) {
             let _ = write!(out, "{v6}");
         }
     }
+}
+
+/// `$proxy_protocol_addr`, `_port`, `_server_addr`, `_server_port`,
+/// `_tlv_NAME` of a header (`None`: not found, logged as `-`).
+fn proxy_protocol_value(
+    h: &peregrine_codec::proxy_protocol::ProxyHeader,
+    name: &str,
+) -> Option<Vec<u8>> {
+    if let Some(tlv) = name.strip_prefix("tlv_") {
+        return h.tlv(tlv).ok().flatten().map(|v| v.into_owned());
+    }
+    let (src, dst) = h.inet()?;
+    Some(
+        match name {
+            "addr" => src.addr.clone(),
+            "port" => src.port.to_string(),
+            "server_addr" => dst.addr.clone(),
+            "server_port" => dst.port.to_string(),
+            _ => return None,
+        }
+        .into_bytes(),
+    )
 }
 
 #[cfg(test)]

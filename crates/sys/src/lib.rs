@@ -18,6 +18,7 @@
 
 pub mod cpu;
 pub mod crypt;
+pub mod inherit;
 pub mod net;
 pub mod process;
 pub mod rlimit;
@@ -26,6 +27,7 @@ pub mod sock_io;
 pub mod user;
 
 pub use cpu::{allowed_cpus, num_cpus, set_thread_affinity};
+pub use inherit::{inherited_listener, set_cloexec};
 pub use net::{sendfile, set_linger_zero, set_tcp_defer_accept, set_tcp_nodelay, tcp_segs_in};
 pub use process::{daemonize, getpid, gettid, kill, signal_thread};
 pub use rlimit::{get_nofile, set_nofile};

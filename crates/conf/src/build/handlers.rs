@@ -496,6 +496,28 @@ pub fn metrics(l: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result<()> {
     set_with(&mut l.metrics, d, || flag(d))
 }
 
+/// `health_status;` (Peregrine's): the location answers 200 while the
+/// server takes work, 503 once a graceful shutdown has begun.
+pub fn health_status(l: &mut RawLoc, _: &Directive, _: &Env<'_>) -> Result<()> {
+    l.health_status = Some(true);
+    Ok(())
+}
+
+/// `shutdown_delay TIME;` (Peregrine's): how long a graceful shutdown keeps
+/// accepting, `health_status` answering 503, before it stops accepting.
+pub fn shutdown_delay(m: &mut RawMain, d: &Directive, _: &Env<'_>) -> Result<()> {
+    set_with(&mut m.shutdown_delay, d, || time(d, arg(d, 0)))
+}
+
+/// `config_watch off | TIME;` (Peregrine's): every TIME the master reads
+/// the configuration's files again and reloads, as HUP, when one changed.
+pub fn config_watch(m: &mut RawMain, d: &Directive, _: &Env<'_>) -> Result<()> {
+    set_with(&mut m.config_watch, d, || match arg(d, 0) {
+        "off" => Ok(None),
+        t => time(d, t).map(|v| Some(v).filter(|v: &std::time::Duration| !v.is_zero())),
+    })
+}
+
 pub fn default_type(l: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result<()> {
     set(&mut l.default_type, arg(d, 0).to_string(), d)
 }

@@ -117,7 +117,7 @@ const IGNORED_PARAMS: &[&str] = &["bind"];
 /// Parameters nginx has that change the protocol spoken: refused until
 /// implemented (accepting them would speak plain HTTP/1 to a client that
 /// expects TLS, HTTP/2 or a PROXY header).
-const REFUSED_PARAMS: &[&str] = &["http2", "quic", "proxy_protocol"];
+const REFUSED_PARAMS: &[&str] = &["http2", "quic"];
 const IGNORED_PREFIXES: &[&str] = &[
     "rcvbuf=",
     "sndbuf=",
@@ -141,6 +141,7 @@ pub fn parse(d: &Directive) -> Result<ListenConf> {
         deferred: None,
         span: d.span.clone(),
         ssl: false,
+        proxy_protocol: false,
     };
     for p in d.args.iter().skip(1) {
         match p.as_str() {
@@ -150,6 +151,9 @@ pub fn parse(d: &Directive) -> Result<ListenConf> {
             "deferred=off" => conf.deferred = Some(false),
             // TLS on this address (see build::ssl).
             "ssl" => conf.ssl = true,
+            // A PROXY protocol header precedes the client's bytes (the
+            // engine's `proxy_protocol`).
+            "proxy_protocol" => conf.proxy_protocol = true,
             _ if REFUSED_PARAMS.contains(&p.as_str()) => {
                 return Err(err(format!(
                     "the \"{p}\" parameter of the \"listen\" directive is not supported by Peregrine yet"
@@ -172,10 +176,14 @@ pub fn parse(d: &Directive) -> Result<ListenConf> {
 
 /// Whether a listen sets socket options (nginx allows them once per address).
 fn has_options(d: &Directive) -> bool {
-    d.args
-        .iter()
-        .skip(1)
-        .any(|p| p != "default_server" && p != "default" && p != "ssl" && p != "http2")
+    d.args.iter().skip(1).any(|p| {
+        // nginx's `ngx_http_core_listen` marks these as not socket
+        // options (no `lsopt.set`): any `listen` of an address may say them.
+        !matches!(
+            p.as_str(),
+            "default_server" | "default" | "ssl" | "http2" | "proxy_protocol"
+        )
+    })
 }
 
 impl Listens {
@@ -268,6 +276,7 @@ pub fn default_listen(span: &Span) -> ListenConf {
         deferred: None,
         span: span.clone(),
         ssl: false,
+        proxy_protocol: false,
     }
 }
 

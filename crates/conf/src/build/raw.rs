@@ -73,6 +73,7 @@ pub struct RawLoc {
     pub error_pages: Option<Vec<ErrorPageConf>>,
     pub stub_status: Option<bool>,
     pub metrics: Option<bool>,
+    pub health_status: Option<bool>,
     pub types: Option<MimeTypes>,
     pub default_type: Option<String>,
     pub charset: Option<Option<String>>,
@@ -201,6 +202,7 @@ impl LocConf {
             error_pages: Vec::new(),
             stub_status: false,
             metrics: false,
+            health_status: false,
             types: Arc::new(MimeTypes { by_ext: types }),
             default_type: "text/plain".into(),
             charset: None,
@@ -347,6 +349,7 @@ impl RawLoc {
             error_pages: inherit!(self.error_pages, p.error_pages),
             stub_status: self.stub_status.unwrap_or(false),
             metrics: self.metrics.unwrap_or(false),
+            health_status: self.health_status.unwrap_or(false),
             types: match &self.types {
                 Some(t) => Arc::new(t.clone()),
                 None => Arc::clone(&p.types),
@@ -536,6 +539,8 @@ pub struct RawMain {
     pub daemon: Option<bool>,
     pub user: Option<UserConf>,
     pub worker_shutdown_timeout: Option<Duration>,
+    pub shutdown_delay: Option<Duration>,
+    pub config_watch: Option<Option<Duration>>,
     pub events: Option<RawEvents>,
     pub http: Option<HttpConf>,
 }

@@ -99,6 +99,7 @@ fn if_conf(body: &RawLoc, base: &LocConf) -> LocConf {
     conf.stub_status |= base.stub_status;
     conf.empty_gif |= base.empty_gif;
     conf.metrics |= base.metrics;
+    conf.health_status |= base.health_status;
     if conf.proxy.pass.is_none() && base.proxy.pass.is_some() {
         let mut p = (*conf.proxy).clone();
         p.pass = base.proxy.pass.clone();

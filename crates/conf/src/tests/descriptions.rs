@@ -177,6 +177,18 @@ pub static DESCRIPTIONS: &[(&str, &str)] = &[
     ),
     ("stub_status", "nginx's status page"),
     ("metrics", "Peregrine's Prometheus endpoint"),
+    (
+        "health_status",
+        "Peregrine's health endpoint: 200, 503 once a graceful shutdown began",
+    ),
+    (
+        "shutdown_delay",
+        "Peregrine's: QUIT keeps accepting this long, health_status answering 503",
+    ),
+    (
+        "config_watch",
+        "Peregrine's: reload when a configuration file changed, checked this often",
+    ),
     ("default_type", "MIME type of unknown extensions"),
     (
         "charset",
