@@ -224,6 +224,7 @@ pub fn server_with(
                 deferred: None,
                 span: Span::default(),
                 ssl: false,
+                http2: false,
             })
             .collect(),
         server_names: names.iter().map(|n| server_name(n)).collect(),
@@ -236,6 +237,7 @@ pub fn server_with(
         merge_slashes: true,
         headers: Default::default(),
         ssl: Default::default(),
+        http2: Default::default(),
     }
 }
 

@@ -117,7 +117,7 @@ const IGNORED_PARAMS: &[&str] = &["bind"];
 /// Parameters nginx has that change the protocol spoken: refused until
 /// implemented (accepting them would speak plain HTTP/1 to a client that
 /// expects TLS, HTTP/2 or a PROXY header).
-const REFUSED_PARAMS: &[&str] = &["http2", "quic", "proxy_protocol"];
+const REFUSED_PARAMS: &[&str] = &["quic", "proxy_protocol"];
 const IGNORED_PREFIXES: &[&str] = &[
     "rcvbuf=",
     "sndbuf=",
@@ -141,6 +141,7 @@ pub fn parse(d: &Directive) -> Result<ListenConf> {
         deferred: None,
         span: d.span.clone(),
         ssl: false,
+        http2: false,
     };
     for p in d.args.iter().skip(1) {
         match p.as_str() {
@@ -150,6 +151,8 @@ pub fn parse(d: &Directive) -> Result<ListenConf> {
             "deferred=off" => conf.deferred = Some(false),
             // TLS on this address (see build::ssl).
             "ssl" => conf.ssl = true,
+            // http2: the deprecated form (warned about by the caller).
+            "http2" => conf.http2 = true,
             _ if REFUSED_PARAMS.contains(&p.as_str()) => {
                 return Err(err(format!(
                     "the \"{p}\" parameter of the \"listen\" directive is not supported by Peregrine yet"
@@ -268,6 +271,7 @@ pub fn default_listen(span: &Span) -> ListenConf {
         deferred: None,
         span: span.clone(),
         ssl: false,
+        http2: false,
     }
 }
 
