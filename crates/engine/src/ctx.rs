@@ -36,6 +36,10 @@ pub struct ListenCtx {
     // tls
     /// The address speaks TLS: the configuration's TLS server blocks.
     pub tls: Option<Arc<TlsTable>>,
+    // http2
+    /// The address speaks HTTP/2 (`listen ... http2`, or `http2 on` in a
+    /// server of it): the default server's settings.
+    pub http2: Option<peregrine_conf::model::Http2Conf>,
 }
 
 /// Per-worker context shared by every connection of the worker.
@@ -134,5 +138,18 @@ pub fn listen_ctx(conf: &Config, spec_addr: SocketAddr, tls: Option<&Arc<TlsTabl
         tls: tls
             .filter(|_| TlsTable::listens_on(conf, spec_addr))
             .cloned(),
+        http2: http2_on(conf, spec_addr).then(|| srv.map(|s| s.http2).unwrap_or_default()),
     }
+}
+
+/// Whether connections to `addr` may speak HTTP/2: a `listen ... http2`
+/// of it, or `http2 on` in a server listening on it.
+pub fn http2_on(conf: &Config, addr: SocketAddr) -> bool {
+    conf.http.as_ref().is_some_and(|h| {
+        h.servers.iter().any(|s| {
+            s.listen
+                .iter()
+                .any(|l| l.addr == addr && (l.http2 || s.http2.on))
+        })
+    })
 }

@@ -517,7 +517,7 @@ impl Worker {
                 self.conn_event(key, false, false);
                 continue;
             }
-            if std::mem::take(&mut conn.session.delayed) {
+            if conn.take_delayed() {
                 // `limit_rate`'s pause is over: write on.
                 self.conn_event(key, false, false);
                 continue;
@@ -568,6 +568,13 @@ impl Worker {
             let Some(Some(c)) = self.conns.get_mut(key) else {
                 continue;
             };
+            if c.is_http2() {
+                // http2: the graceful GOAWAY, then close once idle.
+                if let Some(how) = c.drain(key, &mut self.cx) {
+                    self.close(key, how);
+                }
+                continue;
+            }
             match c.phase() {
                 Phase::Idle { keepalive: true } => self.close(key, Close::Normal),
                 Phase::Idle { keepalive: false } => {
