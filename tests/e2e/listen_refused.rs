@@ -1,12 +1,12 @@
-//! `listen` parameters that change the protocol spoken (`http2`,
-//! `proxy_protocol`) are refused until implemented: exit 1 and one line
-//! (`ssl` is implemented: see `tls`).
+//! `listen` parameters that change the protocol spoken (`proxy_protocol`)
+//! are refused until implemented: exit 1 and one line (`ssl` and `http2`
+//! are implemented: see `tls`, `h2`).
 
 use crate::support::{Prefix, conf_with};
 
 #[test]
 fn protocol_parameters_of_listen_are_refused() {
-    for param in ["http2", "proxy_protocol"] {
+    for param in ["proxy_protocol"] {
         let p = Prefix::new("listen-refused");
         let file = p.conf(&conf_with(&format!(
             "    server {{\n        listen 127.0.0.1:8080 {param};\n    }}\n"

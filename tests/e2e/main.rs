@@ -25,6 +25,7 @@ mod empty_gif;
 mod error_causes;
 mod expires;
 mod gzip;
+mod h2;
 mod header_rules;
 mod headers;
 mod host_rules;
