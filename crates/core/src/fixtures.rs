@@ -32,6 +32,7 @@ pub fn conn(local: &str) -> ConnInfo {
         requests: 1,
         accepted: std::time::UNIX_EPOCH,
         ssl: None,
+        http2: false,
     }
 }
 

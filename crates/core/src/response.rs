@@ -33,6 +33,9 @@ pub struct ConnInfo {
     /// when set: the session's variables once its first request started,
     /// empty ones before.
     pub ssl: Option<Arc<crate::ssl_vars::SslVars>>,
+    // http2
+    /// The connection speaks HTTP/2 (`$http2`: `h2` over TLS, `h2c`).
+    pub http2: bool,
 }
 
 impl ConnInfo {

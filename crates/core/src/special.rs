@@ -255,6 +255,7 @@ mod tests {
             requests: 1,
             accepted: std::time::SystemTime::now(),
             ssl: None,
+            http2: false,
         };
         let (resp, note) =
             core.handle_explained(&conn, &req, std::time::SystemTime::now(), explain);

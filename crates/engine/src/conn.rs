@@ -64,6 +64,7 @@ impl Conn {
         let mut info = h1.info.clone();
         // The HTTP/2 session counts its streams as the requests.
         info.requests = 0;
+        info.http2 = true;
         let pending = h1.rbuf.as_ref().map_or(&[][..], |b| b.pending());
         let mut h2 = H2Session::new(info, h1.lst, pending, cx);
         h1.set_gauge(Gauge::None, cx);

@@ -429,6 +429,7 @@ impl Worker {
             requests: 0,
             accepted: self.cx.wall,
             ssl: self.cx.lctx(lst).tls.as_ref().map(|t| t.unset_vars()),
+            http2: false,
         };
         let key = self.free.pop().unwrap_or_else(|| {
             self.conns.push(None);
