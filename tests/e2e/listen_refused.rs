@@ -1,12 +1,13 @@
-//! `listen` parameters that change the protocol spoken (`http2`, `quic`)
-//! are refused until implemented: exit 1 and one line (`ssl` is
-//! implemented: see `tls`; `proxy_protocol` too: see `proxy_protocol`).
+//! `listen` parameters that change the protocol spoken and are not
+//! implemented (`quic`) are refused: exit 1 and one line (`ssl`, `http2`
+//! and `proxy_protocol` are implemented: see `tls`, `h2`,
+//! `proxy_protocol`).
 
 use crate::support::{Prefix, conf_with};
 
 #[test]
 fn protocol_parameters_of_listen_are_refused() {
-    for param in ["http2", "quic"] {
+    for param in ["quic"] {
         let p = Prefix::new("listen-refused");
         let file = p.conf(&conf_with(&format!(
             "    server {{\n        listen 127.0.0.1:8080 {param};\n    }}\n"

@@ -28,6 +28,7 @@ mod error_causes;
 mod expires;
 mod fastcgi;
 mod gzip;
+mod h2;
 mod header_rules;
 mod headers;
 mod health;

@@ -242,6 +242,16 @@ static KEY_DIRECTIVES: &[(&str, &[&str])] = &[
         &["uwsgi_pass", "uwsgi_param", "uwsgi_modifier1"],
     ),
     ("http_scgi", &["scgi_pass", "scgi_param"]),
+    // http2: the session and its settings; server push (removed from
+    // nginx in 1.25.1) and the pool sizes are refused by name.
+    (
+        "http_v2",
+        &[
+            "http2",
+            "http2_max_concurrent_streams",
+            "http2_body_preread_size",
+        ],
+    ),
 ];
 
 /// The balancer modules whose directives live only in `upstream { }`

@@ -107,7 +107,7 @@ fn modules_present_and_missing() {
     assert!(module_present("http_ssl"));
     let (with, without) = configure_switches();
     assert!(with.contains(&"http_gzip_static") && with.contains(&"http_stub_status"));
-    assert!(with.contains(&"http_ssl") && !with.contains(&"http_v2"));
+    assert!(with.contains(&"http_ssl") && with.contains(&"http_v2"));
     assert!(!without.contains(&"http_proxy") && !without.contains(&"http_geo"));
     assert!(!without.contains(&"http_access") && !without.contains(&"http_map"));
     assert!(!without.contains(&"http_gzip") && !without.contains(&"http_rewrite"));

@@ -228,6 +228,9 @@ pub struct ServerConf {
     // ssl
     /// The server's `ssl_*` settings, merged with the http level's.
     pub ssl: SslConf,
+    // http2
+    /// The server's `http2*` settings, merged with the http level's.
+    pub http2: Http2Conf,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -250,6 +253,10 @@ pub struct ListenConf {
     /// `proxy_protocol`: connections to this address start with a PROXY
     /// protocol header (nginx: any `listen` of an address sets it for all).
     pub proxy_protocol: bool,
+    // http2
+    /// The deprecated `listen ... http2`: HTTP/2 on this address (nginx
+    /// 1.25's `http2 on` in every server of it).
+    pub http2: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -1466,4 +1473,26 @@ pub struct ResolverConf {
     pub valid: Option<std::time::Duration>,
     pub ipv4: bool,
     pub ipv6: bool,
+}
+
+// http2
+
+/// A server's HTTP/2 settings (ngx_http_v2_module; see build::http2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Http2Conf {
+    /// `http2 on`: ALPN `h2` on TLS, h2c by prior knowledge on plain ports.
+    pub on: bool,
+    pub max_concurrent_streams: u32,
+    /// The most DATA payload per frame sent.
+    pub chunk_size: usize,
+    /// Each stream's receive window (request body read ahead).
+    pub body_preread_size: usize,
+    /// nginx's per-worker read buffer; the engine's read size for HTTP/2.
+    pub recv_buffer_size: usize,
+}
+
+impl Default for Http2Conf {
+    fn default() -> Self {
+        crate::build::http2::RawHttp2::default().resolve()
+    }
 }

@@ -10,6 +10,7 @@ use crate::build::conn as c;
 use crate::build::handlers as h;
 use crate::build::headers as hd;
 use crate::build::hints as t;
+use crate::build::http2 as h2;
 use crate::build::modules as m;
 use crate::build::proxy as px;
 use crate::build::request as r;
@@ -1327,6 +1328,73 @@ pub static TABLE: &[Spec] = &[
         HS,
         ONE,
         Handler::Srv(sl::ssl_session_tickets),
+        Neutral,
+    ),
+    // http2: the HTTP/2 session's settings (crates/conf/src/build/http2.rs).
+    // HTTP/2 is a session over the transport: a route's answer is the same
+    // response in HPACK and DATA frames, so each is neutral to the fast path.
+    row("http2", HS, ONE, Handler::Srv(h2::http2), Neutral),
+    row(
+        "http2_max_concurrent_streams",
+        HS,
+        ONE,
+        Handler::Srv(h2::http2_max_concurrent_streams),
+        Neutral,
+    ),
+    row(
+        "http2_chunk_size",
+        HSL,
+        ONE,
+        Handler::Loc(h2::http2_chunk_size),
+        Neutral,
+    ),
+    row(
+        "http2_body_preread_size",
+        HS,
+        ONE,
+        Handler::Srv(h2::http2_body_preread_size),
+        Neutral,
+    ),
+    row(
+        "http2_recv_buffer_size",
+        ctx::HTTP,
+        ONE,
+        Handler::Srv(h2::http2_recv_buffer_size),
+        Neutral,
+    ),
+    row(
+        "http2_recv_timeout",
+        HS,
+        ONE,
+        Handler::Srv(h2::obsolete),
+        Neutral,
+    ),
+    row(
+        "http2_idle_timeout",
+        HS,
+        ONE,
+        Handler::Srv(h2::obsolete),
+        Neutral,
+    ),
+    row(
+        "http2_max_field_size",
+        HS,
+        ONE,
+        Handler::Srv(h2::obsolete),
+        Neutral,
+    ),
+    row(
+        "http2_max_header_size",
+        HS,
+        ONE,
+        Handler::Srv(h2::obsolete),
+        Neutral,
+    ),
+    row(
+        "http2_max_requests",
+        HS,
+        ONE,
+        Handler::Srv(h2::obsolete),
         Neutral,
     ),
     // proxy: proxy_pass is a location's content handler (a route never

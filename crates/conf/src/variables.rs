@@ -29,6 +29,8 @@ pub const KNOWN: &[&str] = &[
     "host",
     "hostname",
     "https",
+    // ngx_http_v2_module
+    "http2",
     "is_args",
     "msec",
     "pid",

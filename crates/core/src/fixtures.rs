@@ -33,6 +33,7 @@ pub fn conn(local: &str) -> ConnInfo {
         accepted: std::time::UNIX_EPOCH,
         ssl: None,
         proxy: None,
+        http2: false,
     }
 }
 
@@ -226,6 +227,7 @@ pub fn server_with(
                 span: Span::default(),
                 ssl: false,
                 proxy_protocol: false,
+                http2: false,
             })
             .collect(),
         server_names: names.iter().map(|n| server_name(n)).collect(),
@@ -238,6 +240,7 @@ pub fn server_with(
         merge_slashes: true,
         headers: Default::default(),
         ssl: Default::default(),
+        http2: Default::default(),
     }
 }
 

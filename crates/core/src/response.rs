@@ -37,6 +37,9 @@ pub struct ConnInfo {
     /// The PROXY protocol header the connection started with (a
     /// `listen ... proxy_protocol` address): `$proxy_protocol_*`, realip.
     pub proxy: Option<Arc<peregrine_codec::proxy_protocol::ProxyHeader>>,
+    // http2
+    /// The connection speaks HTTP/2 (`$http2`: `h2` over TLS, `h2c`).
+    pub http2: bool,
 }
 
 impl ConnInfo {

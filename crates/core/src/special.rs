@@ -256,6 +256,7 @@ mod tests {
             accepted: std::time::SystemTime::now(),
             ssl: None,
             proxy: None,
+            http2: false,
         };
         let (resp, note) =
             core.handle_explained(&conn, &req, std::time::SystemTime::now(), explain);

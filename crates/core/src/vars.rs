@@ -77,6 +77,11 @@ impl VarCtx<'_> {
                     out.push_str("on");
                 }
             }
+            // http2
+            "http2" if self.conn.http2 => {
+                out.push_str(if self.conn.https() { "h2" } else { "h2c" });
+            }
+            "http2" => {}
             n if n.starts_with("ssl_") => {
                 if let Some(v) = self.conn.ssl.as_ref().and_then(|s| s.get(&n[4..])) {
                     out.push_str(v);

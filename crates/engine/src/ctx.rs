@@ -40,6 +40,10 @@ pub struct ListenCtx {
     /// Connections start with a PROXY protocol header (`listen ...
     /// proxy_protocol` on any `listen` of the address, as nginx).
     pub proxy_protocol: bool,
+    // http2
+    /// The address speaks HTTP/2 (`listen ... http2`, or `http2 on` in a
+    /// server of it): the default server's settings.
+    pub http2: Option<peregrine_conf::model::Http2Conf>,
 }
 
 /// Per-worker context shared by every connection of the worker.
@@ -141,5 +145,18 @@ pub fn listen_ctx(conf: &Config, spec_addr: SocketAddr, tls: Option<&Arc<TlsTabl
             .filter(|_| TlsTable::listens_on(conf, spec_addr))
             .cloned(),
         proxy_protocol: crate::proxy_protocol::listens_on(conf, spec_addr),
+        http2: http2_on(conf, spec_addr).then(|| srv.map(|s| s.http2).unwrap_or_default()),
     }
+}
+
+/// Whether connections to `addr` may speak HTTP/2: a `listen ... http2`
+/// of it, or `http2 on` in a server listening on it.
+pub fn http2_on(conf: &Config, addr: SocketAddr) -> bool {
+    conf.http.as_ref().is_some_and(|h| {
+        h.servers.iter().any(|s| {
+            s.listen
+                .iter()
+                .any(|l| l.addr == addr && (l.http2 || s.http2.on))
+        })
+    })
 }

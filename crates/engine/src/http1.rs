@@ -113,6 +113,10 @@ pub enum Close {
     /// `SO_LINGER 0` then close: RST, nothing left in FIN_WAIT
     /// (`reset_timedout_connection`).
     Reset,
+    /// Not a close: the client spoke the HTTP/2 preface on an address
+    /// with HTTP/2 (h2c by prior knowledge, or TLS with ALPN `h2`), and
+    /// the connection's HTTP/2 session takes over (conn.rs).
+    ToHttp2,
 }
 
 /// What one step of the state machine leads to.
@@ -807,6 +811,11 @@ impl Http1 {
         e: HttpError,
         cx: &mut Ctx,
     ) -> Step {
+        if self.is_h2_preface(cx) {
+            ex.reset(&mut cx.pool);
+            cx.exchanges.put(ex);
+            return Step::Close(Close::ToHttp2);
+        }
         let doing = if matches!(e.status, 414) || self.buffered() == 0 {
             "while reading client request line"
         } else {
@@ -821,6 +830,22 @@ impl Http1 {
         }
         ex.resp = Some(self.default_error_page(e.status, cx));
         self.queue(t, ex, Plan::closing(), cx)
+    }
+
+    /// The first request of a connection to an HTTP/2 address fails to
+    /// parse as HTTP/1 because it is the HTTP/2 preface (or its start):
+    /// nginx sniffs it the same way (`ngx_http_v2_init` after reading
+    /// "PRI * HTTP/2.0").
+    fn is_h2_preface(&self, cx: &Ctx) -> bool {
+        let Some(b) = self.rbuf.as_ref() else {
+            return false;
+        };
+        let have = b.pending();
+        let n = have.len().min(peregrine_h2::frame::PREFACE.len());
+        self.info.requests == 1
+            && n > 0
+            && have[..n] == peregrine_h2::frame::PREFACE[..n]
+            && cx.lctx(self.lst).http2.is_some()
     }
 
     /// The default server's page for `status` (its `error_page` applies,

@@ -58,6 +58,8 @@ mod conn;
 mod ctx;
 mod errlog;
 mod exchange;
+// http2
+mod h2;
 mod http1;
 mod inherit;
 mod keepalive;

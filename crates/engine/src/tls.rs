@@ -144,12 +144,16 @@ impl TlsTable {
                         .clone(),
                 ),
             };
-            let built = server_tls(&s.ssl)
-                .build(cache)
-                .map_err(|source| TlsConfError {
-                    at: s.span.to_string(),
-                    source,
-                })?;
+            let mut settings = server_tls(&s.ssl);
+            // http2: ALPN `h2` first for a server with HTTP/2 (nginx's
+            // ngx_http_ssl_alpn_select: h2 when the connection's server has it).
+            if s.http2.on || s.listen.iter().any(|l| crate::ctx::http2_on(conf, l.addr)) {
+                settings.alpn = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+            }
+            let built = settings.build(cache).map_err(|source| TlsConfError {
+                at: s.span.to_string(),
+                source,
+            })?;
             warnings.extend(built.warnings);
             configs.push(Some(Arc::new(ServerEntry {
                 config: Some(built.config),

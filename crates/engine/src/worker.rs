@@ -439,6 +439,7 @@ impl Worker {
             accepted: self.cx.wall,
             ssl: self.cx.lctx(lst).tls.as_ref().map(|t| t.unset_vars()),
             proxy: None,
+            http2: false,
         };
         let key = self.free.pop().unwrap_or_else(|| {
             self.conns.push(None);
@@ -540,7 +541,7 @@ impl Worker {
                 self.conn_event(key, false, false);
                 continue;
             }
-            if std::mem::take(&mut conn.session.delayed) {
+            if conn.take_delayed() {
                 // `limit_rate`'s pause is over: write on.
                 self.conn_event(key, false, false);
                 continue;
@@ -591,6 +592,13 @@ impl Worker {
             let Some(Some(c)) = self.conns.get_mut(key) else {
                 continue;
             };
+            if c.is_http2() {
+                // http2: the graceful GOAWAY, then close once idle.
+                if let Some(how) = c.drain(key, &mut self.cx) {
+                    self.close(key, how);
+                }
+                continue;
+            }
             match c.phase() {
                 Phase::Idle { keepalive: true } => self.close(key, Close::Normal),
                 Phase::Idle { keepalive: false } => {

@@ -285,6 +285,22 @@ impl Request {
         self.head().get(r.clone()).unwrap_or(&[])
     }
 
+    /// An HTTP/2 request the engine gave the codec as an HTTP/1.1 head
+    /// (its adapter, engine/src/h2/head.rs): the request line says
+    /// `HTTP/2.0` from now on, as nginx's `$request` of an HTTP/2 stream.
+    pub fn mark_http2(&mut self) {
+        let end = self.request_line.end;
+        let Some(start) = end.checked_sub(8) else {
+            return;
+        };
+        if self.text.get(start..end) == Some("HTTP/1.1") {
+            self.text.replace_range(start..end, "HTTP/2.0");
+        }
+        if self.raw.get(start..end) == Some(b"HTTP/1.1") {
+            self.raw[start..end].copy_from_slice(b"HTTP/2.0");
+        }
+    }
+
     pub fn method(&self) -> Method {
         self.method
     }

@@ -270,9 +270,16 @@ pub fn listen(
     s: &mut RawServer,
     d: &Directive,
     listens: &mut listen::Listens,
-    _: &Env<'_>,
+    env: &Env<'_>,
 ) -> Result<()> {
     let conf = listen::parse(d)?;
+    if conf.http2 {
+        // nginx 1.25.1's ngx_http_core_listen.
+        env.warn(
+            d,
+            "the \"listen ... http2\" directive is deprecated, use the \"http2\" directive instead",
+        );
+    }
     listens.register(&conf, d)?;
     s.listen.push(conf);
     Ok(())

@@ -117,7 +117,7 @@ const IGNORED_PARAMS: &[&str] = &["bind"];
 /// Parameters nginx has that change the protocol spoken: refused until
 /// implemented (accepting them would speak plain HTTP/1 to a client that
 /// expects TLS, HTTP/2 or a PROXY header).
-const REFUSED_PARAMS: &[&str] = &["http2", "quic"];
+const REFUSED_PARAMS: &[&str] = &["quic"];
 const IGNORED_PREFIXES: &[&str] = &[
     "rcvbuf=",
     "sndbuf=",
@@ -142,6 +142,7 @@ pub fn parse(d: &Directive) -> Result<ListenConf> {
         span: d.span.clone(),
         ssl: false,
         proxy_protocol: false,
+        http2: false,
     };
     for p in d.args.iter().skip(1) {
         match p.as_str() {
@@ -154,6 +155,8 @@ pub fn parse(d: &Directive) -> Result<ListenConf> {
             // A PROXY protocol header precedes the client's bytes (the
             // engine's `proxy_protocol`).
             "proxy_protocol" => conf.proxy_protocol = true,
+            // http2: the deprecated form (warned about by the caller).
+            "http2" => conf.http2 = true,
             _ if REFUSED_PARAMS.contains(&p.as_str()) => {
                 return Err(err(format!(
                     "the \"{p}\" parameter of the \"listen\" directive is not supported by Peregrine yet"
@@ -277,6 +280,7 @@ pub fn default_listen(span: &Span) -> ListenConf {
         span: span.clone(),
         ssl: false,
         proxy_protocol: false,
+        http2: false,
     }
 }
 

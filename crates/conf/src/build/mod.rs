@@ -11,6 +11,8 @@ pub mod auth_basic;
 pub mod cgi;
 pub mod conn;
 pub mod handlers;
+// http2
+pub mod http2;
 mod include;
 mod listen;
 pub use listen::DEFAULT_BACKLOG;
@@ -682,6 +684,7 @@ impl Builder {
                 merge_slashes: srv.merge_slashes.unwrap_or(true),
                 headers: srv.headers.resolve(),
                 ssl: srv.ssl.resolve(),
+                http2: srv.http2.resolve(),
             }));
         }
         ssl::check_listen(&servers)?;

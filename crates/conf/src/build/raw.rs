@@ -496,6 +496,8 @@ pub struct RawSrv {
     pub headers: super::conn::RawHeaderRules,
     // ssl
     pub ssl: super::ssl::RawSsl,
+    // http2
+    pub http2: super::http2::RawHttp2,
 }
 
 /// nginx's defaults for the server-level settings.
@@ -524,6 +526,7 @@ impl RawSrv {
             merge_slashes: self.merge_slashes.or(http.merge_slashes).or(Some(true)),
             headers: self.headers.merge(&http.headers),
             ssl: self.ssl.merge(&http.ssl),
+            http2: self.http2.merge(&http.http2),
         }
     }
 }

@@ -358,7 +358,7 @@ fn listen_errors() {
         err(&server("listen 80 foo;")),
         format!("invalid parameter \"foo\" in {at}")
     );
-    for p in ["http2", "quic"] {
+    for p in ["quic"] {
         assert_eq!(
             err(&server(&format!("listen 80 default_server {p};"))),
             format!(

@@ -10,6 +10,8 @@ mod errors;
 mod fast;
 mod files;
 mod fuzzish;
+// http2
+mod http2;
 mod inherit;
 mod limits;
 mod map;

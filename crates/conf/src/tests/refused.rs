@@ -14,7 +14,7 @@ fn well_formed_nginx_directives_are_refused_by_name() {
             "fastcgi_cache_key",
             4,
         ),
-        (server("http2 on;"), "http2", 4),
+        (server("http3 on;"), "http3", 4),
         (server("location / { ssi on; }"), "ssi", 4),
         (server("location / { proxy_cache c; }"), "proxy_cache", 4),
         (

@@ -1,0 +1,385 @@
+//! The HTTP/2 session of a connection: nginx's ngx_http_v2.c over the
+//! sans-I/O protocol of `peregrine_h2`. It reads frames through the
+//! connection's [`Transport`] (plain h2c or TLS with ALPN `h2`: it does
+//! not know which), makes each stream an exchange answered by the same
+//! core as HTTP/1 ([`stream`]), and writes the frames the protocol queues
+//! with the DATA the streams send in turn ([`send`]).
+//!
+//! ```text
+//!  HTTP/1 session ─preface─► H2Session ─┬─ read ─► Connection::recv ─► events ─► streams
+//!                                        └─ write ◄─ Connection::output ◄─ HEADERS, DATA (round robin)
+//! ```
+//!
+//! Timers (one per connection, as HTTP/1's): `keepalive_timeout` while no
+//! stream is open (then GOAWAY and close, as nginx's idle handler),
+//! `send_timeout` while output waits for the socket. `keepalive_requests`
+//! streams end the connection with a graceful GOAWAY, as does draining
+//! (QUIT, reload).
+
+mod head;
+mod send;
+mod stream;
+
+use std::collections::{HashMap, VecDeque};
+use std::io;
+use std::time::Duration;
+
+use peregrine_conf::model::LogLevel;
+use peregrine_core::ConnInfo;
+use peregrine_h2::{Connection, ErrorCode, Event, Progress};
+
+use crate::ctx::Ctx;
+use crate::errlog::{self, Context};
+use crate::http1::Close;
+use crate::stats::Gauge;
+use crate::transport::{Sink, TlsSink, Transport};
+
+use stream::Stream;
+
+/// The most input read at once: a whole frame of the largest size we
+/// accept and its header, a few times over.
+const READ_CHUNK: usize = 4 * (16384 + 9);
+/// Output queued before writing: frames are produced until this much
+/// waits, then written (a slow reader holds at most this per connection
+/// beyond the kernel's buffer).
+const OUT_HIGH: usize = 64 * 1024;
+/// nginx's `keepalive_timeout` default, for an address with no server.
+const DEFAULT_IDLE: Duration = Duration::from_secs(75);
+
+pub struct H2Session {
+    pub info: ConnInfo,
+    pub lst: usize,
+    gauge: Gauge,
+    conn: Connection,
+    /// Received, not yet consumed input.
+    inbuf: Vec<u8>,
+    streams: HashMap<u32, Stream>,
+    /// Streams with body left and window to send it, in turn.
+    sending: VecDeque<u32>,
+    /// Streams with body left whose window is shut, until WINDOW_UPDATE.
+    parked: Vec<u32>,
+    /// A file piece's bytes on their way into a DATA frame.
+    scratch: Vec<u8>,
+    /// The request head given to the codec (kept between streams).
+    headbuf: Vec<u8>,
+    /// The graceful GOAWAY went out (draining, `keepalive_requests`).
+    going: bool,
+    /// `ssl_verify_client`'s refusal of this connection's requests.
+    refuse: Option<u16>,
+    /// The connection reached EOF on read.
+    eof: bool,
+}
+
+impl H2Session {
+    /// Takes over a connection whose HTTP/1 session met the preface:
+    /// `pending` is what it had read (the preface and what followed).
+    pub fn new(info: ConnInfo, lst: usize, pending: &[u8], cx: &Ctx) -> H2Session {
+        let cfg = match cx.lctx(lst).http2 {
+            Some(c) => peregrine_h2::Config {
+                max_concurrent_streams: c.max_concurrent_streams,
+                initial_window: u32::try_from(c.body_preread_size).unwrap_or(u32::MAX),
+                chunk_size: u32::try_from(c.chunk_size).unwrap_or(u32::MAX),
+                ..peregrine_h2::Config::default()
+            },
+            None => peregrine_h2::Config::default(),
+        };
+        H2Session {
+            info,
+            lst,
+            gauge: Gauge::None,
+            conn: Connection::new(cfg),
+            inbuf: pending.to_vec(),
+            streams: HashMap::new(),
+            sending: VecDeque::new(),
+            parked: Vec::new(),
+            scratch: Vec::new(),
+            headbuf: Vec::new(),
+            going: false,
+            refuse: None,
+            eof: false,
+        }
+    }
+
+    pub fn set_gauge(&mut self, g: Gauge, cx: &Ctx) {
+        cx.stats.shift(self.gauge, g);
+        self.gauge = g;
+    }
+
+    /// No stream is open: what the worker may close when it drains or
+    /// runs out of connections.
+    pub fn is_idle(&self) -> bool {
+        self.streams.is_empty()
+    }
+
+    /// Runs the session until it must wait for the socket or close.
+    pub fn drive(&mut self, t: &mut Transport, key: usize, cx: &mut Ctx) -> Option<Close> {
+        if t.tls.is_some() && self.info.requests == 0 {
+            self.take_tls_vars(t);
+        }
+        if cx.draining && !self.going {
+            self.going = true;
+            self.conn.shutdown();
+        }
+        loop {
+            if let Err(c) = self.process(key, cx) {
+                let _ = self.write(t, cx);
+                return Some(c);
+            }
+            let blocked = match self.write(t, cx) {
+                Ok(b) => b,
+                Err(c) => return Some(c),
+            };
+            if self.conn.is_finished() && !self.conn.wants_write() {
+                return Some(Close::Normal);
+            }
+            if self.eof {
+                self.log(cx, LogLevel::Info, "client closed connection");
+                return Some(Close::Normal);
+            }
+            if !t.readable {
+                self.arm_timer(key, cx, blocked);
+                return None;
+            }
+            match self.read(t, cx) {
+                Ok(()) => {}
+                Err(c) => return Some(c),
+            }
+        }
+    }
+
+    /// The graceful GOAWAY of a draining worker, written now; an idle
+    /// connection then closes.
+    pub fn drain(&mut self, t: &mut Transport, key: usize, cx: &mut Ctx) -> Option<Close> {
+        self.drive(t, key, cx)
+    }
+
+    fn take_tls_vars(&mut self, t: &mut Transport) {
+        if let Some(tls) = t.tls.as_deref_mut()
+            && let Some((vars, refuse)) = tls.take_vars()
+        {
+            self.info.ssl = Some(std::sync::Arc::new(vars));
+            self.refuse = refuse;
+        }
+    }
+
+    fn arm_timer(&mut self, key: usize, cx: &mut Ctx, blocked: bool) {
+        let d = if blocked || !self.sending.is_empty() || !self.parked.is_empty() {
+            self.send_timeout()
+        } else if self.streams.is_empty() {
+            self.set_gauge(Gauge::Waiting, cx);
+            self.idle_timeout(cx)
+        } else {
+            // Streams wait for their request bodies.
+            self.idle_timeout(cx)
+        };
+        cx.timers.arm(key, cx.now, d);
+    }
+
+    fn send_timeout(&self) -> Duration {
+        self.streams
+            .values()
+            .find_map(|s| s.send_timeout())
+            .unwrap_or(peregrine_conf::build::raw::DEFAULT_SEND_TIMEOUT)
+    }
+
+    /// nginx applies the default server's `keepalive_timeout` to an idle
+    /// HTTP/2 connection (`ngx_http_v2_init`, after 1.19.7).
+    fn idle_timeout(&self, cx: &Ctx) -> Duration {
+        cx.lctx(self.lst)
+            .default_server
+            .as_ref()
+            .map_or(DEFAULT_IDLE, |s| s.conf.keepalive_timeout)
+    }
+
+    /// Reads once into the input buffer.
+    fn read(&mut self, t: &mut Transport, cx: &Ctx) -> Result<(), Close> {
+        let have = self.inbuf.len();
+        self.inbuf.resize(have + READ_CHUNK, 0);
+        let r = t.recv(&mut self.inbuf[have..]);
+        let n = match &r {
+            Ok(n) => *n,
+            Err(_) => 0,
+        };
+        self.inbuf.truncate(have + n);
+        match r {
+            Ok(0) => {
+                self.eof = true;
+                Ok(())
+            }
+            Ok(_) => Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                t.readable = false;
+                Ok(())
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::InvalidData && t.tls.is_some() => {
+                let (what, _) = crate::transport::tls_failure(t, &e);
+                self.log(cx, LogLevel::Info, &what);
+                Err(Close::Normal)
+            }
+            Err(e) => {
+                self.log(
+                    cx,
+                    LogLevel::Info,
+                    &errlog::with_os_error("recv() failed", &e),
+                );
+                Err(Close::Normal)
+            }
+        }
+    }
+
+    /// Feeds the buffered input to the protocol, acting on each event.
+    fn process(&mut self, key: usize, cx: &mut Ctx) -> Result<(), Close> {
+        if self.inbuf.is_empty() {
+            return Ok(());
+        }
+        self.conn.start_read();
+        let input = std::mem::take(&mut self.inbuf);
+        let mut pos = 0;
+        let result = loop {
+            match self.conn.recv(&input[pos..]) {
+                Ok(Progress::Partial) => break Ok(()),
+                Ok(Progress::Frame { consumed, event }) => {
+                    pos += consumed;
+                    if let Some(ev) = event {
+                        self.on_event(ev, key, cx);
+                    }
+                }
+                Err(e) => {
+                    self.log(cx, LogLevel::Info, e.reason);
+                    break Err(Close::Normal);
+                }
+            }
+        };
+        let mut input = input;
+        input.drain(..pos);
+        self.inbuf = input;
+        result
+    }
+
+    fn on_event(&mut self, ev: Event<'_>, key: usize, cx: &mut Ctx) {
+        match ev {
+            Event::Request {
+                stream,
+                head,
+                end_stream,
+            } => self.on_request(stream, &head, end_stream, key, cx),
+            Event::Data { stream, data, .. } => {
+                // Request bodies are read and discarded (the static
+                // handlers' ngx_http_discard_request_body): the credit goes
+                // back at once.
+                let n = u32::try_from(data.len()).unwrap_or(u32::MAX);
+                if let Some(s) = self.streams.get_mut(&stream) {
+                    s.request_length += u64::from(n);
+                }
+                self.conn.release(stream, n);
+            }
+            Event::Trailers { .. } | Event::Priority { .. } => {}
+            Event::Reset { stream, .. } => self.on_reset(stream, cx),
+            Event::WindowUpdate { .. } | Event::Settings => {
+                self.sending.extend(self.parked.drain(..));
+            }
+            Event::GoAway { .. } => {}
+        }
+    }
+
+    /// Writes what is queued, producing DATA while the output is short.
+    /// `Ok(true)`: blocked on the socket.
+    fn write(&mut self, t: &mut Transport, cx: &mut Ctx) -> Result<bool, Close> {
+        loop {
+            self.fill_output(cx);
+            let out = self.conn.output();
+            if out.is_empty() {
+                return Ok(!flush_tls(t).map_err(|_| Close::Normal)?);
+            }
+            if !t.writable {
+                return Ok(true);
+            }
+            let r = match t.tls.as_deref_mut() {
+                None => t.sock.send(out, false),
+                Some(tls) => TlsSink { sock: &t.sock, tls }.send(out, false),
+            };
+            match r {
+                Ok(0) => {
+                    t.writable = false;
+                    return Ok(true);
+                }
+                Ok(n) => self.conn.advance_output(n),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    t.writable = false;
+                    return Ok(true);
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.log(
+                        cx,
+                        LogLevel::Info,
+                        &errlog::with_os_error("send() failed", &e),
+                    );
+                    return Err(Close::Normal);
+                }
+            }
+        }
+    }
+
+    /// A timer of this connection fired: idle (GOAWAY, close) or a send
+    /// that waited past `send_timeout`.
+    pub fn on_timeout(&mut self, t: &mut Transport, cx: &mut Ctx) -> Close {
+        if !self.streams.is_empty() {
+            let timedout = io::Error::from_raw_os_error(libc::ETIMEDOUT);
+            let text = errlog::with_os_error("client timed out", &timedout);
+            self.log(
+                cx,
+                LogLevel::Info,
+                &format!("{text} while sending response to client"),
+            );
+        }
+        self.conn.go_away(ErrorCode::NoError);
+        let _ = self.write(t, cx);
+        Close::Normal
+    }
+
+    /// The connection closes: the streams still open are logged (nginx
+    /// logs each request, finished or not) and their exchanges returned.
+    pub fn closing(&mut self, cx: &mut Ctx) {
+        let ids: Vec<u32> = self.streams.keys().copied().collect();
+        for id in ids {
+            if let Some(mut s) = self.streams.remove(&id) {
+                s.closed_early();
+                self.finish(s, cx);
+            }
+        }
+        self.set_gauge(Gauge::None, cx);
+    }
+
+    /// Logs `text` with nginx's connection context.
+    pub(crate) fn log(&self, cx: &Ctx, level: LogLevel, text: &str) {
+        if level < cx.log_level {
+            return;
+        }
+        let server = cx.lctx(self.lst).server_name.clone();
+        let ctx = Context {
+            id: self.info.id,
+            peer: self.info.peer,
+            server: &server,
+            request: None,
+            host: None,
+        };
+        (cx.errlog)(level, &errlog::conn_message(&ctx, text));
+    }
+}
+
+/// Sends the records rustls holds; true when none is left (always, on
+/// plain TCP).
+fn flush_tls(t: &mut Transport) -> io::Result<bool> {
+    match t.tls.as_deref_mut() {
+        None => Ok(true),
+        Some(tls) => {
+            let done = TlsSink { sock: &t.sock, tls }.flush()?;
+            if !done {
+                t.writable = false;
+            }
+            Ok(done)
+        }
+    }
+}

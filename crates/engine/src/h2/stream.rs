@@ -1,0 +1,377 @@
+//! One stream: a request handed to core as an exchange, its response's
+//! head sent as HEADERS, its body left to send, and its access-log line.
+
+use std::collections::VecDeque;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use peregrine_codec::Parsed;
+use peregrine_conf::model::LogLevel;
+use peregrine_core::response::ErrorNote;
+use peregrine_core::{Body, Response};
+use peregrine_h2::{ErrorCode, RequestHead};
+
+use super::{H2Session, head};
+use crate::AccessEntry;
+use crate::ctx::Ctx;
+use crate::errlog::{self, Context};
+use crate::exchange::Exchange;
+use crate::stats::Gauge;
+use crate::write::{ConnHeader, serialize_head};
+
+/// Body bytes in memory, shared with core's caches or made for this
+/// response (a body whose chunked framing was taken off).
+pub(super) enum Mem {
+    Static(&'static [u8]),
+    Shared(Arc<[u8]>),
+    Owned(Vec<u8>),
+}
+
+impl Mem {
+    pub(super) fn bytes(&self) -> &[u8] {
+        match self {
+            Mem::Static(b) => b,
+            Mem::Shared(b) => b,
+            Mem::Owned(b) => b,
+        }
+    }
+}
+
+/// One leaf of a body still to send.
+pub(super) enum Piece {
+    Mem {
+        data: Mem,
+        pos: usize,
+    },
+    File {
+        file: Rc<std::fs::File>,
+        offset: u64,
+        left: u64,
+    },
+}
+
+pub(super) struct Stream {
+    pub ex: Box<Exchange>,
+    pub pieces: VecDeque<Piece>,
+    /// `$request_length`: the head as given to the codec, plus DATA.
+    pub request_length: u64,
+    pub start: SystemTime,
+    pub head_bytes: u64,
+    pub body_bytes: u64,
+}
+
+fn flatten(body: &Body, out: &mut VecDeque<Piece>) {
+    match body {
+        Body::Empty => {}
+        Body::Static(b) if !b.is_empty() => out.push_back(Piece::Mem {
+            data: Mem::Static(b),
+            pos: 0,
+        }),
+        Body::Shared(b) if !b.is_empty() => out.push_back(Piece::Mem {
+            data: Mem::Shared(b.clone()),
+            pos: 0,
+        }),
+        Body::File { file, offset, len } if *len > 0 => out.push_back(Piece::File {
+            file: file.clone(),
+            offset: *offset,
+            left: *len,
+        }),
+        Body::Parts(parts) => parts.iter().for_each(|p| flatten(p, out)),
+        _ => {}
+    }
+}
+
+impl Stream {
+    pub(super) fn send_timeout(&self) -> Option<Duration> {
+        Some(self.ex.conf()?.send_timeout)
+    }
+
+    /// The connection closes under the stream: nginx logs 499 when
+    /// nothing was sent (`ngx_http_terminate_request`).
+    pub(super) fn closed_early(&mut self) {
+        if self.head_bytes == 0
+            && let Some(r) = self.ex.resp.as_mut()
+        {
+            r.status = 499;
+        }
+    }
+}
+
+impl H2Session {
+    /// A request arrived on `id`: core answers it, the head goes out, the
+    /// body waits its turn.
+    pub(super) fn on_request(
+        &mut self,
+        id: u32,
+        req: &RequestHead,
+        end_stream: bool,
+        _key: usize,
+        cx: &mut Ctx,
+    ) {
+        self.info.requests += 1;
+        cx.stats.request();
+        self.set_gauge(Gauge::Writing, cx);
+        let start = cx.wall;
+        let mut ex = cx.exchanges.take();
+        head::request_text(req, &mut self.headbuf);
+        let parsed =
+            peregrine_codec::parse_request(&self.headbuf, &cx.lctx(self.lst).limits, ex.req_mut());
+        let mut note = None;
+        match parsed {
+            Ok(Parsed::Complete(_)) => {
+                ex.set_parsed();
+                ex.req_mut().mark_http2();
+                note = self.answer(&mut ex, req.content_length, cx);
+            }
+            Ok(Parsed::Partial) => ex.resp = Some(self.error_page(400, cx)),
+            Err(e) => {
+                self.log(cx, LogLevel::Info, &e.kind.to_string());
+                ex.resp = Some(self.error_page(e.status, cx));
+            }
+        }
+        if let Some(status) = self.refuse {
+            ex.resp = Some(self.error_page(status, cx));
+        }
+        if let Some(held) = cx.core.take_held() {
+            // limit_conn's slots go with the exchange; a delay
+            // (limit_req, auth_delay) is not waited out on HTTP/2 yet.
+            ex.held = Some(held);
+        }
+        if cx.core.has_proxy() && cx.core.take_proxy().is_some() {
+            self.log_ex(
+                cx,
+                LogLevel::Error,
+                "proxying an HTTP/2 request is not supported by Peregrine yet",
+                &ex,
+            );
+            ex.resp = Some(cx.core.error_response(502));
+        }
+        if let Some(note) = note {
+            self.log_ex(cx, LogLevel::Error, &note.to_string(), &ex);
+        }
+        if cx.core.has_log_lines() {
+            for line in cx.core.take_log_lines() {
+                self.log_ex(cx, line.level, &line.text, &ex);
+            }
+        }
+        let mut s = Stream {
+            ex,
+            pieces: VecDeque::new(),
+            request_length: self.headbuf.len() as u64,
+            start,
+            head_bytes: 0,
+            body_bytes: 0,
+        };
+        if !self.respond(id, &mut s, end_stream, cx) {
+            self.finish(s, cx);
+            return;
+        }
+        if s.pieces.is_empty() {
+            self.end_stream(id, s, cx);
+        } else {
+            self.streams.insert(id, s);
+            self.sending.push_back(id);
+        }
+    }
+
+    /// Sends the response's head and queues its body; false when the
+    /// stream ended instead (`return 444`: reset, as nginx does).
+    fn respond(&mut self, id: u32, s: &mut Stream, _end_stream: bool, cx: &mut Ctx) -> bool {
+        let Some(resp) = s.ex.resp.as_mut() else {
+            self.conn.reset(id, ErrorCode::InternalError);
+            return false;
+        };
+        if resp.status == 444 {
+            self.conn.reset(id, ErrorCode::InternalError);
+            return false;
+        }
+        resp.status = peregrine_codec::response::wire_status(resp.status);
+        if let Some(c) = resp.conf.as_deref()
+            && self.info.requests >= c.keepalive_requests
+            && !self.going
+        {
+            // nginx's HTTP/2 `keepalive_requests`: the last stream is
+            // served, a GOAWAY tells the client to go elsewhere.
+            self.going = true;
+            self.conn.shutdown();
+        }
+        let mut text = Vec::with_capacity(256);
+        let ch = ConnHeader {
+            keepalive: true,
+            keepalive_header: None,
+        };
+        serialize_head(&mut text, resp, &cx.head_start, &ch, false);
+        let mut ranges = Vec::with_capacity(16);
+        let chunked = head::response_fields(&text, &mut ranges);
+        head::lowercase_names(&mut text, &ranges);
+        let fields: Vec<(&[u8], &[u8])> = ranges
+            .iter()
+            .map(|&(a, b, c, d)| (&text[a..b], &text[c..d]))
+            .collect();
+        if !resp.header_only {
+            flatten(&resp.body, &mut s.pieces);
+        }
+        if chunked {
+            let mut all = Vec::new();
+            for p in s.pieces.drain(..) {
+                if let Piece::Mem { data, .. } = p {
+                    all.extend_from_slice(data.bytes());
+                }
+            }
+            let plain = head::unchunk(&all);
+            if !plain.is_empty() {
+                s.pieces.push_back(Piece::Mem {
+                    data: Mem::Owned(plain),
+                    pos: 0,
+                });
+            }
+        }
+        let before = self.conn.output().len();
+        let sent = self
+            .conn
+            .send_headers(id, resp.status, &fields, s.pieces.is_empty());
+        s.head_bytes = (self.conn.output().len().saturating_sub(before)) as u64;
+        sent.is_ok()
+    }
+
+    /// The response is complete: a request body still coming is not
+    /// wanted (RST_STREAM NO_ERROR, RFC 9113 §8.1), and the stream is
+    /// logged.
+    pub(super) fn end_stream(&mut self, id: u32, s: Stream, cx: &mut Ctx) {
+        if self.conn.stream_state(id).is_some() {
+            self.conn.reset(id, ErrorCode::NoError);
+        }
+        self.finish(s, cx);
+    }
+
+    /// The peer reset the stream (or we did for a stream error).
+    pub(super) fn on_reset(&mut self, id: u32, cx: &mut Ctx) {
+        if let Some(mut s) = self.streams.remove(&id) {
+            s.closed_early();
+            self.finish(s, cx);
+        }
+    }
+
+    /// Logs the stream and gives its exchange back.
+    pub(super) fn finish(&mut self, mut s: Stream, cx: &mut Ctx) {
+        if cx.access.is_some()
+            && let Some(resp) = s.ex.resp.as_ref()
+        {
+            let entry = AccessEntry {
+                conn: &self.info,
+                request: s.ex.req(),
+                response: resp,
+                status: resp.status,
+                bytes_sent: s.head_bytes + s.body_bytes,
+                body_bytes_sent: s.body_bytes,
+                request_length: s.request_length,
+                start: s.start,
+                end: cx.wall,
+                pipelined: false,
+                upstream: None,
+            };
+            if let Some(log) = cx.access.as_mut() {
+                log.log(&entry);
+            }
+        }
+        s.ex.reset(&mut cx.pool);
+        cx.exchanges.put(s.ex);
+        if self.streams.is_empty() {
+            self.set_gauge(Gauge::Waiting, cx);
+        }
+    }
+
+    /// Core's answer, or 500 if it panicked, or 413 over
+    /// `client_max_body_size` (as the HTTP/1 session's `answer`).
+    fn answer(
+        &mut self,
+        ex: &mut Exchange,
+        length: Option<u64>,
+        cx: &mut Ctx,
+    ) -> Option<ErrorNote> {
+        let explain = LogLevel::Error >= cx.log_level;
+        let wall = cx.wall;
+        let (req, resp) = ex.split();
+        let info = &self.info;
+        let core = &mut cx.core;
+        let caught = catch_unwind(AssertUnwindSafe(|| {
+            let (r, note) = core.handle_explained(info, req, wall, explain);
+            *resp = Some(r);
+            note
+        }));
+        let mut note = match caught {
+            Ok(note) => note,
+            Err(p) => {
+                cx.core.drop_caches();
+                let why = errlog::panic_text(&*p);
+                self.log(
+                    cx,
+                    LogLevel::Alert,
+                    &format!("request processing panicked: {why}; the worker's caches are dropped"),
+                );
+                *resp = Some(cx.core.error_response(500));
+                None
+            }
+        };
+        if let Some(r) = resp.as_mut()
+            && let (Some(c), Some(n)) = (&r.conf, length)
+            && c.client_max_body_size > 0
+            && n > c.client_max_body_size
+            && r.status != 413
+        {
+            let conf = r.conf.clone();
+            let server = r.server.clone();
+            *r = cx.core.error_response(413);
+            note = explain.then_some(ErrorNote::TooLargeBody { length: n });
+            r.conf = r.conf.take().or(conf);
+            r.server = r.server.take().or(server);
+        }
+        note
+    }
+
+    /// The default server's page for a request that could not be taken.
+    fn error_page(&mut self, status: u16, cx: &mut Ctx) -> Response {
+        let default = cx.lctx(self.lst).default_server.clone();
+        let (info, wall) = (&self.info, cx.wall);
+        let core = &mut cx.core;
+        let mut resp = catch_unwind(AssertUnwindSafe(|| {
+            core.bad_request_response(info, default.as_ref(), status, wall)
+        }))
+        .unwrap_or_else(|_| cx.core.error_response(status));
+        if let Some(srv) = &default {
+            resp.conf = resp.conf.or_else(|| Some(srv.conf.clone()));
+            resp.server = resp.server.or_else(|| Some(srv.clone()));
+        }
+        resp
+    }
+
+    /// Logs `text` with the stream's request in the context.
+    fn log_ex(&self, cx: &Ctx, level: LogLevel, text: &str, ex: &Exchange) {
+        let loc_log = ex.conf().and_then(|c| c.error_log.as_ref());
+        if level < cx.log_level && loc_log.is_none() {
+            return;
+        }
+        let req = ex.req();
+        let server = ex
+            .resp
+            .as_ref()
+            .and_then(|r| r.server.as_ref())
+            .and_then(|s| s.server_names.first())
+            .map(errlog::server_name_text)
+            .unwrap_or_else(|| cx.lctx(self.lst).server_name.clone());
+        let ctx = Context {
+            id: self.info.id,
+            peer: self.info.peer,
+            server: &server,
+            request: req.map(|r| r.request_line()),
+            host: req.and_then(|r| r.host()),
+        };
+        let line = errlog::conn_message(&ctx, text);
+        match loc_log {
+            Some(confs) => cx.loc_errlogs.write(confs, level, &line),
+            None => (cx.errlog)(level, &line),
+        }
+    }
+}
