@@ -657,10 +657,6 @@ impl Builder {
             } else {
                 s.listen.clone()
             };
-            // ssl: the deprecated `ssl on;` (see build::ssl::ssl).
-            if srv.ssl.on == Some(true) {
-                listen.iter_mut().for_each(|l| l.ssl = true);
-            }
             let server_names = if s.server_names.is_empty() {
                 vec![ServerName::Exact(String::new())]
             } else {
@@ -687,6 +683,7 @@ impl Builder {
                 http2: srv.http2.resolve(),
             }));
         }
+        ssl::apply_ssl_on(&mut servers);
         ssl::check_listen(&servers)?;
         self.warn_conflicting_names(&servers);
         check_locations(&servers, &|c| {

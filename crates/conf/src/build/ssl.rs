@@ -165,6 +165,39 @@ impl RawSsl {
     }
 }
 
+/// The deprecated `ssl on;`: TLS on the addresses whose default server has
+/// it (nginx's `ngx_http_init_connection` reads the default server's
+/// `ssl` flag; a server with `ssl on` that is not an address's default
+/// server is reached there in plain HTTP).
+pub fn apply_ssl_on(servers: &mut [Arc<ServerConf>]) {
+    let mut tls = Vec::new();
+    for (i, s) in servers.iter().enumerate() {
+        for l in &s.listen {
+            if default_of(servers, l.addr) == Some(i) && s.ssl.on {
+                tls.push(l.addr);
+            }
+        }
+    }
+    for s in servers.iter_mut() {
+        if let Some(s) = Arc::get_mut(s) {
+            s.listen
+                .iter_mut()
+                .filter(|l| tls.contains(&l.addr))
+                .for_each(|l| l.ssl = true);
+        }
+    }
+}
+
+/// The default server of `addr`: the one with `default_server`, else the
+/// first listing it.
+fn default_of(servers: &[Arc<ServerConf>], addr: std::net::SocketAddr) -> Option<usize> {
+    let on_addr = |s: &Arc<ServerConf>| s.listen.iter().any(|x| x.addr == addr);
+    servers
+        .iter()
+        .position(|s| s.listen.iter().any(|x| x.addr == addr && x.default_server))
+        .or_else(|| servers.iter().position(on_addr))
+}
+
 /// nginx's check of `listen ... ssl` (ngx_http_ssl_init): the default
 /// server of an address that speaks TLS has a certificate (or rejects
 /// handshakes: `ssl_reject_handshake on`).
@@ -223,7 +256,17 @@ pub fn ssl_protocols(s: &mut RawSrv, d: &Directive, _: &Env<'_>) -> Result<()> {
     if let Some(bad) = d.args.iter().find(|a| !KNOWN.contains(&a.as_str())) {
         return Err(msg(d, format!("invalid value \"{bad}\"")));
     }
-    set(&mut s.ssl.protocols, d.args.clone(), d)
+    // A bitmask slot in nginx (`ngx_conf_set_bitmask_slot`): a second
+    // `ssl_protocols` at one level adds its protocols, no "duplicate"
+    // (certbot's options-ssl-nginx.conf, included beside a server's own,
+    // relies on it).
+    let list = s.ssl.protocols.get_or_insert_with(Vec::new);
+    for a in &d.args {
+        if !list.contains(a) {
+            list.push(a.clone());
+        }
+    }
+    Ok(())
 }
 
 pub fn ssl_ciphers(s: &mut RawSrv, d: &Directive, _: &Env<'_>) -> Result<()> {

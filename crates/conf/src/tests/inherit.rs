@@ -118,3 +118,33 @@ fn compression_fields_inherit_separately() {
     assert!(x.brotli.on);
     assert_eq!(x.brotli.comp_level, 4);
 }
+
+/// `ssl_protocols` twice at one level adds up, as nginx's bitmask slot
+/// does (certbot's included options file beside a server's own line).
+#[test]
+fn ssl_protocols_twice_add_up() {
+    let c = parse(&server(
+        "ssl_protocols TLSv1.3;\n ssl_protocols TLSv1.2 TLSv1.3;",
+    ));
+    assert_eq!(only_server(&c).ssl.protocols, ["TLSv1.3", "TLSv1.2"]);
+}
+
+/// The deprecated `ssl on;` makes TLS the addresses its server is the
+/// default server of, and no others (nginx reads the default server's
+/// flag per connection): a port where another server is the default
+/// stays plain.
+#[test]
+fn ssl_on_applies_where_its_server_is_the_default() {
+    let c = parse(&http(
+        "server { listen 80; server_name a; }\n\
+         server { ssl on; listen 80; listen 8443; server_name b;\n\
+           ssl_certificate c.pem; ssl_certificate_key k.pem; }",
+    ));
+    let servers = &c.http.as_ref().unwrap().servers;
+    let ssl: Vec<(u16, bool)> = servers[1]
+        .listen
+        .iter()
+        .map(|l| (l.addr.port(), l.ssl))
+        .collect();
+    assert_eq!(ssl, [(80, false), (8443, true)]);
+}
