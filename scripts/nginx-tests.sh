@@ -66,17 +66,17 @@ run_one() {
   # prove -v prints every "ok N"/"not ok N" line, and "skipped: REASON"
   # for a file planned skip_all.
   local pass fail skip reason planned
-  pass=$(grep -cE '^ok [0-9]+' "$log")
-  skip=$(grep -cE '^ok [0-9]+.*# (skip|SKIP)' "$log")
+  pass=$(grep -a -cE '^ok [0-9]+' "$log")
+  skip=$(grep -a -cE '^ok [0-9]+.*# (skip|SKIP)' "$log")
   pass=$((pass - skip))
-  fail=$(grep -E '^not ok [0-9]+' "$log" | grep -vc '# TODO')
+  fail=$(grep -a -E '^not ok [0-9]+' "$log" | grep -a -vc '# TODO')
   # "not ok ... # TODO": a subtest the suite itself marks as not expected to
   # pass on this version (has_version gates); counted with the skipped.
   local todo
-  todo=$(grep -E '^not ok [0-9]+' "$log" | grep -c '# TODO')
+  todo=$(grep -a -E '^not ok [0-9]+' "$log" | grep -a -c '# TODO')
   skip=$((skip + todo))
-  planned=$(grep -oE '^1\.\.[0-9]+' "$log" | head -1 | cut -d. -f3)
-  reason=$(grep -oE 'skipped: .*' "$log" | head -1)
+  planned=$(grep -a -oE '^1\.\.[0-9]+' "$log" | head -1 | cut -d. -f3)
+  reason=$(grep -a -oE 'skipped: .*' "$log" | head -1)
   if [ -n "$reason" ]; then
     printf '%-40s skipped whole (%s)\n' "$t" "${reason#skipped: }"
     echo "SKIPFILE" >"$log.sum"
@@ -86,11 +86,11 @@ run_one() {
   local died=""
   if [ -z "$planned" ]; then
     # No plan at all: the file died before it could say how many it has.
-    died=" (died before its plan: $(grep -m1 -E "emerg|Can't|died" "$log" | head -c 160))"
+    died=" (died before its plan: $(grep -a -m1 -E "emerg|Can't|died" "$log" | head -c 160))"
     fail=$((fail + 1))
   elif [ "$ran" -lt "$planned" ]; then
     # Subtests the plan promised but that never ran (the file died).
-    died=" (died after $ran of $planned: $(grep -m1 -E "Can't|died|Dubious" "$log" | head -c 120))"
+    died=" (died after $ran of $planned: $(grep -a -m1 -E "Can't|died|Dubious" "$log" | head -c 120))"
     fail=$((fail + planned - ran))
   fi
   local todos=""

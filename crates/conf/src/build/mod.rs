@@ -652,7 +652,7 @@ impl Builder {
                 .iter()
                 .map(|l| Arc::new(l.merge(&conf)))
                 .collect();
-            let mut listen = if s.listen.is_empty() {
+            let listen = if s.listen.is_empty() {
                 vec![listen::default_listen(&s.span)]
             } else {
                 s.listen.clone()
