@@ -160,3 +160,28 @@ pub fn http2_on(conf: &Config, addr: SocketAddr) -> bool {
         })
     })
 }
+
+/// The default server's page for a request that could not be taken, on
+/// listening address `lst` (its `error_page` applies, as nginx's special
+/// response handler); a panic there costs the page, not the worker. Both
+/// sessions (HTTP/1, HTTP/2) answer their bad requests with it.
+pub fn default_server_page(
+    cx: &mut Ctx,
+    lst: usize,
+    info: &peregrine_core::ConnInfo,
+    status: u16,
+) -> peregrine_core::Response {
+    use std::panic::{AssertUnwindSafe, catch_unwind};
+    let default = cx.lctx(lst).default_server.clone();
+    let wall = cx.wall;
+    let core = &mut cx.core;
+    let mut resp = catch_unwind(AssertUnwindSafe(|| {
+        core.bad_request_response(info, default.as_ref(), status, wall)
+    }))
+    .unwrap_or_else(|_| cx.core.error_response(status));
+    if let Some(srv) = &default {
+        resp.conf = resp.conf.or_else(|| Some(srv.conf.clone()));
+        resp.server = resp.server.or_else(|| Some(srv.clone()));
+    }
+    resp
+}

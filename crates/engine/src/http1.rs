@@ -852,18 +852,8 @@ impl Http1 {
     /// as nginx's special response handler); a panic there costs the
     /// page, not the worker.
     fn default_error_page(&self, status: u16, cx: &mut Ctx) -> Response {
-        let default = cx.lctx(self.lst).default_server.clone();
-        let (info, wall) = (&self.info, cx.wall);
-        let core = &mut cx.core;
-        let mut resp = catch_unwind(AssertUnwindSafe(|| {
-            core.bad_request_response(info, default.as_ref(), status, wall)
-        }))
-        .unwrap_or_else(|_| cx.core.error_response(status));
+        let mut resp = crate::ctx::default_server_page(cx, self.lst, &self.info, status);
         resp.keepalive = false;
-        if let Some(srv) = &cx.lctx(self.lst).default_server {
-            resp.conf = resp.conf.or_else(|| Some(srv.conf.clone()));
-            resp.server = resp.server.or_else(|| Some(srv.clone()));
-        }
         resp
     }
 

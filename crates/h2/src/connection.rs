@@ -101,7 +101,6 @@ pub enum Progress<'a> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Phase {
     Preface,
-    FirstSettings,
     Ready,
     /// A connection error was sent; nothing more is read.
     Failed(ConnError),
@@ -276,6 +275,11 @@ impl Connection {
         }
     }
 
+    /// RFC 9113 3.4 has the client's SETTINGS right after the preface;
+    /// nginx takes any frame there (ngx_http_v2_state_preface_end goes to
+    /// the frame head), and nginx's own test client starts with the ACK of
+    /// the server's SETTINGS: a drop-in takes it too
+    /// (tests/errors.rs `preface_and_first_frame`).
     fn recv_preface<'a>(&mut self, input: &'a [u8]) -> Result<Progress<'a>, ConnError> {
         let n = input.len().min(PREFACE.len());
         if input[..n] != PREFACE[..n] {
@@ -284,7 +288,7 @@ impl Connection {
         if n < PREFACE.len() {
             return Ok(Progress::Partial);
         }
-        self.phase = Phase::FirstSettings;
+        self.phase = Phase::Ready;
         Ok(Progress::Frame {
             consumed: PREFACE.len(),
             event: None,
@@ -298,13 +302,6 @@ impl Connection {
         h: FrameHeader,
         payload: &'a [u8],
     ) -> Result<Option<Event<'a>>, Violation> {
-        // RFC 9113 3.4 has the client's SETTINGS first; nginx takes any
-        // frame after the preface (ngx_http_v2_state_preface_end goes to
-        // the frame head), and nginx's own test client starts with the ACK
-        // of the server's SETTINGS: a drop-in takes it too.
-        if self.phase == Phase::FirstSettings {
-            self.phase = Phase::Ready;
-        }
         if let Some(b) = &self.block
             && (h.kind != Kind::Continuation || h.stream != b.stream)
         {

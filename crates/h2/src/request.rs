@@ -22,8 +22,9 @@ pub struct RequestHead {
 }
 
 /// Field names that are connection-specific in HTTP/1 and have no place in
-/// HTTP/2 (§8.2.2).
-const CONNECTION_SPECIFIC: [&[u8]; 5] = [
+/// HTTP/2 (§8.2.2): refused in requests here, left out of responses by the
+/// engine's head adapter.
+pub const CONNECTION_SPECIFIC: [&[u8]; 5] = [
     b"connection",
     b"keep-alive",
     b"proxy-connection",

@@ -244,12 +244,12 @@ impl Resolver {
     /// Datagrams that answer no query of ours (a wrong id, a question that
     /// is not ours, not a response, not parseable) are ignored as nginx
     /// ignores them, and the query waits for its resend.
-    pub fn on_datagram(&mut self, server: usize, data: &[u8], now: Instant) -> Option<Done> {
+    pub fn on_datagram(&mut self, _server: usize, data: &[u8], now: Instant) -> Option<Done> {
         let id = u16::from_be_bytes([*data.first()?, *data.get(1)?]);
         let name = self.ids.get(&id)?.clone();
         // An answer from any server asked counts (a late one from the
-        // server asked before a resend too, as in nginx).
-        let _ = server;
+        // server asked before a resend too, as in nginx): `_server` is
+        // not checked.
         let q = self.queries.get_mut(&name)?;
         let family = q.ids.iter().position(|i| *i == Some(id))?;
         let answer = answer::read(data, &q.asking, family == 1)?;

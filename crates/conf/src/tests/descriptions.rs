@@ -66,6 +66,46 @@ pub static DESCRIPTIONS: &[(&str, &str)] = &[
         "`all`: every access module must allow; `any`: one suffices (`allow`/`deny`, `auth_basic`)",
     ),
     (
+        "http2",
+        "HTTP/2 for the server's addresses: ALPN `h2` on TLS, h2c by prior knowledge on plain ports (`listen ... http2` too, with nginx's deprecation warning)",
+    ),
+    (
+        "http2_max_concurrent_streams",
+        "streams a client may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS)",
+    ),
+    (
+        "http2_chunk_size",
+        "checked as nginx checks it; DATA frames are 8k whatever it says (not applied yet)",
+    ),
+    (
+        "http2_body_preread_size",
+        "each stream's receive window for a request body",
+    ),
+    (
+        "http2_recv_buffer_size",
+        "the size of a read from an HTTP/2 connection",
+    ),
+    (
+        "http2_recv_timeout",
+        "obsolete in nginx: accepted with nginx's warning (`client_header_timeout` applies)",
+    ),
+    (
+        "http2_idle_timeout",
+        "obsolete in nginx: accepted with nginx's warning (`keepalive_timeout` applies)",
+    ),
+    (
+        "http2_max_field_size",
+        "obsolete in nginx: accepted with nginx's warning (`large_client_header_buffers` applies)",
+    ),
+    (
+        "http2_max_header_size",
+        "obsolete in nginx: accepted with nginx's warning (`large_client_header_buffers` applies)",
+    ),
+    (
+        "http2_max_requests",
+        "obsolete in nginx: accepted with nginx's warning (`keepalive_requests` applies)",
+    ),
+    (
         "resolver",
         "name servers (`valid=`, `ipv4=`, `ipv6=`) for `proxy_pass` hosts built from variables: A and AAAA over UDP in the worker's loop, cached by TTL; the `upstream` level (`server ... resolve`) is not implemented",
     ),

@@ -7,14 +7,8 @@
 
 use peregrine_h2::RequestHead;
 
-/// Response fields an HTTP/2 head must not carry (RFC 9113 §8.2.2).
-const CONNECTION_SPECIFIC: [&[u8]; 5] = [
-    b"connection",
-    b"keep-alive",
-    b"proxy-connection",
-    b"transfer-encoding",
-    b"upgrade",
-];
+// The response fields an HTTP/2 head must not carry (RFC 9113 §8.2.2).
+use peregrine_h2::request::CONNECTION_SPECIFIC;
 
 /// Writes `head` as the HTTP/1.1 head the codec parses: the request line
 /// from `:method` and `:path`, `Host` from `:authority` (unless a `host`

@@ -333,18 +333,7 @@ impl H2Session {
 
     /// The default server's page for a request that could not be taken.
     fn error_page(&mut self, status: u16, cx: &mut Ctx) -> Response {
-        let default = cx.lctx(self.lst).default_server.clone();
-        let (info, wall) = (&self.info, cx.wall);
-        let core = &mut cx.core;
-        let mut resp = catch_unwind(AssertUnwindSafe(|| {
-            core.bad_request_response(info, default.as_ref(), status, wall)
-        }))
-        .unwrap_or_else(|_| cx.core.error_response(status));
-        if let Some(srv) = &default {
-            resp.conf = resp.conf.or_else(|| Some(srv.conf.clone()));
-            resp.server = resp.server.or_else(|| Some(srv.clone()));
-        }
-        resp
+        crate::ctx::default_server_page(cx, self.lst, &self.info, status)
     }
 
     /// Logs `text` with the stream's request in the context.
