@@ -73,6 +73,7 @@ mod tls_client;
 mod tls_reload;
 mod trailers;
 mod tune;
+mod unix_listen;
 mod upstream_blocks;
 mod userid;
 mod uwsgi_scgi;

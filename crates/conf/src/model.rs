@@ -235,7 +235,10 @@ pub struct ServerConf {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListenConf {
+    /// The address, or for `listen unix:PATH` its key ([`unix_key`]).
     pub addr: SocketAddr,
+    /// `listen unix:PATH`: the socket's path.
+    pub unix: Option<Arc<str>>,
     pub default_server: bool,
     pub reuseport: bool,
     /// `backlog=N`; nginx's default is 511 on Linux.
@@ -257,6 +260,70 @@ pub struct ListenConf {
     /// The deprecated `listen ... http2`: HTTP/2 on this address (nginx
     /// 1.25's `http2 on` in every server of it).
     pub http2: bool,
+}
+
+impl ListenConf {
+    /// The address as nginx prints it (`unix:PATH` for a socket path).
+    pub fn display(&self) -> String {
+        match &self.unix {
+            Some(p) => format!("unix:{p}"),
+            None => self.addr.to_string(),
+        }
+    }
+}
+
+/// The prefix of the keys standing for UNIX-domain addresses: 100::/64,
+/// IPv6's discard-only prefix (RFC 6666), which no host has as a local or
+/// peer address. A `listen unix:PATH` is keyed by an address in it, so
+/// that everything that selects by address (servers of an address, their
+/// default server, TLS, HTTP/2, PROXY protocol) treats a socket path as
+/// one more address without a second kind of key.
+const UNIX_PREFIX: u128 = 0x0100_0000_0000_0000 << 64;
+
+/// The key address of `listen unix:PATH`: the prefix and a 64-bit
+/// FNV-1a hash of the path (port 0, which no TCP listener has). Distinct
+/// paths whose hashes collide are refused at load (`build::listen`).
+pub fn unix_key(path: &str) -> SocketAddr {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in path.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    // The zero hash is the peer key below.
+    let h = h.max(1);
+    SocketAddr::new(
+        std::net::Ipv6Addr::from(UNIX_PREFIX | u128::from(h)).into(),
+        0,
+    )
+}
+
+/// The peer address of a client on a UNIX-domain socket (nginx prints it
+/// as `unix:`): the prefix itself, port 0.
+pub const UNIX_PEER: SocketAddr = SocketAddr::new(
+    std::net::IpAddr::V6(std::net::Ipv6Addr::new(0x100, 0, 0, 0, 0, 0, 0, 0)),
+    0,
+);
+
+/// An address as nginx prints a client's or a server's (`$remote_addr`,
+/// `client:` in the error log): the IP, or `unix:` for a UNIX-domain one.
+pub struct IpText(pub SocketAddr);
+
+impl std::fmt::Display for IpText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if is_unix(self.0) {
+            f.write_str("unix:")
+        } else {
+            self.0.ip().fmt(f)
+        }
+    }
+}
+
+/// Whether an address is a UNIX-domain key ([`unix_key`], [`UNIX_PEER`]).
+pub fn is_unix(addr: SocketAddr) -> bool {
+    match addr {
+        SocketAddr::V6(a) => u128::from(*a.ip()) >> 64 == UNIX_PREFIX >> 64 && a.port() == 0,
+        SocketAddr::V4(_) => false,
+    }
 }
 
 #[derive(Debug, Clone)]

@@ -16,6 +16,19 @@ pub(crate) fn denied(rules: &[AccessRule], peer: SocketAddr) -> bool {
 /// The first rule matching `peer`: `Some(deny)`, or `None` (nginx's
 /// `NGX_DECLINED`, which `satisfy any` does not count as allowing).
 pub(crate) fn verdict(rules: &[AccessRule], peer: SocketAddr) -> Option<bool> {
+    rules
+        .iter()
+        .find(|r| net_matches(&r.net, peer))
+        .map(|r| r.deny)
+}
+
+/// `ngx_cidr_match` for one network: `unix:` matches a client on a
+/// UNIX-domain socket (`peregrine_conf::model::UNIX_PEER`), which no
+/// address rule matches; an IPv4-mapped IPv6 address is matched as IPv4.
+pub(crate) fn net_matches(net: &AccessNet, peer: SocketAddr) -> bool {
+    if peregrine_conf::model::is_unix(peer) {
+        return matches!(net, AccessNet::All | AccessNet::Unix);
+    }
     let ip = match peer.ip() {
         IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
             Some(v4) => IpAddr::V4(v4),
@@ -23,15 +36,12 @@ pub(crate) fn verdict(rules: &[AccessRule], peer: SocketAddr) -> Option<bool> {
         },
         v4 => v4,
     };
-    rules
-        .iter()
-        .find(|r| match (&r.net, ip) {
-            (AccessNet::All, _) => true,
-            (AccessNet::V4 { addr, mask }, IpAddr::V4(a)) => u32::from(a) & mask == *addr,
-            (AccessNet::V6 { addr, mask }, IpAddr::V6(a)) => u128::from(a) & mask == *addr,
-            _ => false,
-        })
-        .map(|r| r.deny)
+    match (net, ip) {
+        (AccessNet::All, _) => true,
+        (AccessNet::V4 { addr, mask }, IpAddr::V4(a)) => u32::from(a) & mask == *addr,
+        (AccessNet::V6 { addr, mask }, IpAddr::V6(a)) => u128::from(a) & mask == *addr,
+        _ => false,
+    }
 }
 
 #[cfg(test)]

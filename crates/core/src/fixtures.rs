@@ -220,6 +220,7 @@ pub fn server_with(
             .iter()
             .map(|(a, d)| ListenConf {
                 addr: a.parse::<SocketAddr>().expect("test address"),
+                unix: None,
                 default_server: *d,
                 reuseport: false,
                 backlog: 511,

@@ -23,6 +23,11 @@ fn address(vc: &VarCtx<'_>, g: &GeoConf) -> IpAddr {
             .unwrap_or(IpAddr::V4(Ipv4Addr::from(NONE)));
     }
     let peer: SocketAddr = vc.peer;
+    // A UNIX-domain client has no address: nginx's `ngx_http_geo_addr`
+    // looks up INADDR_NONE for any family but AF_INET(6).
+    if peregrine_conf::model::is_unix(peer) {
+        return IpAddr::V4(Ipv4Addr::from(NONE));
+    }
     if g.proxies.is_empty() {
         return peer.ip();
     }

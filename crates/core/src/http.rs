@@ -135,6 +135,8 @@ pub(crate) struct Ctx<'a> {
     pub captures: Vec<String>,
     /// The server's names (`valid_referers server_names`).
     pub server_names: &'a [ServerName],
+    /// The server's `listen`s (`$server_addr` of a socket path).
+    pub listen: &'a [peregrine_conf::model::ListenConf],
     /// The userid filter's state for this request.
     pub uid: crate::userid::UidCell,
     /// Named captures of the server name regex.
@@ -200,6 +202,7 @@ impl Ctx<'_> {
             captures: &self.captures,
             conf: &self.conf,
             server_names: self.server_names,
+            listen: self.listen,
             uid: &self.uid,
             now: self.now,
             named: &self.named,
@@ -515,6 +518,7 @@ impl HttpCore {
             server_name: &srv.name,
             captures: Vec::new(),
             server_names: &srv.conf.server_names,
+            listen: &srv.conf.listen,
             uid: Default::default(),
             named: if srv.named_captures {
                 crate::servers::named_captures(&srv.conf, req.host)
@@ -587,8 +591,11 @@ impl HttpCore {
                     if crate::headers::active(&ctx.conf) {
                         crate::headers::filter(&mut r, ctx);
                     }
-                    if ctx.conf.userid.mode >= UseridMode::V1 && r.status != 444 {
-                        crate::userid::filter(ctx, &mut r);
+                    if ctx.conf.userid.mode >= UseridMode::V1
+                        && r.status != 444
+                        && let Some(note) = crate::userid::filter(ctx, &mut r)
+                    {
+                        self.log_line(peregrine_conf::model::LogLevel::Notice, || note);
                     }
                     return r;
                 }

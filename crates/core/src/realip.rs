@@ -15,14 +15,14 @@ use peregrine_conf::model::{AccessNet, RealIpConf, RealIpHeader};
 
 use crate::http::Ctx;
 
-/// `ngx_cidr_match`: whether `addr` is one of the trusted ones.
-fn trusted(from: &[AccessNet], addr: IpAddr) -> bool {
-    from.iter().any(|n| match (n, addr) {
-        (AccessNet::All, _) => true,
-        (AccessNet::V4 { addr: a, mask }, IpAddr::V4(v)) => u32::from(v) & mask == *a,
-        (AccessNet::V6 { addr: a, mask }, IpAddr::V6(v)) => u128::from(v) & mask == *a,
-        _ => false,
-    })
+/// `ngx_cidr_match`: whether `addr` is one of the trusted ones. Only the
+/// connection's own address (`conn`) can be a UNIX-domain client matched by
+/// `unix:`; an address read from a header never is.
+fn trusted(from: &[AccessNet], addr: SocketAddr, conn: bool) -> bool {
+    if !conn && peregrine_conf::model::is_unix(addr) {
+        return false;
+    }
+    from.iter().any(|n| crate::access::net_matches(n, addr))
 }
 
 /// `ngx_parse_addr_port`: `ADDR`, `ADDR:PORT`, `[V6]:PORT` or a bare IPv6
@@ -57,7 +57,7 @@ fn from_value(addr: &mut SocketAddr, xff: &str, from: &[AccessNet], recursive: b
     let mut len = b.len();
     let mut found = false;
     loop {
-        if !trusted(from, addr.ip()) {
+        if !trusted(from, *addr, !found) {
             return if found { Found::Part } else { Found::None };
         }
         if len == 0 {

@@ -70,6 +70,8 @@ struct Uid {
     /// The identifier to set, once decided.
     set: Option<[u8; 16]>,
     decided: bool,
+    /// `$uid_reset` was `log`: the identifier replaced, for the notice.
+    reset_log: Option<[u8; 16]>,
 }
 
 /// Appends `$uid_got`, `$uid_set` or `$uid_reset` (always empty: nothing
@@ -83,10 +85,7 @@ pub(crate) fn push(v: &VarCtx<'_>, name: &str, out: &mut String) {
     };
     if let Some(uid) = uid {
         let _ = write!(out, "{}=", conf.name);
-        for w in uid.chunks(4) {
-            let word = u32::from_ne_bytes([w[0], w[1], w[2], w[3]]);
-            let _ = write!(out, "{word:08X}");
-        }
+        push_words(&uid, out);
     }
 }
 
@@ -118,7 +117,17 @@ fn decide(v: &VarCtx<'_>, conf: &UseridConf) -> Uid {
         return uid;
     }
     uid.decided = true;
-    if let Some(g) = uid.got {
+    // `$uid_reset` (nginx 1.23.4+; a map or `set` gives it a value):
+    // empty or `0` keeps the client's identifier, anything else replaces
+    // it, and `log` also says so at notice.
+    let reset = v.expand("$uid_reset");
+    if let Some(g) = uid.got
+        && !(reset.is_empty() || reset == "0")
+    {
+        uid.reset_log = (reset == "log").then_some(g);
+        uid.got = None;
+        uid.set = Some(new_uid(v, conf));
+    } else if let Some(g) = uid.got {
         let c = uid.cookie.as_bytes();
         let marked = c.len() > 23 && c[22] == conf.mark && c[23] == b'=';
         if conf.mark != 0 && !marked {
@@ -158,6 +167,8 @@ fn new_uid(v: &VarCtx<'_>, conf: &UseridConf) -> [u8; 16] {
         });
         let first = match conf.service {
             Some(svc) => svc.to_be_bytes(),
+            // A UNIX-domain socket has no address: nginx leaves 0.
+            None if peregrine_conf::model::is_unix(v.local) => [0; 4],
             None => match v.local.ip() {
                 IpAddr::V4(a) => a.octets(),
                 IpAddr::V6(a) => {
@@ -191,10 +202,31 @@ fn cookie<'a>(header: &'a str, name: &str) -> Option<&'a str> {
 }
 
 /// `ngx_http_userid_set_uid`: adds `Set-Cookie` (and `P3P`) to `r`.
-pub(crate) fn filter(ctx: &Ctx<'_>, r: &mut Response) {
+pub(crate) fn filter(ctx: &Ctx<'_>, r: &mut Response) -> Option<String> {
     let v = ctx.vars();
     let conf = &ctx.conf.userid;
     let uid = decide(&v, conf);
+    let note = uid.reset_log.map(|g| {
+        let mut s = format!("userid cookie \"{}=", conf.name);
+        push_words(&g, &mut s);
+        s.push_str("\" was reset");
+        s
+    });
+    set_cookie(&v, conf, &uid, r);
+    note
+}
+
+/// The identifier's four words as nginx prints them (`%08XD` each, in
+/// the machine's byte order).
+fn push_words(uid: &[u8; 16], out: &mut String) {
+    for w in uid.chunks(4) {
+        let word = u32::from_ne_bytes([w[0], w[1], w[2], w[3]]);
+        let _ = write!(out, "{word:08X}");
+    }
+}
+
+/// Adds `Set-Cookie` (and `P3P`) when an identifier is to be set.
+fn set_cookie(v: &VarCtx<'_>, conf: &UseridConf, uid: &Uid, r: &mut Response) {
     let Some(set) = uid.set else { return };
     let mut c = String::with_capacity(128);
     c.push_str(&conf.name);

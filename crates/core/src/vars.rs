@@ -5,6 +5,8 @@
 
 use std::net::SocketAddr;
 
+use peregrine_conf::model::{IpText, is_unix};
+
 use crate::request::RequestView;
 
 /// What the expansion can see.
@@ -22,6 +24,8 @@ pub(crate) struct VarCtx<'a> {
     /// The location's settings and the server's names (module variables).
     pub conf: &'a peregrine_conf::model::LocConf,
     pub server_names: &'a [peregrine_conf::model::ServerName],
+    /// The server's `listen`s (the path of a `unix:` one for `$server_addr`).
+    pub listen: &'a [peregrine_conf::model::ListenConf],
     /// The request's userid state (`$uid_got`, `$uid_set`).
     pub uid: &'a crate::userid::UidCell,
     pub now: std::time::SystemTime,
@@ -88,6 +92,15 @@ impl VarCtx<'_> {
                 }
             }
             "request_method" => out.push_str(self.req.method_name),
+            // A UNIX-domain socket: nginx's `unix:PATH` and no port.
+            "server_port" if is_unix(self.local) => {}
+            "remote_port" if is_unix(self.peer) => {}
+            "realip_remote_port" if is_unix(self.conn.peer) => {}
+            "server_addr" if is_unix(self.local) => {
+                out.push_str("unix:");
+                let l = self.listen.iter().find(|l| l.addr == self.local);
+                out.push_str(l.and_then(|l| l.unix.as_deref()).unwrap_or_default());
+            }
             "server_port" => {
                 let _ = write!(out, "{}", self.local.port());
             }
@@ -100,10 +113,10 @@ impl VarCtx<'_> {
             // replaced it; `$remote_port` of an address without a port
             // (an X-Forwarded-For entry) is empty, as nginx's.
             "remote_addr" => {
-                let _ = write!(out, "{}", self.peer.ip());
+                let _ = write!(out, "{}", IpText(self.peer));
             }
             "realip_remote_addr" => {
-                let _ = write!(out, "{}", self.conn.peer.ip());
+                let _ = write!(out, "{}", IpText(self.conn.peer));
             }
             "remote_port" if self.peer.port() != 0 => {
                 let _ = write!(out, "{}", self.peer.port());
@@ -139,7 +152,18 @@ impl VarCtx<'_> {
             "request_filename" => self.push_request_filename(out),
             "invalid_referer" => out.push_str(crate::referer::invalid_referer(self)),
             "secure_link" | "secure_link_expires" => crate::secure_link::push(self, name, out),
-            "uid_got" | "uid_set" | "uid_reset" => crate::userid::push(self, name, out),
+            // `$uid_reset` is changeable (a map or `set` gives it its value,
+            // found below); unset it is empty.
+            "uid_got" | "uid_set" => crate::userid::push(self, name, out),
+            // The request's time in seconds with milliseconds, as nginx's
+            // `ngx_http_variable_msec`.
+            "msec" => {
+                let d = self
+                    .now
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap_or_default();
+                let _ = write!(out, "{}.{:03}", d.as_secs(), d.subsec_millis());
+            }
             "connection" => {
                 let _ = write!(out, "{}", self.conn.id);
             }
@@ -329,6 +353,7 @@ mod tests {
             captures: &["/a b".to_string(), "a".to_string()],
             conf: &crate::fixtures::loc_conf("/www"),
             server_names: &[],
+            listen: &[],
             uid: &Default::default(),
             now: std::time::SystemTime::now(),
             named: &[("sub".to_string(), "www".to_string())],

@@ -59,7 +59,7 @@ pub fn conn_message(ctx: &Context<'_>, text: &str) -> String {
         "*{} {}, client: {}, server: {}",
         ctx.id,
         text,
-        ctx.peer.ip(),
+        peregrine_conf::model::IpText(ctx.peer),
         ctx.server
     );
     if let Some(r) = ctx.request {

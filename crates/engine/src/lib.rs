@@ -239,9 +239,11 @@ impl RunOptions {
 /// Why [`run`] could not start or had to stop.
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
-    #[error("bind() to {addr} failed ({source})")]
+    #[error("{}", crate::errlog::with_os_error(&format!("bind() to {name} failed"), source))]
     Bind {
         addr: SocketAddr,
+        /// The address as nginx prints it (`unix:PATH` for a socket path).
+        name: String,
         source: std::io::Error,
     },
     /// A `*_temp_path` directory could not be created (nginx's

@@ -43,6 +43,8 @@ pub struct Spec {
     /// `TCP_DEFER_ACCEPT`: what the `listen` of the address that says
     /// `deferred` or `deferred=off` says, else [`DEFER_ACCEPT_BY_DEFAULT`].
     pub deferred: bool,
+    /// `listen unix:PATH`: the socket's path (`addr` is its key).
+    pub unix: Option<std::sync::Arc<str>>,
 }
 
 /// The distinct addresses of every `listen`, dropping a specific address
@@ -79,12 +81,17 @@ pub fn wanted(conf: &Config) -> Vec<Spec> {
             addr: l.addr,
             backlog: l.backlog,
             deferred: l.deferred.unwrap_or(DEFER_ACCEPT_BY_DEFAULT),
+            unix: l.unix.clone(),
         });
     }
     out
 }
 
-fn bind_one(addr: SocketAddr, backlog: i32) -> std::io::Result<TcpListener> {
+fn bind_one(spec: &Spec, addr: SocketAddr) -> std::io::Result<TcpListener> {
+    if let Some(path) = &spec.unix {
+        return bind_unix(path, spec.backlog);
+    }
+    let backlog = spec.backlog;
     let sock = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
     if addr.is_ipv6() {
         // nginx's default `ipv6only=on`: [::]:80 does not take IPv4.
@@ -96,6 +103,42 @@ fn bind_one(addr: SocketAddr, backlog: i32) -> std::io::Result<TcpListener> {
     sock.bind(&addr.into())?;
     sock.listen(backlog)?;
     Ok(sock.into())
+}
+
+/// A UNIX-domain listening socket at `path`, held as a `TcpListener`:
+/// that type is only an owned socket descriptor to the code that uses it
+/// (`accept4`, `dup`, `listen`), and every call made on it and on the
+/// connections it accepts (recv, send, sendmsg, sendfile, shutdown) is the
+/// same system call on an `AF_UNIX` stream socket. The TCP-only ones
+/// (`TCP_NODELAY`, `TCP_DEFER_ACCEPT`) fail and are ignored, as they are
+/// for nginx; addresses come from the spec, never from `getsockname`.
+///
+/// A file left at `path` is not removed first: nginx fails with `bind()
+/// ... (98: Address already in use)` then, and so does this. The socket is
+/// made writable by all (nginx's `ngx_open_listening_sockets` chmods it
+/// 0666), so that clients of any user can connect.
+fn bind_unix(path: &str, backlog: i32) -> std::io::Result<TcpListener> {
+    use std::os::unix::fs::PermissionsExt;
+    let sock = Socket::new(Domain::UNIX, Type::STREAM, None)?;
+    sock.set_nonblocking(true)?;
+    sock.bind(&socket2::SockAddr::unix(path)?)?;
+    let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o666));
+    sock.listen(backlog)?;
+    Ok(TcpListener::from(std::os::fd::OwnedFd::from(sock)))
+}
+
+/// The key of the address a listening socket is bound to: its local
+/// address, or for a UNIX-domain socket the key of its path
+/// (`peregrine_conf::model::unix_key`). None when unbound or unnamed.
+fn bound_key(s: &TcpListener) -> Option<SocketAddr> {
+    let a = socket2::SockRef::from(s).local_addr().ok()?;
+    match a.as_socket() {
+        Some(a) => Some(a),
+        None => {
+            let p = a.as_pathname()?.to_str()?;
+            Some(peregrine_conf::model::unix_key(p))
+        }
+    }
 }
 
 /// The sockets of one address.
@@ -140,20 +183,29 @@ impl Listeners {
             };
             // A socket systemd made has no SO_REUSEPORT: no other can bind
             // beside it, so its workers share it (see `for_worker`).
-            let shared = b
-                .sockets
-                .first()
-                .is_some_and(|s| !socket2::SockRef::from(s).reuse_port().unwrap_or(false));
-            while failure.is_none() && !shared && b.sockets.len() < per_addr.max(1) {
+            // A socket path takes one socket (a second bind of the path
+            // fails): its workers share it too.
+            let shared = spec.unix.is_some()
+                || b.sockets
+                    .first()
+                    .is_some_and(|s| !socket2::SockRef::from(s).reuse_port().unwrap_or(false));
+            let want = if shared { 1 } else { per_addr.max(1) };
+            while failure.is_none() && b.sockets.len() < want {
                 let addr = b.local;
-                match bind_one(addr, spec.backlog) {
+                match bind_one(spec, addr) {
                     Ok(s) => {
-                        if b.sockets.is_empty() {
+                        if b.sockets.is_empty() && spec.unix.is_none() {
                             b.local = s.local_addr().unwrap_or(addr);
                         }
                         b.sockets.push(s);
                     }
-                    Err(source) => failure = Some(EngineError::Bind { addr, source }),
+                    Err(source) => {
+                        let name = match &spec.unix {
+                            Some(p) => format!("unix:{p}"),
+                            None => addr.to_string(),
+                        };
+                        failure = Some(EngineError::Bind { addr, name, source });
+                    }
                 }
             }
             next.push((b, existed));
@@ -162,6 +214,13 @@ impl Listeners {
         self.inherited.clear();
         match failure {
             None => {
+                // Addresses a reload dropped close; a socket path's file
+                // goes with it (nginx's `ngx_init_cycle` deletes it).
+                for b in &old {
+                    if let Some(p) = &b.spec.unix {
+                        let _ = std::fs::remove_file(&**p);
+                    }
+                }
                 // One entry per spec, in order: the new settings apply only
                 // once the whole reload has bound.
                 self.bound = next
@@ -241,7 +300,7 @@ impl Listeners {
     fn take_inherited(&mut self, addr: SocketAddr) -> Vec<TcpListener> {
         let (mine, rest) = std::mem::take(&mut self.inherited)
             .into_iter()
-            .partition(|s| s.local_addr().is_ok_and(|a| a == addr));
+            .partition(|s| bound_key(s) == Some(addr));
         self.inherited = rest;
         mine
     }
@@ -249,6 +308,17 @@ impl Listeners {
     /// Every socket, for a new binary to inherit.
     pub fn all(&self) -> impl Iterator<Item = &TcpListener> {
         self.bound.iter().flat_map(|b| b.sockets.iter())
+    }
+
+    /// Removes the files of the UNIX-domain sockets (nginx's
+    /// `ngx_close_listening_sockets` deletes them when the master exits,
+    /// unless a new binary took them over).
+    pub fn remove_unix_files(&self) {
+        for b in &self.bound {
+            if let Some(p) = &b.spec.unix {
+                let _ = std::fs::remove_file(&**p);
+            }
+        }
     }
 
     pub fn addrs(&self) -> Vec<SocketAddr> {

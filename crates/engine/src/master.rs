@@ -413,13 +413,23 @@ impl Master {
         }
     }
 
+    /// Closes the listening sockets (stop, quit): nginx's
+    /// `ngx_close_listening_sockets`, which also removes a socket path's
+    /// file unless another binary shares it (see `Upgrade::owns_sockets`).
+    fn close_listeners(&mut self) {
+        if self.upgrade.owns_sockets() {
+            self.listeners.remove_unix_files();
+        }
+        self.listeners = Listeners::default();
+    }
+
     fn apply(&mut self, cmd: Command, opts: &RunOptions) {
         match cmd {
             Command::Stop => {
                 self.registry.draining.store(true, Ordering::Relaxed);
                 (self.errlog)(LogLevel::Notice, "exiting");
                 self.tell(None, STOP);
-                self.listeners = Listeners::default();
+                self.close_listeners();
                 self.stopping = true;
             }
             // `shutdown_delay`: first only `health_status` says so, while
@@ -442,7 +452,7 @@ impl Master {
                 (self.errlog)(LogLevel::Notice, "gracefully shutting down");
                 self.tell(None, DRAIN);
                 // nginx closes the listening sockets at once on quit.
-                self.listeners = Listeners::default();
+                self.close_listeners();
                 self.stopping = true;
             }
             // After WINCH, HUP starts workers again with the configuration

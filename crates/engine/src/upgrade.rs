@@ -67,6 +67,17 @@ impl Upgrade {
         }
     }
 
+    /// Whether the listening sockets' files are this master's to remove at
+    /// exit: not while a new binary it started has them, nor while the old
+    /// master it inherited them from still runs (nginx's
+    /// `ngx_close_listening_sockets`).
+    pub fn owns_sockets(&self) -> bool {
+        let parent_alive = self
+            .parent
+            .is_some_and(|p| std::os::unix::process::parent_id() == p);
+        self.child.is_none() && !self.renamed && !parent_alive
+    }
+
     /// `SIGUSR2`: starts the new binary with `sockets`.
     pub fn start(&mut self, sockets: &[&TcpListener], errlog: &ErrorLog) {
         let parent_alive = self

@@ -78,7 +78,21 @@ struct Listener {
     /// A wildcard address: the connection's own local address needs
     /// `getsockname` (nginx does the same for server selection).
     wildcard: bool,
+    /// A `listen unix:` socket (see `listen::bind_unix`): accepted by
+    /// [`accept_unix`], its clients' address is `UNIX_PEER`.
+    unix: bool,
     ready: bool,
+}
+
+/// `accept4` on a UNIX-domain listener. mio's `TcpListener::accept` reads
+/// the peer as an IP address and drops (closes) a connection whose address
+/// is not one; socket2's accepts any family. The stream is held as a
+/// `TcpStream`, as the listener is (see `listen::bind_unix`).
+fn accept_unix(l: &TcpListener) -> std::io::Result<(TcpStream, SocketAddr)> {
+    let (sock, _) = socket2::SockRef::from(l).accept()?;
+    sock.set_nonblocking(true)?;
+    let std = std::net::TcpStream::from(std::os::fd::OwnedFd::from(sock));
+    Ok((TcpStream::from_std(std), peregrine_conf::model::UNIX_PEER))
 }
 
 struct Worker {
@@ -159,6 +173,7 @@ fn register_listeners(
             addr_index,
             local,
             wildcard: local.ip().is_unspecified(),
+            unix: peregrine_conf::model::is_unix(local),
             ready: false,
         });
     }
@@ -384,7 +399,12 @@ impl Worker {
         let multi = self.conf.events.multi_accept;
         for li in 0..self.listeners.len() {
             while self.listeners[li].ready {
-                let accepted = self.listeners[li].sock.accept();
+                let l = &self.listeners[li];
+                let accepted = if l.unix {
+                    accept_unix(&l.sock)
+                } else {
+                    l.sock.accept()
+                };
                 match accepted {
                     Ok((stream, peer)) => self.accepted(li, stream, peer),
                     Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {

@@ -173,6 +173,9 @@ impl Var {
             None => out.extend_from_slice(missing(mode)),
         };
         match self {
+            // A client on a UNIX-domain socket: nginx's `unix:`, no port.
+            Var::RemoteAddr if is_unix(rec.remote) => out.extend_from_slice(b"unix:"),
+            Var::RemotePort if is_unix(rec.remote) => {}
             Var::RemoteAddr => push_ip(out, rec.remote.ip()),
             Var::RemotePort => push_u64(out, u64::from(rec.remote.port())),
             Var::RemoteUser => {
@@ -202,6 +205,9 @@ impl Var {
             Var::Connection => push_u64(out, rec.connection),
             Var::ConnectionRequests => push_u64(out, rec.connection_requests),
             Var::ServerName => push_escaped(out, mode, rec.server_name),
+            // The socket path is not in the record: `unix:` alone.
+            Var::ServerAddr if is_unix(rec.local) => out.extend_from_slice(b"unix:"),
+            Var::ServerPort if is_unix(rec.local) => {}
             Var::ServerAddr => push_ip(out, rec.local.ip()),
             Var::ServerPort => push_u64(out, u64::from(rec.local.port())),
             Var::Host => push_escaped(out, mode, rec.host.unwrap_or(rec.server_name)),
@@ -213,6 +219,8 @@ impl Var {
             Var::Pid => push_u64(out, u64::from(std::process::id())),
             Var::RequestId => s(out, rec.request_id),
             Var::Hostname => push_escaped(out, mode, hostname()),
+            // nginx: the sockaddr's bytes; for AF_UNIX nothing of use.
+            Var::BinaryRemoteAddr if is_unix(rec.remote) => {}
             Var::BinaryRemoteAddr => match rec.remote.ip() {
                 IpAddr::V4(ip) => push_escaped(out, mode, &ip.octets()),
                 IpAddr::V6(ip) => push_escaped(out, mode, &ip.octets()),
@@ -362,6 +370,8 @@ fn push_status(out: &mut Vec<u8>, status: u16) {
 
 /// nginx prints IPv6 without brackets (`::1`), as `Display` does. IPv4,
 /// the common case, skips the `fmt` machinery.
+use peregrine_conf::model::is_unix;
+
 fn push_ip(out: &mut Vec<u8>, ip: IpAddr) {
     match ip {
         IpAddr::V4(v4) => {

@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::Arc;
 
 use crate::error::{ConfError, Result};
 use crate::model::{ListenConf, Span};
@@ -12,6 +13,10 @@ use crate::values::parse_number;
 
 /// nginx's default listen backlog on Linux (`NGX_LISTEN_BACKLOG`).
 pub const DEFAULT_BACKLOG: i32 = 511;
+
+/// `sizeof(sockaddr_un.sun_path)` on Linux: the longest socket path is one
+/// less (the terminating NUL), as nginx's `ngx_parse_unix_domain_url`.
+pub const UNIX_PATH_MAX: usize = 108;
 
 /// Port used when a `listen` gives only an address.
 pub const DEFAULT_PORT: u16 = 80;
@@ -39,6 +44,8 @@ pub struct Listens {
     addrs: HashMap<SocketAddr, AddrState>,
     /// The `listen` lines that set socket options, in order.
     optioned: Vec<(SocketAddr, Span)>,
+    /// The path of each UNIX-domain key seen (a hash collision check).
+    unix_paths: HashMap<SocketAddr, Arc<str>>,
 }
 
 fn port(s: &str) -> Option<u16> {
@@ -51,10 +58,20 @@ fn port(s: &str) -> Option<u16> {
 fn parse_addr(arg: &str) -> std::result::Result<SocketAddr, String> {
     let invalid_port = || format!("invalid port in \"{arg}\" of the \"listen\" directive");
     let host_not_found = || format!("host not found in \"{arg}\" of the \"listen\" directive");
-    if arg.starts_with("unix:") {
-        return Err(format!(
-            "unix domain sockets are not supported by Peregrine yet in \"{arg}\" of the \"listen\" directive"
-        ));
+    if let Some(path) = arg.strip_prefix("unix:") {
+        // ngx_parse_unix_domain_url: an empty path, or one longer than
+        // sun_path holds, is refused with nginx's words.
+        if path.is_empty() {
+            return Err(format!(
+                "no path in the unix domain socket in \"{arg}\" of the \"listen\" directive"
+            ));
+        }
+        if path.len() >= UNIX_PATH_MAX {
+            return Err(format!(
+                "too long path in the unix domain socket in \"{arg}\" of the \"listen\" directive"
+            ));
+        }
+        return Ok(crate::model::unix_key(path));
     }
     if arg.is_empty() {
         return Err("no host in \"\" of the \"listen\" directive".to_string());
@@ -133,8 +150,10 @@ pub fn parse(d: &Directive) -> Result<ListenConf> {
     let err = |m: String| ConfError::at(&d.span, m);
     let arg = d.args.first().map(String::as_str).unwrap_or_default();
     let addr = parse_addr(arg).map_err(err)?;
+    let unix = arg.strip_prefix("unix:").map(Arc::from);
     let mut conf = ListenConf {
         addr,
+        unix,
         default_server: false,
         reuseport: false,
         backlog: DEFAULT_BACKLOG,
@@ -230,11 +249,23 @@ impl Listens {
             options: opts,
             default_server: conf.default_server,
         };
+        if let Some(path) = &conf.unix {
+            let known = self.unix_paths.entry(addr).or_insert_with(|| path.clone());
+            if known != path {
+                return Err(ConfError::at(
+                    &d.span,
+                    format!(
+                        "the unix domain socket paths \"{known}\" and \"{path}\" have the same key: rename one"
+                    ),
+                ));
+            }
+        }
         let Some(state) = self.addrs.get_mut(&addr) else {
             self.addrs.insert(addr, new);
             return Ok(());
         };
         let err = |m: String| Err(ConfError::at(&d.span, m));
+        let addr = conf.display();
         if state.last_server == self.current_server {
             return err(format!("a duplicate listen {addr}"));
         }
@@ -273,6 +304,7 @@ pub fn default_listen(span: &Span) -> ListenConf {
     };
     ListenConf {
         addr: SocketAddr::new(Ipv4Addr::UNSPECIFIED.into(), p),
+        unix: None,
         default_server: false,
         reuseport: false,
         backlog: DEFAULT_BACKLOG,
@@ -342,6 +374,15 @@ mod tests {
         assert_eq!(a("*").unwrap(), "0.0.0.0:80".parse().unwrap());
         assert!(a("[zz]:80").is_err());
         assert!(a("[::1").is_err());
-        assert!(a("unix:/tmp/s").is_err());
+        assert_eq!(a("unix:/tmp/s").unwrap(), crate::model::unix_key("/tmp/s"));
+        assert!(crate::model::is_unix(a("unix:/tmp/s").unwrap()));
+        assert_ne!(a("unix:/tmp/s").unwrap(), a("unix:/tmp/t").unwrap());
+        assert!(!crate::model::is_unix(a("[::1]:80").unwrap()));
+        assert!(a("unix:").unwrap_err().starts_with("no path"));
+        assert!(
+            a(&format!("unix:/{}", "x".repeat(107)))
+                .unwrap_err()
+                .starts_with("too long")
+        );
     }
 }

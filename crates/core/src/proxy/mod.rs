@@ -195,7 +195,7 @@ pub(crate) fn push_var(v: &VarCtx<'_>, out: &mut String, name: &str) {
             out.push_str(x);
             out.push_str(", ");
         }
-        let _ = write!(out, "{}", v.peer.ip());
+        let _ = write!(out, "{}", peregrine_conf::model::IpText(v.peer));
         return;
     }
     if let Some(u) = v.upstream {

@@ -42,6 +42,7 @@ fn reconcile_keeps_grows_and_drops() {
             addr: a,
             backlog: 16,
             deferred: false,
+            unix: None,
         }],
         2,
     )
@@ -60,11 +61,13 @@ fn reconcile_keeps_grows_and_drops() {
                 addr: a,
                 backlog: 16,
                 deferred: false,
+                unix: None,
             },
             Spec {
                 addr: b,
                 backlog: 16,
                 deferred: false,
+                unix: None,
             },
         ],
         3,
@@ -84,6 +87,7 @@ fn reconcile_keeps_grows_and_drops() {
             addr: b,
             backlog: 16,
             deferred: false,
+            unix: None,
         }],
         1,
     )
@@ -105,6 +109,7 @@ fn failed_bind_keeps_what_was_serving() {
             addr: a,
             backlog: 16,
             deferred: false,
+            unix: None,
         }],
         1,
     )
@@ -119,11 +124,13 @@ fn failed_bind_keeps_what_was_serving() {
                     addr: a,
                     backlog: 16,
                     deferred: false,
+                    unix: None,
                 },
                 Spec {
                     addr: busy,
                     backlog: 16,
                     deferred: false,
+                    unix: None,
                 },
             ],
             1,
@@ -143,6 +150,7 @@ fn port_zero_resolves_once_for_all_sockets() {
             addr: a,
             backlog: 16,
             deferred: false,
+            unix: None,
         }],
         3,
     )
@@ -193,6 +201,7 @@ fn deferred_is_set_and_a_reload_clears_it() {
     }
     let plain = Spec {
         deferred: false,
+        unix: None,
         ..specs[0].clone()
     };
     l.reconcile(&[plain], 2).unwrap();
