@@ -15,6 +15,15 @@ const SERVERS: &str = r#"
             autoindex on;
         }
         location /a/ { add_trailer X-Err e always; }
+        location /s/ {
+            add_trailer X-Sent-Http $sent_http_accept_ranges;
+            add_trailer X-First one;
+            add_trailer X-Sent-Trailer "saw $sent_trailer_x_first";
+        }
+        location /off/ {
+            chunked_transfer_encoding off;
+            add_trailer X-Off x always;
+        }
     }
 "#;
 
@@ -22,6 +31,8 @@ fn site() -> Server {
     let p = Prefix::new("trailers");
     p.write("html/t/f.txt", "hello trailers\n");
     p.write("html/a/f.txt", "x");
+    p.write("html/s/f.txt", "x");
+    p.write("html/off/f.txt", "x");
     Server::start(p, &conf_with(SERVERS))
 }
 
@@ -84,4 +95,23 @@ fn none_for_head_http10_or_other_statuses() {
     assert!(head.starts_with("HTTP/1.1 404"), "{head}");
     assert!(!head.contains("Content-Length"), "{head}");
     assert!(body.ends_with("\r\n0\r\nX-Err: e\r\n\r\n"), "{body}");
+}
+
+#[test]
+fn trailers_see_the_sent_head_and_the_trailers_before_them() {
+    let s = site();
+    let (_, body) = exchange(&s, &get11("/s/f.txt"));
+    assert_eq!(
+        body,
+        "1\r\nx\r\n0\r\nX-Sent-Http: bytes\r\nX-First: one\r\nX-Sent-Trailer: saw one\r\n\r\n"
+    );
+}
+
+#[test]
+fn none_without_chunked_transfer_encoding() {
+    let s = site();
+    let (head, body) = exchange(&s, &get11("/off/f.txt"));
+    assert!(!head.contains("chunked"), "{head}");
+    assert!(head.contains("Content-Length: 1"), "{head}");
+    assert_eq!(body, "x");
 }

@@ -132,6 +132,13 @@ pub(crate) fn filter(resp: &mut Response, ctx: &Ctx<'_>) {
                     continue;
                 }
             }
+            // An ETag this filter added before: replaced too (nginx keeps
+            // one `headers_out.etag`; an empty value clears it).
+            if special == b"ETag"
+                && let Some(r) = find_line(&added, special)
+            {
+                added.drain(r);
+            }
             // nginx's header filter drops Last-Modified but on these.
             if special == b"Last-Modified" && !matches!(resp.status, 200 | 206 | 304) {
                 continue;
@@ -173,13 +180,26 @@ pub(crate) fn filter(resp: &mut Response, ctx: &Ctx<'_>) {
 /// leaves it alone (nginx would compress it, then chunk it).
 fn add_trailers(resp: &mut Response, ctx: &Ctx<'_>, safe: bool) {
     let applies = ctx.conf.add_trailers.iter().any(|t| safe || t.always);
-    if !applies || resp.header_only || ctx.req.version < (1, 1) || resp.status < 200 {
+    if !applies
+        || resp.header_only
+        || ctx.req.version < (1, 1)
+        || resp.status < 200
+        || !ctx.conf.conn.chunked_transfer_encoding
+    {
         return;
     }
-    let vars = ctx.vars();
     let mut end = b"0\r\n".to_vec();
     for t in ctx.conf.add_trailers.iter().filter(|t| safe || t.always) {
-        push_line(&mut end, t.name.as_bytes(), &vars.expand_cow(&t.value));
+        // nginx evaluates each trailer after the ones before it are in
+        // the list: `$sent_trailer_*` sees them, `$sent_http_*` the head.
+        let value = {
+            let vars = VarCtx {
+                sent: Some((resp.head.as_bytes(), &end[3..])),
+                ..ctx.vars()
+            };
+            vars.expand_cow(&t.value).into_owned()
+        };
+        push_line(&mut end, t.name.as_bytes(), &value);
     }
     end.extend_from_slice(b"\r\n");
     if find_line(resp.head.as_bytes(), b"Transfer-Encoding").is_some() {
@@ -263,6 +283,29 @@ fn remove_or_replace(lines: &mut Vec<u8>, split: &mut usize, r: Range<usize>, wi
 }
 
 /// The byte range of the line (CRLF included) whose field name is `name`.
+/// The value of field `name` (`_` for `-`, any case) in serialized
+/// `lines` (`$sent_http_*`, `$sent_trailer_*`).
+pub(crate) fn field_value<'a>(lines: &'a [u8], name: &str) -> Option<&'a str> {
+    let mut at = 0;
+    while at < lines.len() {
+        let end = memchr::memchr(b'\n', &lines[at..]).map_or(lines.len(), |n| at + n + 1);
+        let line = &lines[at..end];
+        let n = name.len();
+        if line.len() > n
+            && line[n] == b':'
+            && line[..n]
+                .iter()
+                .zip(name.bytes())
+                .all(|(&a, b)| a.eq_ignore_ascii_case(&b) || (a == b'-' && b == b'_'))
+        {
+            let v = std::str::from_utf8(&line[n + 1..]).ok()?;
+            return Some(v.trim_matches([' ', '\t', '\r', '\n']));
+        }
+        at = end;
+    }
+    None
+}
+
 fn find_line(lines: &[u8], name: &[u8]) -> Option<Range<usize>> {
     let mut at = 0;
     while at < lines.len() {

@@ -216,6 +216,7 @@ impl Ctx<'_> {
             upstream: self.upstream,
             limits: &self.limits,
             geos: self.geos,
+            sent: None,
         }
     }
 

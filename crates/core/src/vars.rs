@@ -56,6 +56,10 @@ pub(crate) struct VarCtx<'a> {
     pub limits: &'a crate::limits::RequestLimits,
     // geo
     pub geos: &'a [peregrine_conf::model::GeoConf],
+    // trailers
+    /// The response's serialized head and the trailer fields so far, once
+    /// known (`$sent_http_*`, `$sent_trailer_*` in `add_trailer`).
+    pub sent: Option<(&'a [u8], &'a [u8])>,
 }
 
 impl VarCtx<'_> {
@@ -202,6 +206,18 @@ impl VarCtx<'_> {
                     .strip_prefix("nginx/")
                     .unwrap_or(""),
             ),
+            n if self.sent.is_some()
+                && (n.starts_with("sent_http_") || n.starts_with("sent_trailer_")) =>
+            {
+                let (head, trailers) = self.sent.unwrap_or_default();
+                let (lines, field) = match n.strip_prefix("sent_http_") {
+                    Some(f) => (head, f),
+                    None => (trailers, &n["sent_trailer_".len()..]),
+                };
+                if let Some(v) = crate::headers::field_value(lines, field) {
+                    out.push_str(v);
+                }
+            }
             n if n.starts_with("proxy_protocol_") => crate::proxy_protocol::push(self.conn, n, out),
             _ if name.starts_with("upstream_") || name.starts_with("proxy_") => {
                 crate::proxy::push_var(self, out, name);
@@ -367,6 +383,7 @@ mod tests {
             upstream: None,
             limits: &Default::default(),
             geos: &[],
+            sent: None,
         };
         assert_eq!(
             v.expand("https://$host$request_uri"),
