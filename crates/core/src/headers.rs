@@ -255,7 +255,12 @@ fn push_line(out: &mut Vec<u8>, name: &[u8], value: &str) {
 }
 
 /// Puts `with` (whole lines, maybe none) where the line `r` was.
-fn remove_or_replace(lines: &mut Vec<u8>, split: &mut usize, r: Range<usize>, with: &[u8]) {
+pub(crate) fn remove_or_replace(
+    lines: &mut Vec<u8>,
+    split: &mut usize,
+    r: Range<usize>,
+    with: &[u8],
+) {
     if r.start < *split {
         *split = *split + with.len() - r.len();
     }
@@ -263,7 +268,7 @@ fn remove_or_replace(lines: &mut Vec<u8>, split: &mut usize, r: Range<usize>, wi
 }
 
 /// The byte range of the line (CRLF included) whose field name is `name`.
-fn find_line(lines: &[u8], name: &[u8]) -> Option<Range<usize>> {
+pub(crate) fn find_line(lines: &[u8], name: &[u8]) -> Option<Range<usize>> {
     let mut at = 0;
     while at < lines.len() {
         // Lines end in CRLF, and a serialized head has no other LF.
@@ -281,7 +286,7 @@ fn find_line(lines: &[u8], name: &[u8]) -> Option<Range<usize>> {
 }
 
 /// The value of the line at `r` (after `Name: `, before CRLF).
-fn value_of(lines: &[u8], r: Range<usize>) -> &[u8] {
+pub(crate) fn value_of(lines: &[u8], r: Range<usize>) -> &[u8] {
     let line = &lines[r];
     let colon = line.iter().position(|&c| c == b':').unwrap_or(0);
     line[colon + 1..]

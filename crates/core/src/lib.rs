@@ -28,6 +28,7 @@ mod date;
 mod empty_gif;
 mod fastpath;
 mod fcache;
+pub mod filters;
 pub mod fixtures;
 mod fxhash;
 mod gateway;
