@@ -151,7 +151,7 @@ impl VarCtx<'_> {
                 let _ = write!(out, "{}", self.conn.requests);
             }
             "connection_time" => push_connection_time(out, self.conn.accepted, self.now),
-            "request_id" => push_request_id(out, self.conn),
+            "request_id" => out.push_str(&request_id(self.conn)),
             // ssi: outside an SSI body, in the default `timefmt`.
             "date_local" | "date_gmt" => out.push_str(&crate::filters::timefmt::format(
                 crate::filters::timefmt::DEFAULT_TIMEFMT,
@@ -303,8 +303,7 @@ pub(crate) fn push_connection_time(
 /// 16 random bytes kept per request: a keyed hash of the connection's
 /// identity and its request count, under a key drawn once per process
 /// (std's `RandomState`, seeded from the system).
-pub(crate) fn push_request_id(out: &mut String, conn: &crate::response::ConnInfo) {
-    use std::fmt::Write;
+pub fn request_id(conn: &crate::response::ConnInfo) -> String {
     use std::hash::BuildHasher;
     static KEY: std::sync::OnceLock<std::collections::hash_map::RandomState> =
         std::sync::OnceLock::new();
@@ -315,7 +314,7 @@ pub(crate) fn push_request_id(out: &mut String, conn: &crate::response::ConnInfo
         .map_or(0, |d| d.as_nanos());
     let who = (conn.id, conn.requests, at, conn.peer);
     let (a, b) = (key.hash_one((0u8, &who)), key.hash_one((1u8, &who)));
-    let _ = write!(out, "{a:016x}{b:016x}");
+    format!("{a:016x}{b:016x}")
 }
 
 /// `$arg_NAME`: the first `NAME=value` of the query (case-insensitive name).

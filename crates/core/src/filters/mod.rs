@@ -40,6 +40,11 @@ pub(crate) fn apply(
     servers: &[ServerRt],
     resp: &mut Response,
 ) {
+    // A proxied answer's head: its body is the engine's to read first
+    // (it comes back with `HttpCore::filter_proxied`).
+    if ctx.upstream.is_some() && matches!(resp.body, Body::Empty) {
+        return;
+    }
     let f = Arc::clone(&ctx.conf.filters);
     let ty = content_type(resp);
     let head_ok = resp.status != 304 && resp.status != 204 && !has_line(resp, b"content-encoding");
@@ -72,6 +77,9 @@ pub(crate) fn apply(
     }
     edit_head(resp, Some(body.len() as u64), keep_validators);
     resp.body = Body::Shared(Arc::from(body));
+    // The engine's gzip filter comes after these (a proxied answer's
+    // body is sent as it is).
+    resp.compressible = ctx.upstream.is_none() && resp.status != 204;
 }
 
 /// addition: the before and after subrequests' output around the body.

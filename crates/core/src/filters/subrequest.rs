@@ -45,6 +45,10 @@ pub(crate) fn run(
         Some((p, a)) => (p, Some(a.to_string())),
         None => (target, None),
     };
+    // `ngx_http_parse_unsafe_uri`: no `..` segment.
+    if path.split('/').any(|seg| seg == "..") {
+        return SubResponse::failed();
+    }
     let uri = if path.starts_with('/') {
         path.to_string()
     } else {
