@@ -17,7 +17,7 @@ fn site() -> Server {
     );
     p.write(
         "html/if.html",
-        r#"<!--#if expr="$arg_a = /^(x+)(y)$/" -->R<!--#echo var="1" --><!--#elif expr="$arg_a" -->E<!--#else -->N<!--#endif -->"#,
+        r#"<!--#if expr="$arg_a = /(x+)(y)/" -->R<!--#echo var="1" --><!--#elif expr="$arg_a" -->E<!--#else -->N<!--#endif -->"#,
     );
     p.write("html/part.txt", "PART");
     p.write("html/sub/part2.txt", "PART2");
