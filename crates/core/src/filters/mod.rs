@@ -145,6 +145,22 @@ fn push_body(body: &Body, out: &mut Vec<u8>) -> bool {
     }
 }
 
+/// The head's framing for a body of `len` bytes (`None`: no length, a
+/// HEAD's): no Transfer-Encoding (a proxied answer's chunked coding is
+/// undone), a Content-Length where nginx's header filter puts it.
+pub(crate) fn set_length(lines: &mut Vec<u8>, split: &mut usize, len: Option<u64>) {
+    for name in [b"content-length".as_slice(), b"transfer-encoding"] {
+        if let Some(r) = find_line(lines, name) {
+            remove_or_replace(lines, split, r, b"");
+        }
+    }
+    if let Some(n) = len {
+        let at = find_line(lines, b"content-type").map_or(0, |r| r.end);
+        let line = format!("Content-Length: {n}\r\n");
+        remove_or_replace(lines, split, at..at, line.as_bytes());
+    }
+}
+
 /// The head of a filtered body: its new length (nginx clears it and
 /// chunks), no ranges (`ngx_http_clear_accept_ranges`), and no validators
 /// unless `*_last_modified on` (then the ETag is weak,
@@ -157,13 +173,7 @@ fn edit_head(resp: &mut Response, len: Option<u64>, keep_validators: bool) {
             remove_or_replace(lines, split, r, with);
         }
     };
-    drop(&mut lines, &mut split, b"content-length", b"");
-    if let Some(n) = len {
-        // Where nginx's header filter puts it: after Content-Type.
-        let at = find_line(&lines, b"content-type").map_or(0, |r| r.end);
-        let line = format!("Content-Length: {n}\r\n");
-        remove_or_replace(&mut lines, &mut split, at..at, line.as_bytes());
-    }
+    set_length(&mut lines, &mut split, len);
     drop(&mut lines, &mut split, b"accept-ranges", b"");
     if keep_validators {
         if let Some(r) = find_line(&lines, b"etag") {

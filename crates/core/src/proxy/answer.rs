@@ -411,7 +411,11 @@ impl HttpCore {
         resp: &mut Response,
         body: Vec<u8>,
     ) {
-        resp.content_length = Some(body.len() as u64);
+        let len = body.len() as u64;
+        let mut lines = resp.head.as_bytes().to_vec();
+        crate::filters::set_length(&mut lines, &mut resp.head_split, Some(len));
+        resp.head = HeadLines::Owned(lines);
+        resp.content_length = Some(len);
         resp.body = Body::Shared(Arc::from(body));
         let servers = self.servers.clone();
         let Some(srv) = servers.get(job.server_index) else {
