@@ -202,6 +202,11 @@ fn version_and_help() {
     );
     assert!(args.contains(" --without-http-cache"), "{args}");
     assert!(!args.contains("http_rewrite"), "{args}");
+    // The body filters (issue 18): sub and addition are claimed, ssi (a
+    // default module) is not named as missing.
+    assert!(args.contains(" --with-http_sub_module"), "{args}");
+    assert!(args.contains(" --with-http_addition_module"), "{args}");
+    assert!(!args.contains("http_ssi"), "{args}");
     // HTTP/2 is claimed (issue 21: the suite's h2*.t files run).
     assert!(args.contains(" --with-http_v2_module"), "{args}");
     for word in ["http_v3", "--with-stream", "--with-mail"] {

@@ -19,6 +19,7 @@ pub mod build;
 pub mod cgi;
 pub mod error;
 pub mod fast;
+pub mod filters;
 pub mod known;
 pub mod lexer;
 pub mod model;
@@ -29,6 +30,7 @@ mod request_model;
 pub mod syntax;
 pub mod table;
 pub mod table_cgi;
+pub mod table_filters;
 pub mod values;
 pub mod variables;
 

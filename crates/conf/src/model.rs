@@ -507,6 +507,9 @@ pub struct LocConf {
     pub fastcgi: Arc<crate::cgi::CgiConf>,
     pub uwsgi: Arc<crate::cgi::CgiConf>,
     pub scgi: Arc<crate::cgi::CgiConf>,
+    // ssi, addition, sub
+    /// The body filters' settings (`crate::filters`).
+    pub filters: Arc<crate::filters::FiltersConf>,
     // limits
     /// `limit_req` and its `limit_req_*` settings.
     pub limit_req: LimitConf<LimitReqRule>,

@@ -1885,6 +1885,7 @@ pub fn all() -> impl Iterator<Item = &'static Spec> {
     TABLE
         .iter()
         .chain(crate::table_cgi::TABLES.iter().flat_map(|t| t.iter()))
+        .chain(crate::table_filters::TABLE.iter())
 }
 
 /// Largest edit distance for a "did you mean" suggestion.

@@ -61,6 +61,9 @@ pub const KNOWN: &[&str] = &[
     "connections_reading",
     "connections_waiting",
     "connections_writing",
+    // ngx_http_ssi_filter_module
+    "date_gmt",
+    "date_local",
     // ngx_http_gzip_filter_module
     "gzip_ratio",
     // ngx_http_proxy_module

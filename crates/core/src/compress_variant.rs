@@ -102,6 +102,14 @@ pub(crate) fn request_facts<'a>(ctx: &Ctx<'a>, gzip_tested: Option<bool>) -> Req
 /// the filters run, no Last-Modified header yet: see
 /// [`ResponseFacts::last_modified`]).
 pub(crate) fn file_decision(ctx: &Ctx<'_>, status: u16, size: u64, pre: Precheck) -> Decision {
+    // A body filter (SSI, sub, addition) changes the body first: the
+    // engine compresses what it made (nginx's gzip filter runs after them).
+    if ctx.conf.filters.active {
+        return Decision {
+            coding: None,
+            vary: false,
+        };
+    }
     // Without `Accept-Encoding` and `gzip_vary` the answer is "as is"
     // ([`Policy::may_change`]): no type lookup, no header tests.
     if !Policy::of(&ctx.conf).may_change(ctx.req.header("Accept-Encoding").is_some()) {

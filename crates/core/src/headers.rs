@@ -275,14 +275,18 @@ fn push_line(out: &mut Vec<u8>, name: &[u8], value: &str) {
 }
 
 /// Puts `with` (whole lines, maybe none) where the line `r` was.
-fn remove_or_replace(lines: &mut Vec<u8>, split: &mut usize, r: Range<usize>, with: &[u8]) {
+pub(crate) fn remove_or_replace(
+    lines: &mut Vec<u8>,
+    split: &mut usize,
+    r: Range<usize>,
+    with: &[u8],
+) {
     if r.start < *split {
         *split = *split + with.len() - r.len();
     }
     lines.splice(r, with.iter().copied());
 }
 
-/// The byte range of the line (CRLF included) whose field name is `name`.
 /// The value of field `name` (`_` for `-`, any case) in serialized
 /// `lines` (`$sent_http_*`, `$sent_trailer_*`).
 pub(crate) fn field_value<'a>(lines: &'a [u8], name: &str) -> Option<&'a str> {
@@ -306,7 +310,8 @@ pub(crate) fn field_value<'a>(lines: &'a [u8], name: &str) -> Option<&'a str> {
     None
 }
 
-fn find_line(lines: &[u8], name: &[u8]) -> Option<Range<usize>> {
+/// The byte range of the line (CRLF included) whose field name is `name`.
+pub(crate) fn find_line(lines: &[u8], name: &[u8]) -> Option<Range<usize>> {
     let mut at = 0;
     while at < lines.len() {
         // Lines end in CRLF, and a serialized head has no other LF.
@@ -324,7 +329,7 @@ fn find_line(lines: &[u8], name: &[u8]) -> Option<Range<usize>> {
 }
 
 /// The value of the line at `r` (after `Name: `, before CRLF).
-fn value_of(lines: &[u8], r: Range<usize>) -> &[u8] {
+pub(crate) fn value_of(lines: &[u8], r: Range<usize>) -> &[u8] {
     let line = &lines[r];
     let colon = line.iter().position(|&c| c == b':').unwrap_or(0);
     line[colon + 1..]

@@ -105,6 +105,11 @@ pub struct HttpCore {
     pub(crate) held: Option<Box<crate::limits::Held>>,
     /// The state of a held request run again ([`HttpCore::resume`]).
     pub(crate) resuming: Option<crate::limits::RequestLimits>,
+    // filters
+    /// How deep the subrequest being made is (0: the main request).
+    pub(crate) sub_depth: u8,
+    /// Subrequests made for the main request so far.
+    pub(crate) subrequests: u32,
 }
 
 /// The state of one request across internal redirects.
@@ -352,6 +357,8 @@ impl HttpCore {
             limit_zones: Rc::new(crate::limits::LimitZones::of(&conf)),
             held: None,
             resuming: None,
+            sub_depth: 0,
+            subrequests: 0,
         }
     }
 
@@ -541,6 +548,26 @@ impl HttpCore {
         }
     }
 
+    /// The state of a subrequest of `parent` to `uri`: a GET, internal
+    /// (it may use `internal` locations), sharing the parent's variables
+    /// (nginx's `sr->variables = r->variables`; copied back after).
+    pub(crate) fn sub_ctx<'a>(
+        srv: &'a ServerRt,
+        parent: &Ctx<'a>,
+        uri: String,
+        args: Option<String>,
+    ) -> Ctx<'a> {
+        let mut c = Self::start_ctx(srv, parent.server, parent.req, parent.conn, parent.now);
+        c.uri = Cow::Owned(uri);
+        c.args = args.map(Cow::Owned);
+        c.method = crate::request::Method::Get;
+        c.uri_changes = MAX_URI_CHANGES;
+        c.status = parent.status.clone();
+        c.sets.values = parent.sets.values.clone();
+        c.limits.real = parent.limits.real;
+        c
+    }
+
     /// The phases, in `server`, for a request no route answered.
     fn handle_server(
         &mut self,
@@ -598,6 +625,9 @@ impl HttpCore {
                     {
                         self.log_line(peregrine_conf::model::LogLevel::Notice, || note);
                     }
+                    if ctx.conf.filters.active {
+                        crate::filters::apply(self, ctx, servers, &mut r);
+                    }
                     return r;
                 }
                 Step::Special(sp) => self.special(ctx, sp),
@@ -651,7 +681,7 @@ impl HttpCore {
 
     /// The server's script (nginx's server-rewrite phase), then the
     /// location's phases.
-    fn server_rewrite_phase(&mut self, ctx: &mut Ctx<'_>, servers: &[ServerRt]) -> Step {
+    pub(crate) fn server_rewrite_phase(&mut self, ctx: &mut Ctx<'_>, servers: &[ServerRt]) -> Step {
         let srv = &servers[ctx.server];
         if let Some(script) = &srv.conf.conf.rewrite.script {
             ctx.conf = srv.conf.conf.clone();

@@ -28,6 +28,7 @@ mod date;
 mod empty_gif;
 mod fastpath;
 mod fcache;
+pub mod filters;
 pub mod fixtures;
 mod fxhash;
 mod gateway;
@@ -77,5 +78,6 @@ mod geo;
 pub use http::{HttpCore, MAX_URI_CHANGES};
 pub use request::{Method, RequestView};
 pub use response::{Body, ConnInfo, HeadLines, Response, StatusSource, StubStatus};
+pub use vars::request_id;
 // tls: the engine picks a TLS server block by SNI with core's lookup.
 pub use servers::ServerNames;

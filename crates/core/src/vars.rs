@@ -179,6 +179,13 @@ impl VarCtx<'_> {
                 let _ = write!(out, "{}", self.conn.requests);
             }
             "connection_time" => push_connection_time(out, self.conn.accepted, self.now),
+            "request_id" => out.push_str(&request_id(self.conn)),
+            // ssi: outside an SSI body, in the default `timefmt`.
+            "date_local" | "date_gmt" => out.push_str(&crate::filters::timefmt::format(
+                crate::filters::timefmt::DEFAULT_TIMEFMT,
+                self.now,
+                name == "date_gmt",
+            )),
             "connections_active"
             | "connections_reading"
             | "connections_writing"
@@ -329,6 +336,25 @@ pub(crate) fn push_connection_time(
     use std::fmt::Write;
     let ms = now.duration_since(accepted).map_or(0, |d| d.as_millis());
     let _ = write!(out, "{}.{:03}", ms / 1000, ms % 1000);
+}
+
+/// `$request_id`: 32 hex digits, random to the outside and the same for
+/// every reading in one request (its subrequests included), as nginx's
+/// 16 random bytes kept per request: a keyed hash of the connection's
+/// identity and its request count, under a key drawn once per process
+/// (std's `RandomState`, seeded from the system).
+pub fn request_id(conn: &crate::response::ConnInfo) -> String {
+    use std::hash::BuildHasher;
+    static KEY: std::sync::OnceLock<std::collections::hash_map::RandomState> =
+        std::sync::OnceLock::new();
+    let key = KEY.get_or_init(std::collections::hash_map::RandomState::new);
+    let at = conn
+        .accepted
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let who = (conn.id, conn.requests, at, conn.peer);
+    let (a, b) = (key.hash_one((0u8, &who)), key.hash_one((1u8, &who)));
+    format!("{a:016x}{b:016x}")
 }
 
 /// `$arg_NAME`: the first `NAME=value` of the query (case-insensitive name).

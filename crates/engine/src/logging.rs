@@ -82,6 +82,11 @@ impl AccessLog for Nginx {
         let up = e.upstream.map(crate::upstream::LogVars);
         let ssl = e.conn.ssl.as_deref().map(SslLog);
         let mut rec = RequestLog::new(e.conn.peer, e.conn.local, e.start, e.end);
+        // `$request_id`: the one core's variables gave this request.
+        let rid = self
+            .logs
+            .needs_request_id(list)
+            .then(|| peregrine_core::request_id(e.conn));
         if let Some(r) = e.request {
             rec = rec.with_request(r);
         }
@@ -99,6 +104,7 @@ impl AccessLog for Nginx {
             https: e.conn.https(),
             ssl: ssl.as_ref().map(|v| v as &dyn peregrine_log::SslValues),
             proxy_protocol: e.conn.proxy.as_deref(),
+            request_id: rid.as_deref().map(str::as_bytes),
             ..rec
         };
         self.logs.log_list(list, &rec);

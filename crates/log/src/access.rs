@@ -255,6 +255,17 @@ impl AccessLogs {
     }
 
     /// As [`AccessLogs::log`] with a list looked up before.
+    /// Whether a format or condition of list `id` uses `$request_id`
+    /// (the engine then gives the request's own, as the one its
+    /// variables showed).
+    pub fn needs_request_id(&self, id: ListId) -> bool {
+        self.plan
+            .list_needs_id
+            .get(id.0 as usize)
+            .copied()
+            .unwrap_or(false)
+    }
+
     pub fn log_list(&mut self, id: ListId, rec: &RequestLog<'_>) {
         self.poll_reopen();
         let AccessLogs {

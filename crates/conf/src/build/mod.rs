@@ -10,6 +10,7 @@ pub mod access;
 pub mod auth_basic;
 pub mod cgi;
 pub mod conn;
+pub mod filters;
 pub mod handlers;
 // http2
 pub mod http2;

@@ -154,6 +154,8 @@ pub struct RawLoc {
     pub fastcgi: Box<super::cgi::RawCgi>,
     pub uwsgi: Box<super::cgi::RawCgi>,
     pub scgi: Box<super::cgi::RawCgi>,
+    // ssi, addition, sub
+    pub filters: Box<super::filters::RawFilters>,
     // limits
     pub limit_req: super::limit_zone::RawLimit<crate::model::LimitReqRule>,
     pub limit_conn: super::limit_zone::RawLimit<crate::model::LimitConnRule>,
@@ -288,6 +290,7 @@ impl LocConf {
             fastcgi: Arc::default(),
             uwsgi: Arc::default(),
             scgi: Arc::default(),
+            filters: Arc::default(),
             limit_req: Default::default(),
             limit_conn: Default::default(),
             realip: Default::default(),
@@ -443,6 +446,7 @@ impl RawLoc {
             fastcgi: Arc::new(self.fastcgi.merge(&p.fastcgi)),
             uwsgi: Arc::new(self.uwsgi.merge(&p.uwsgi)),
             scgi: Arc::new(self.scgi.merge(&p.scgi)),
+            filters: Arc::new(self.filters.merge(&p.filters)),
             limit_req: self.limit_req.merge(&p.limit_req),
             limit_conn: self.limit_conn.merge(&p.limit_conn),
             realip: self.realip.merge(&p.realip),

@@ -275,6 +275,44 @@ pub static DESCRIPTIONS: &[(&str, &str)] = &[
         "access_log",
         "access logs (formats, buffers, `if=`, gzip, syslog is refused)",
     ),
+    (
+        "ssi",
+        "runs SSI commands in responses (whole bodies in memory)",
+    ),
+    (
+        "ssi_silent_errors",
+        "no error message in place of a failed command",
+    ),
+    ("ssi_types", "types besides text/html SSI runs on"),
+    ("ssi_value_length", "longest SSI parameter value"),
+    (
+        "ssi_min_file_chunk",
+        "accepted and checked; bodies are filtered whole",
+    ),
+    ("ssi_last_modified", "keeps Last-Modified and a weak ETag"),
+    (
+        "ssi_ignore_recycled_buffers",
+        "accepted and checked; no effect",
+    ),
+    (
+        "sub_filter",
+        "replaces a string in responses (case-insensitive)",
+    ),
+    ("sub_filter_once", "each string replaced once"),
+    (
+        "sub_filter_types",
+        "types besides text/html sub_filter runs on",
+    ),
+    (
+        "sub_filter_last_modified",
+        "keeps Last-Modified and a weak ETag",
+    ),
+    ("add_before_body", "a subrequest's output before the body"),
+    ("add_after_body", "a subrequest's output after the body"),
+    (
+        "addition_types",
+        "types besides text/html the addition runs on",
+    ),
     ("gzip", "gzip compression of responses"),
     ("gzip_types", "types gzip compresses"),
     ("gzip_min_length", "smallest Content-Length compressed"),

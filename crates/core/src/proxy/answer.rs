@@ -396,6 +396,36 @@ impl HttpCore {
         self.finish_resumed(job, &mut ctx, &servers, step)
     }
 
+    /// A proxied answer's whole body `body` through the location's body
+    /// filters (SSI, sub, addition: `crate::filters`), once the engine
+    /// has read it: `resp` is the head [`HttpCore::proxied`] made, and
+    /// gets the filtered body and its length.
+    #[allow(clippy::too_many_arguments)]
+    pub fn filter_proxied(
+        &mut self,
+        job: &ProxyJob,
+        conn: &ConnInfo,
+        req: &peregrine_codec::Request,
+        now: std::time::SystemTime,
+        up: &UpstreamVars,
+        resp: &mut Response,
+        body: Vec<u8>,
+    ) {
+        let len = body.len() as u64;
+        let mut lines = resp.head.as_bytes().to_vec();
+        crate::filters::set_length(&mut lines, &mut resp.head_split, Some(len));
+        resp.head = HeadLines::Owned(lines);
+        resp.content_length = Some(len);
+        resp.body = Body::Shared(Arc::from(body));
+        let servers = self.servers.clone();
+        let Some(srv) = servers.get(job.server_index) else {
+            return;
+        };
+        let view = view_of(req);
+        let mut ctx = self.job_ctx(srv, job, &view, conn, now, up);
+        crate::filters::apply(self, &mut ctx, &servers, resp);
+    }
+
     /// The request's state in its location again, for the answer's
     /// filters and error pages: the job's server, settings, URI and
     /// arguments, the upstream's variables, what its limits found.

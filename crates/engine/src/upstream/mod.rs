@@ -129,6 +129,9 @@ pub struct Proxy {
     born: Instant,
     /// A gateway's answer state (FastCGI, uwsgi, SCGI): `None` for HTTP.
     gw: Option<Box<gateway::Gw>>,
+    /// The client's response held back while its body is read whole for
+    /// the location's body filters (SSI, sub, addition).
+    held: Option<Box<peregrine_core::Response>>,
 }
 
 impl Proxy {
@@ -260,6 +263,7 @@ impl Http1 {
             fresh_peer: false,
             born: now,
             gw: None,
+            held: None,
         });
         p.vars.proxy_host = p.job.proxy_host.clone();
         p.vars.proxy_port = p.job.proxy_port.clone();
@@ -719,10 +723,91 @@ impl Http1 {
             )
         };
         p.inb = rest;
-        self.queue_head(&mut ex, resp, p, cx);
+        if p.job.conf.filters.active && p.framing != ClientFraming::None && !resp.header_only {
+            // The body is read whole, unframed, then filtered
+            // (`Proxy::held`, `release_held`).
+            p.framing = ClientFraming::Close;
+            p.held = Some(Box::new(resp));
+        } else {
+            self.queue_head(&mut ex, resp, p, cx);
+        }
         self.ex = Some(ex);
         p.state = State::Stream;
         self.stream_step(p, t, key, cx)
+    }
+
+    /// Reads more of a held response's body into `p.cout` (nothing goes
+    /// to the client yet). `Err`: the step to return (wait or fail).
+    fn read_held(&mut self, p: &mut Proxy, key: usize, cx: &mut Ctx) -> Result<(), Step> {
+        if p.inb.is_empty() {
+            let r = read_up(p);
+            self.log_stderr(p, cx);
+            match r {
+                Ok(0) if p.up_framing == Framing::UntilClose => {
+                    p.up_done = true;
+                    p.reusable = p.job.proto != Proto::Http && gateway::reusable(p);
+                    return Ok(());
+                }
+                Ok(0) => {
+                    self.log_upstream(
+                        p,
+                        cx,
+                        LogLevel::Error,
+                        "upstream prematurely closed connection",
+                    );
+                    self.end_upstream(p, cx, true);
+                    return Err(Step::Close(Close::Normal));
+                }
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    cx.timers.arm(key, cx.now, p.job.up().read_timeout);
+                    return Err(Step::Wait);
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => return Ok(()),
+                Err(_) => {
+                    self.end_upstream(p, cx, true);
+                    return Err(Step::Close(Close::Normal));
+                }
+            }
+        }
+        if frame_body(p).is_err() {
+            self.log_upstream(
+                p,
+                cx,
+                LogLevel::Error,
+                "upstream sent invalid chunked response",
+            );
+            self.end_upstream(p, cx, true);
+            return Err(Step::Close(Close::Normal));
+        }
+        Ok(())
+    }
+
+    /// The held response's body is all read: filtered, it goes out with
+    /// its head and a Content-Length.
+    fn release_held(&mut self, p: &mut Proxy, cx: &mut Ctx) -> bool {
+        let Some(mut resp) = p.held.take() else {
+            return true;
+        };
+        let body = std::mem::take(&mut p.cout);
+        let Some(mut ex) = self.ex.take() else {
+            return false;
+        };
+        if let Some(req) = ex.req() {
+            cx.core
+                .filter_proxied(&p.job, &self.info, req, cx.wall, &p.vars, &mut resp, body);
+        }
+        self.queue_head(&mut ex, *resp, p, cx);
+        let bytes = ex.resp.as_ref().map(|r| r.body.clone());
+        let mut sent = 0;
+        if let Some(peregrine_core::Body::Shared(b)) = bytes {
+            p.cout.extend_from_slice(&b);
+            sent = b.len() as u64;
+        }
+        p.framing = ClientFraming::Length(sent);
+        ex.out.body_bytes += sent;
+        self.ex = Some(ex);
+        true
     }
 
     /// Serializes the client's head into `p.cout` and sets how the
@@ -760,6 +845,21 @@ impl Http1 {
     /// more from the upstream.
     fn stream_step(&mut self, p: &mut Proxy, t: &mut Transport, key: usize, cx: &mut Ctx) -> Step {
         loop {
+            if p.held.is_some() {
+                if p.cout.len() as u64 > peregrine_core::filters::MAX_FILTERED_BODY {
+                    self.end_upstream(p, cx, true);
+                    return Step::Close(Close::Normal);
+                }
+                if !p.up_done {
+                    if let Err(s) = self.read_held(p, key, cx) {
+                        return s;
+                    }
+                    continue;
+                }
+                if !self.release_held(p, cx) {
+                    return Step::Close(Close::Normal);
+                }
+            }
             if p.cpos < p.cout.len() {
                 match write_client(t, &p.cout[p.cpos..]) {
                     Ok(0) => return Step::Close(Close::Normal),
