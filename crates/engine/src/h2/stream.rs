@@ -120,6 +120,13 @@ impl H2Session {
             peregrine_codec::parse_request(&self.headbuf, &cx.lctx(self.lst).limits, ex.req_mut());
         let mut note = None;
         match parsed {
+            // A head the h2 crate found malformed: nginx's 400 (405 for
+            // CONNECT), logged at info as nginx logs it.
+            _ if req.bad.is_some() => {
+                let (status, why) = req.bad.unwrap_or((400, ""));
+                self.log(cx, LogLevel::Info, why);
+                ex.resp = Some(self.error_page(status, cx));
+            }
             Ok(Parsed::Complete(_)) => {
                 ex.set_parsed();
                 ex.req_mut().mark_http2();
@@ -227,6 +234,10 @@ impl H2Session {
                     pos: 0,
                 });
             }
+        }
+        if let Some(c) = resp.conf.as_deref() {
+            let chunk = u32::try_from(c.conn.http2_chunk_size).unwrap_or(u32::MAX);
+            self.conn.set_chunk_size(id, chunk);
         }
         let before = self.conn.output().len();
         let sent = self
