@@ -38,12 +38,14 @@ pub const CONNECTION_SPECIFIC: [&[u8]; 5] = [
     b"upgrade",
 ];
 
-/// §8.2.1: no uppercase, no controls, space, DEL or non-ASCII; not empty.
+/// §8.2.1: no uppercase, no controls, space, DEL or non-ASCII; not empty;
+/// and no colon in a regular field's name (nginx's
+/// `ngx_http_v2_validate_header`; it would split the HTTP/1 line).
 fn valid_name(name: &[u8]) -> bool {
     !name.is_empty()
         && name
             .iter()
-            .all(|&b| b > 0x20 && b < 0x7f && !b.is_ascii_uppercase())
+            .all(|&b| b > 0x20 && b < 0x7f && b != b':' && !b.is_ascii_uppercase())
 }
 
 /// §8.2.1: no NUL, CR or LF; no leading or trailing space or tab.
