@@ -241,11 +241,17 @@ impl H2Session {
 
     /// nginx applies the default server's `keepalive_timeout` to an idle
     /// HTTP/2 connection (`ngx_http_v2_init`, after 1.19.7).
+    /// `keepalive_timeout 0` still lets the first request come (nginx
+    /// serves it, then sends GOAWAY: h2_keepalive.t): until then the wait
+    /// is `client_header_timeout`.
     fn idle_timeout(&self, cx: &Ctx) -> Duration {
-        cx.lctx(self.lst)
-            .default_server
-            .as_ref()
-            .map_or(DEFAULT_IDLE, |s| s.conf.keepalive_timeout)
+        let Some(s) = cx.lctx(self.lst).default_server.as_ref() else {
+            return DEFAULT_IDLE;
+        };
+        match s.conf.keepalive_timeout {
+            d if d.is_zero() && self.info.requests == 0 => s.client_header_timeout,
+            d => d,
+        }
     }
 
     /// Reads once into the input buffer.

@@ -195,12 +195,17 @@ impl H2Session {
             return false;
         }
         resp.status = peregrine_codec::response::wire_status(resp.status);
+        let age_ns = cx
+            .wall
+            .duration_since(self.info.accepted)
+            .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
         if let Some(c) = resp.conf.as_deref()
-            && self.info.requests >= c.keepalive_requests
+            && (self.info.requests >= c.keepalive_requests || age_ns > c.conn.keepalive_time_ns)
             && !self.going
         {
-            // nginx's HTTP/2 `keepalive_requests`: the last stream is
-            // served, a GOAWAY tells the client to go elsewhere.
+            // nginx's HTTP/2 `keepalive_requests` and `keepalive_time`:
+            // the stream is served, a GOAWAY tells the client to go
+            // elsewhere.
             self.going = true;
             self.conn.shutdown();
         }
