@@ -1,4 +1,4 @@
-//! Fuzzes the HTTP/2 connection (frames, HPACK via loona-hpack, stream and
+//! Fuzzes the HTTP/2 connection (frames, our HPACK decoder, stream and
 //! flow-control state): no panic or overflow, and the input split at a
 //! point the first byte picks gives the same events, output and verdict as
 //! the input whole. Requests are answered (HEADERS, DATA, trailers) so the

@@ -13,7 +13,7 @@ use crate::support::{Prefix, Server, conf_with, is_nginx};
 const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 /// Past the protocol's initial 65,535-byte window: the client's
 /// WINDOW_UPDATEs must be honoured for it to arrive whole.
-const BIG: usize = 300_000;
+pub(crate) const BIG: usize = 300_000;
 
 fn big_body() -> Vec<u8> {
     (0..BIG).map(|i| (i * 7 % 251) as u8).collect()
@@ -113,9 +113,9 @@ fn many_concurrent_streams() {
 }
 
 /// One frame: (type, flags, stream, payload).
-type Frame = (u8, u8, u32, Vec<u8>);
+pub(crate) type Frame = (u8, u8, u32, Vec<u8>);
 
-fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
+pub(crate) fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
     let n = payload.len();
     let mut f = vec![(n >> 16) as u8, (n >> 8) as u8, n as u8, kind, flags];
     f.extend_from_slice(&stream.to_be_bytes());
@@ -125,7 +125,7 @@ fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
 
 /// A GET's header block: static-table `:method GET` and `:scheme http`,
 /// `:path` and `:authority` as literals without indexing (RFC 7541 §6.2.2).
-fn get_block(path: &str) -> Vec<u8> {
+pub(crate) fn get_block(path: &str) -> Vec<u8> {
     let mut b = vec![0x82, 0x86, 0x04, path.len() as u8];
     b.extend_from_slice(path.as_bytes());
     b.extend_from_slice(&[0x01, 9]);
@@ -133,7 +133,7 @@ fn get_block(path: &str) -> Vec<u8> {
     b
 }
 
-fn read_frame(s: &mut TcpStream) -> Option<Frame> {
+pub(crate) fn read_frame(s: &mut TcpStream) -> Option<Frame> {
     let mut h = [0u8; 9];
     s.read_exact(&mut h).ok()?;
     let n = (usize::from(h[0]) << 16) | (usize::from(h[1]) << 8) | usize::from(h[2]);
@@ -145,7 +145,7 @@ fn read_frame(s: &mut TcpStream) -> Option<Frame> {
 
 /// Opens an h2c connection: preface, empty SETTINGS, and a connection
 /// window large enough that only the stream windows matter.
-fn open(s: &Server) -> TcpStream {
+pub(crate) fn open(s: &Server) -> TcpStream {
     let mut c = s.connect();
     let mut out = PREFACE.to_vec();
     out.extend(frame(4, 0, 0, &[]));
@@ -155,7 +155,7 @@ fn open(s: &Server) -> TcpStream {
 
 /// Reads until `stream` ends (END_STREAM on DATA or HEADERS), answering
 /// SETTINGS; returns the DATA bytes seen for it.
-fn read_stream(c: &mut TcpStream, stream: u32) -> usize {
+pub(crate) fn read_stream(c: &mut TcpStream, stream: u32) -> usize {
     let mut data = 0;
     while let Some((kind, flags, id, p)) = read_frame(c) {
         if kind == 4 && flags & 1 == 0 {
@@ -205,8 +205,8 @@ fn quit_sends_goaway() {
     let mut goaway = None;
     while let Some((kind, flags, _, p)) = read_frame(&mut c) {
         if kind == 6 && flags & 1 == 0 {
-            // The shutdown PING (RFC 9113 §6.8): answered, the final
-            // GOAWAY follows.
+            // nginx 1.22 and Peregrine send one GOAWAY; a server that
+            // sends RFC 9113 §6.8's PING first gets its answer.
             c.write_all(&frame(6, 1, 0, &p)).unwrap();
         }
         if kind == 7 {

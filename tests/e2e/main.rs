@@ -29,6 +29,7 @@ mod expires;
 mod fastcgi;
 mod gzip;
 mod h2;
+mod h2_attacks;
 mod header_rules;
 mod headers;
 mod health;

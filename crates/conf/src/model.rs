@@ -873,6 +873,9 @@ pub struct ConnConf {
     pub limit_rate_after: u64,
     /// `chunked_transfer_encoding` (default on).
     pub chunked_transfer_encoding: bool,
+    /// `http2_chunk_size` (default 8k): the most DATA payload per frame
+    /// of a response over HTTP/2, read from the request's location.
+    pub http2_chunk_size: usize,
 }
 
 impl Default for ConnConf {
@@ -890,6 +893,7 @@ impl Default for ConnConf {
             limit_rate: 0,
             limit_rate_after: 0,
             chunked_transfer_encoding: true,
+            http2_chunk_size: 8 * 1024,
         }
     }
 }

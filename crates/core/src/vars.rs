@@ -204,6 +204,8 @@ impl VarCtx<'_> {
             }
             "content_length" => out.push_str(self.req.header("Content-Length").unwrap_or("")),
             "content_type" => out.push_str(self.req.header("Content-Type").unwrap_or("")),
+            // An HTTP/2 stream's head went through the HTTP/1.1 codec.
+            "server_protocol" if self.conn.http2 => out.push_str("HTTP/2.0"),
             "server_protocol" => {
                 let (a, b) = self.req.version;
                 let _ = write!(out, "HTTP/{a}.{b}");

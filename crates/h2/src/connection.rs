@@ -23,6 +23,10 @@ pub struct Config {
     pub initial_window: u32,
     /// The most DATA payload per frame we send.
     pub chunk_size: u32,
+    /// A decoded field name or value (nginx: `large_client_header_buffers`' size).
+    pub max_field_size: u32,
+    /// The decoded list's names and values together (nginx's header_limit:
+    /// `large_client_header_buffers` size × number).
     pub max_header_list_size: u32,
     pub max_header_block_size: usize,
 }
@@ -33,6 +37,7 @@ impl Default for Config {
             max_concurrent_streams: limits::MAX_CONCURRENT_STREAMS,
             initial_window: limits::BODY_PREREAD_SIZE,
             chunk_size: limits::CHUNK_SIZE,
+            max_field_size: limits::MAX_FIELD_SIZE,
             max_header_list_size: limits::MAX_HEADER_LIST_SIZE,
             max_header_block_size: limits::MAX_HEADER_BLOCK_SIZE,
         }
@@ -106,17 +111,12 @@ pub(crate) enum Phase {
     Failed(ConnError),
 }
 
-/// Graceful shutdown (RFC 9113 §6.8): a first GOAWAY with 2^31 - 1 and a
-/// PING, the final GOAWAY with the real last stream once the PING returns.
+/// Our GOAWAY (RFC 9113 §6.8): not sent, or sent with this last stream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum GoAway {
     None,
-    Draining,
     Sent(u32),
 }
-
-/// The opaque data of the PING that ends the first GOAWAY step.
-pub(crate) const SHUTDOWN_PING: [u8; 8] = *b"peregrn!";
 
 /// A header block being assembled from HEADERS + CONTINUATION.
 pub(crate) struct Block {
@@ -226,8 +226,14 @@ impl Connection {
                 "client sent frame larger than SETTINGS_MAX_FRAME_SIZE",
             ));
         }
+        if h.kind == Kind::PushPromise {
+            // nginx refuses it from the frame header, before any payload
+            // (h2.t "client-initiated PUSH_PROMISE").
+            return Err(self.fail(ErrorCode::ProtocolError, "client sent PUSH_PROMISE frame"));
+        }
         let total = HEADER_LEN + h.len as usize;
         let Some(payload) = input.get(HEADER_LEN..total) else {
+            self.scan_partial_block(&h, &input[HEADER_LEN..])?;
             return Ok(Progress::Partial);
         };
         self.total_bytes += total as u64;
@@ -293,6 +299,27 @@ impl Connection {
             consumed: PREFACE.len(),
             event: None,
         })
+    }
+
+    /// nginx decodes a header block as it arrives, so an integer too long
+    /// to be valid ends the connection before the frame is whole (h2_headers.t
+    /// "too long index"); the same check runs here on a partial HEADERS
+    /// frame (not padded, no priority: the plain case a client sends).
+    fn scan_partial_block(&mut self, h: &FrameHeader, partial: &[u8]) -> Result<(), ConnError> {
+        if h.kind == Kind::Headers
+            && self.block.is_none()
+            && !h.has(frame::flags::PADDED | frame::flags::PRIORITY)
+            && crate::hpack::scan_partial(partial).is_err()
+        {
+            if h.stream % 2 == 1 && h.stream > self.max_peer_stream {
+                self.last_processed = h.stream;
+            }
+            return Err(self.fail(
+                ErrorCode::CompressionError,
+                "client sent invalid header block",
+            ));
+        }
+        Ok(())
     }
 
     /// Sequencing rules that hold whatever the frame: nothing but

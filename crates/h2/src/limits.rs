@@ -27,11 +27,17 @@ pub const RECV_BUFFER_SIZE: usize = 256 * 1024;
 /// 9 + 16384 bytes for a whole frame.
 pub const MAX_RECV_FRAME_SIZE: u32 = 1 << 14;
 
-/// The header list a request may decode to (SETTINGS_MAX_HEADER_LIST_SIZE,
-/// counted as RFC 9113 §6.5.2 does: name + value + 32 per field). nginx's
-/// bound is `large_client_header_buffers` (4 × 8k = 32k). Bounds the HPACK
+/// The header list a request may decode to (advertised as
+/// SETTINGS_MAX_HEADER_LIST_SIZE; counted as nginx counts its header_limit,
+/// names and values). nginx's bound is `large_client_header_buffers`
+/// (4 × 8k = 32k). Bounds the HPACK
 /// bomb: a small block of indexed references to a large table entry.
 pub const MAX_HEADER_LIST_SIZE: u32 = 32 * 1024;
+
+/// The largest decoded field name or value: nginx's bound is the size of
+/// one `large_client_header_buffers` buffer (8k); past it the connection
+/// ends with ENHANCE_YOUR_CALM, as nginx's "client sent too large header".
+pub const MAX_FIELD_SIZE: u32 = 8 * 1024;
 
 /// The encoded header block (HEADERS + CONTINUATION payloads) we buffer
 /// before decoding. Bounds the CONTINUATION flood (CVE-2024-27316): the

@@ -1,7 +1,7 @@
 //! The rules for each received frame type (RFC 9113 §6), each violation
 //! with the error and scope the RFC gives it.
 
-use crate::connection::{Block, Connection, Event, GoAway, SHUTDOWN_PING};
+use crate::connection::{Block, Connection, Event, GoAway};
 use crate::error::{ErrorCode, Violation};
 use crate::frame::{self, FrameHeader, flags};
 use crate::hpack::DecodeError;
@@ -125,8 +125,28 @@ impl Connection {
                     ErrorCode::FrameSizeError,
                     "client sent HEADERS frame with incorrect length",
                 ))?;
-            priority = Some(Priority::parse(p));
+            let p = Priority::parse(p);
+            if p.dependency == h.stream {
+                // RFC 9113 §5.3.1 makes it a stream error; nginx ends the
+                // connection, before the stream counts as seen (h2_priority.t
+                // "HEADERS self": GOAWAY with last stream 0).
+                return Err(conn(
+                    ErrorCode::ProtocolError,
+                    "client sent HEADERS frame with incorrect dependency",
+                ));
+            }
+            priority = Some(p);
             start += 5;
+        }
+        // nginx's last_sid is the stream's as soon as its HEADERS arrive
+        // (ngx_http_v2_state_headers), so that a GOAWAY for an error in
+        // its header block names it (h2_headers.t "invalid index - GOAWAY
+        // last stream").
+        if h.stream % 2 == 1
+            && h.stream > self.max_peer_stream
+            && !matches!(self.goaway, GoAway::Sent(_))
+        {
+            self.last_processed = h.stream;
         }
         let block = Block {
             stream: h.stream,
@@ -187,10 +207,15 @@ impl Connection {
         let mut fields = std::mem::take(&mut self.fields);
         let decoded = self.decoder.decode(
             &b.bytes,
+            self.cfg.max_field_size as usize,
             self.cfg.max_header_list_size as usize,
             &mut fields,
         );
         let step = match decoded {
+            Err(DecodeError::Length) => Err(conn(
+                ErrorCode::FrameSizeError,
+                "client sent header block with incorrect length",
+            )),
             Err(DecodeError::Compression) => Err(conn(
                 ErrorCode::CompressionError,
                 "client sent invalid header block",
@@ -254,9 +279,11 @@ impl Connection {
         if id <= self.max_peer_stream {
             return match self.closed_by(id) {
                 Some(Closer::Us) => Ok(None),
+                // RFC 9113 §5.1 has STREAM_CLOSED here; nginx answers a
+                // reused identifier with PROTOCOL_ERROR (h2.t "dup stream").
                 Some(Closer::Peer) => Err(conn(
-                    ErrorCode::StreamClosed,
-                    "client sent HEADERS frame for closed stream",
+                    ErrorCode::ProtocolError,
+                    "client sent HEADERS frame with incorrect identifier",
                 )),
                 None => Err(conn(
                     ErrorCode::ProtocolError,
@@ -267,13 +294,6 @@ impl Connection {
         self.max_peer_stream = id;
         if matches!(self.goaway, GoAway::Sent(last) if id > last) {
             return Ok(None); // §6.8: not processed, the client may retry it elsewhere
-        }
-        if b.priority.is_some_and(|p| p.dependency == id) {
-            return Err(Violation::Stream(
-                id,
-                ErrorCode::ProtocolError,
-                "client sent HEADERS frame with incorrect dependency",
-            ));
         }
         if self.streams.len() >= self.cfg.max_concurrent_streams as usize {
             return Err(Violation::Stream(
@@ -290,8 +310,7 @@ impl Connection {
                 "client sent too many streams at once",
             ));
         }
-        let head = request::request_head(fields)
-            .map_err(|why| Violation::Stream(id, ErrorCode::ProtocolError, why))?;
+        let head = request::request_head(fields).unwrap_or_else(request::bad_request);
         // Before our SETTINGS are acknowledged the peer may count on the
         // protocol's initial window; a smaller one of ours applies after.
         let recv_window = match self.settings_acked {
@@ -344,8 +363,8 @@ impl Connection {
         }
         let priority = Priority::parse(p);
         if priority.dependency == h.stream {
-            return Err(Violation::Stream(
-                h.stream,
+            // A connection error as nginx's (RFC 9113 §5.3.1: stream error).
+            return Err(conn(
                 ErrorCode::ProtocolError,
                 "client sent PRIORITY frame with incorrect dependency",
             ));
@@ -452,15 +471,6 @@ impl Connection {
         };
         if !h.has(flags::ACK) {
             frame::put_ping(&mut self.out, true, data);
-        } else if data == SHUTDOWN_PING && self.goaway == GoAway::Draining {
-            // Second step of the graceful shutdown: every stream the client
-            // sent before it saw the first GOAWAY has now arrived.
-            frame::put_goaway(
-                &mut self.out,
-                self.last_processed,
-                ErrorCode::NoError.to_u32(),
-            );
-            self.goaway = GoAway::Sent(self.last_processed);
         }
         Ok(None)
     }

@@ -19,6 +19,12 @@ pub struct RequestHead {
     pub fields: FieldList,
     /// The value of `content-length`, checked against the DATA received.
     pub content_length: Option<u64>,
+    /// The request is refused with this status and the reason to log:
+    /// nginx answers a malformed request head with 400 (its
+    /// `ngx_http_v2_state_process_header` and `ngx_http_v2_construct_request_line`
+    /// finalize the request with NGX_HTTP_BAD_REQUEST), not the stream
+    /// error RFC 9113 §8.1.1 gives it, and CONNECT with 405.
+    pub bad: Option<(u16, &'static str)>,
 }
 
 /// Field names that are connection-specific in HTTP/1 and have no place in
@@ -32,12 +38,14 @@ pub const CONNECTION_SPECIFIC: [&[u8]; 5] = [
     b"upgrade",
 ];
 
-/// §8.2.1: no uppercase, no controls, space, DEL or non-ASCII; not empty.
+/// §8.2.1: no uppercase, no controls, space, DEL or non-ASCII; not empty;
+/// and no colon in a regular field's name (nginx's
+/// `ngx_http_v2_validate_header`; it would split the HTTP/1 line).
 fn valid_name(name: &[u8]) -> bool {
     !name.is_empty()
         && name
             .iter()
-            .all(|&b| b > 0x20 && b < 0x7f && !b.is_ascii_uppercase())
+            .all(|&b| b > 0x20 && b < 0x7f && b != b':' && !b.is_ascii_uppercase())
 }
 
 /// §8.2.1: no NUL, CR or LF; no leading or trailing space or tab.
@@ -120,10 +128,9 @@ pub fn request_head(list: &FieldList) -> Result<RequestHead, &'static str> {
         return Err("client sent empty :method header");
     }
     if head.method == b"CONNECT" {
-        // §8.5: only :method and :authority.
-        if head.scheme.is_some() || head.path.is_some() || head.authority.is_none() {
-            return Err("client sent invalid CONNECT request");
-        }
+        // nginx does not proxy CONNECT (ngx_http_v2_parse_method's
+        // caller: "client sent CONNECT method", 405).
+        head.bad = Some((405, "client sent CONNECT method"));
         return Ok(head);
     }
     if head.scheme.as_deref().is_none_or(<[u8]>::is_empty) {
@@ -132,7 +139,23 @@ pub fn request_head(list: &FieldList) -> Result<RequestHead, &'static str> {
     if head.path.as_deref().is_none_or(<[u8]>::is_empty) {
         return Err("client sent no :path header");
     }
+    if let (Some(a), Some(h)) = (&head.authority, head.fields.get(b"host"))
+        && !a.eq_ignore_ascii_case(h)
+    {
+        // Both given and different: nginx answers 400 (h2_headers.t
+        // "non-equal authority and host").
+        return Err("client sent \":authority\" and \"Host\" headers with different values");
+    }
     Ok(head)
+}
+
+/// A request head for a request refused with 400: what was malformed.
+pub fn bad_request(why: &'static str) -> RequestHead {
+    RequestHead {
+        method: b"GET".to_vec(),
+        bad: Some((400, why)),
+        ..RequestHead::default()
+    }
 }
 
 /// Checks a trailer section (§8.1: no pseudo-header fields) and returns it.
@@ -263,7 +286,13 @@ mod tests {
                 ("content-length", "1"),
                 ("content-length", "2"),
             ],
-            &[(":method", "CONNECT"), (":authority", "x"), (":path", "/")],
+            &[
+                (":method", "GET"),
+                (":scheme", "http"),
+                (":path", "/"),
+                (":authority", "a"),
+                ("host", "b"),
+            ],
         ];
         for f in bad {
             assert!(request_head(&list(f)).is_err(), "{f:?}");
@@ -271,10 +300,11 @@ mod tests {
     }
 
     #[test]
-    fn connect_needs_only_method_and_authority() {
+    fn connect_is_refused_with_405_as_nginx_does() {
         let h = request_head(&list(&[(":method", "CONNECT"), (":authority", "x:443")])).unwrap();
-        assert_eq!((h.scheme, h.path), (None, None));
-        assert!(request_head(&list(&[(":method", "CONNECT")])).is_err());
+        assert_eq!(h.bad.map(|b| b.0), Some(405));
+        let h = request_head(&list(&[(":method", "CONNECT"), (":path", "/")])).unwrap();
+        assert_eq!(h.bad.map(|b| b.0), Some(405));
     }
 
     #[test]

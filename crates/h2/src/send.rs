@@ -3,11 +3,10 @@
 //! WINDOW_UPDATEs that give credit back, and what the engine's scheduler
 //! and timers need to see.
 
-use crate::connection::{Connection, GoAway, Phase, SHUTDOWN_PING};
+use crate::connection::{Connection, GoAway, Phase};
 use crate::error::{ErrorCode, SendError};
 use crate::frame::{self, FrameHeader, HEADER_LEN, Kind, flags};
 use crate::hpack;
-use crate::limits::MAX_WINDOW;
 use crate::stream::{Priority, Stream, StreamState};
 
 /// A DATA frame header granted by [`Connection::data_frame`]: write the 9
@@ -127,11 +126,20 @@ impl Connection {
         else {
             return 0;
         };
-        let frame = self.peer.max_frame_size.min(self.cfg.chunk_size) as usize;
+        let chunk = s.chunk_size.unwrap_or(self.cfg.chunk_size);
+        let frame = self.peer.max_frame_size.min(chunk) as usize;
         s.send
             .available()
             .min(self.send_conn.available())
             .min(frame)
+    }
+
+    /// The stream's own `http2_chunk_size` (nginx reads it from the
+    /// request's location), in place of the connection's.
+    pub fn set_chunk_size(&mut self, stream: u32, chunk: u32) {
+        if let Some(s) = self.streams.get_mut(&stream) {
+            s.chunk_size = Some(chunk.max(1));
+        }
     }
 
     /// Grants a DATA frame of up to `want` bytes without copying: the
@@ -223,17 +231,15 @@ impl Connection {
         }
     }
 
-    /// Graceful shutdown (reload, QUIT, keepalive_requests; §6.8): GOAWAY
-    /// with 2^31 - 1 and a PING now; the final GOAWAY with the last stream
-    /// processed when the PING's answer comes (streams already in flight
-    /// are served). If it never comes, the engine's timer calls
-    /// [`Connection::go_away`].
+    /// Graceful shutdown (reload, QUIT, keepalive_requests): GOAWAY
+    /// NO_ERROR with the last stream processed, now; the streams below it
+    /// are served, later ones ignored, and the connection ends when none
+    /// is left. One step, as nginx's (`ngx_http_v2_finalize_connection`
+    /// and the keepalive_requests GOAWAY name the real last stream, which
+    /// nginx's tests check), not RFC 9113 §6.8's suggested 2^31 - 1 and
+    /// PING first.
     pub fn shutdown(&mut self) {
-        if self.goaway == GoAway::None {
-            frame::put_goaway(&mut self.out, MAX_WINDOW, ErrorCode::NoError.to_u32());
-            frame::put_ping(&mut self.out, false, SHUTDOWN_PING);
-            self.goaway = GoAway::Draining;
-        }
+        self.go_away(ErrorCode::NoError);
     }
 
     /// The final GOAWAY was sent (or the peer's received) and no stream is

@@ -60,6 +60,8 @@ pub(crate) struct Stream {
     pub content_length: Option<u64>,
     pub received: u64,
     pub priority: Priority,
+    /// The location's `http2_chunk_size`, over the connection's.
+    pub chunk_size: Option<u32>,
 }
 
 impl Stream {
@@ -73,6 +75,7 @@ impl Stream {
             content_length: None,
             received: 0,
             priority: Priority::default(),
+            chunk_size: None,
         }
     }
 

@@ -28,6 +28,7 @@ pub struct RawConn {
     pub limit_rate: Option<u64>,
     pub limit_rate_after: Option<u64>,
     pub chunked_transfer_encoding: Option<bool>,
+    pub http2_chunk_size: Option<usize>,
 }
 
 impl RawConn {
@@ -46,6 +47,7 @@ impl RawConn {
             chunked_transfer_encoding: self
                 .chunked_transfer_encoding
                 .unwrap_or(p.chunked_transfer_encoding),
+            http2_chunk_size: self.http2_chunk_size.unwrap_or(p.http2_chunk_size),
         }
     }
 }

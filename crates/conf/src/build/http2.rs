@@ -69,16 +69,17 @@ pub fn http2_max_concurrent_streams(s: &mut RawSrv, d: &Directive, _: &Env<'_>) 
     })
 }
 
-/// `http2_chunk_size SIZE`: checked as nginx checks it (0 refused,
-/// clamped to the largest frame: `ngx_http_v2_chunk_size`). The engine
-/// sends DATA frames of the default 8k whatever it says (a location-level
-/// setting the session would have to look up per frame).
-pub fn http2_chunk_size(_: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result<()> {
-    let n = size(d, arg(d, 0))?;
-    if n == 0 {
-        return Err(msg(d, "the http2 chunk size cannot be zero"));
-    }
-    Ok(())
+/// `http2_chunk_size SIZE`: checked as nginx checks it (0 refused); kept
+/// per location (the engine reads it from the request's location, as
+/// nginx's `ngx_http_v2_send_chain` does) and clamped by the frame size.
+pub fn http2_chunk_size(l: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result<()> {
+    set_with(&mut l.conn.http2_chunk_size, d, || {
+        let n = size(d, arg(d, 0))?;
+        if n == 0 {
+            return Err(msg(d, "the http2 chunk size cannot be zero"));
+        }
+        Ok(n)
+    })
 }
 
 pub fn http2_body_preread_size(s: &mut RawSrv, d: &Directive, _: &Env<'_>) -> Result<()> {

@@ -149,6 +149,7 @@ mod tests {
             authority: Some(b"example.com".to_vec()),
             fields,
             content_length: None,
+            bad: None,
         };
         let mut out = Vec::new();
         request_text(&head, &mut out);

@@ -68,13 +68,15 @@ pub struct H2Session {
     refuse: Option<u16>,
     /// The connection reached EOF on read.
     eof: bool,
+    /// Lingering close after our last GOAWAY: until when, bytes read.
+    linger: Option<(std::time::Instant, u64)>,
 }
 
 impl H2Session {
     /// Takes over a connection whose HTTP/1 session met the preface:
     /// `pending` is what it had read (the preface and what followed).
     pub fn new(info: ConnInfo, lst: usize, pending: &[u8], cx: &Ctx) -> H2Session {
-        let cfg = match cx.lctx(lst).http2 {
+        let mut cfg = match cx.lctx(lst).http2 {
             Some(c) => peregrine_h2::Config {
                 max_concurrent_streams: c.max_concurrent_streams,
                 initial_window: u32::try_from(c.body_preread_size).unwrap_or(u32::MAX),
@@ -83,6 +85,15 @@ impl H2Session {
             },
             None => peregrine_h2::Config::default(),
         };
+        // nginx bounds a request's fields by the default server's
+        // `large_client_header_buffers`: one buffer per name or value, all
+        // of them for the list (ngx_http_v2_state_header_block).
+        if let Some(srv) = cx.lctx(lst).default_server.as_deref() {
+            let (num, size) = srv.large_client_header_buffers;
+            cfg.max_field_size = u32::try_from(size).unwrap_or(u32::MAX);
+            cfg.max_header_list_size = u32::try_from(num * size).unwrap_or(u32::MAX);
+            cfg.max_header_block_size = 2 * num * size;
+        }
         H2Session {
             info,
             lst,
@@ -97,6 +108,7 @@ impl H2Session {
             going: false,
             refuse: None,
             eof: false,
+            linger: None,
         }
     }
 
@@ -121,8 +133,14 @@ impl H2Session {
             self.conn.shutdown();
         }
         loop {
+            if self.linger.is_some() {
+                return self.step_linger(t, key, cx);
+            }
             if let Err(c) = self.process(key, cx) {
                 let _ = self.write(t, cx);
+                if !self.conn.wants_write() {
+                    return self.step_linger(t, key, cx);
+                }
                 return Some(c);
             }
             let blocked = match self.write(t, cx) {
@@ -130,7 +148,7 @@ impl H2Session {
                 Err(c) => return Some(c),
             };
             if self.conn.is_finished() && !self.conn.wants_write() {
-                return Some(Close::Normal);
+                return self.step_linger(t, key, cx);
             }
             if self.eof {
                 self.log(cx, LogLevel::Info, "client closed connection");
@@ -143,6 +161,45 @@ impl H2Session {
             match self.read(t, cx) {
                 Ok(()) => {}
                 Err(c) => return Some(c),
+            }
+        }
+    }
+
+    /// Lingering close once our last GOAWAY is written (nginx's
+    /// `ngx_http_v2_lingering_close`): the write side is shut and what the
+    /// client still sends is read and dropped for `lingering_time` (at most
+    /// `lingering_timeout` between reads), so that frames it sent before
+    /// seeing the GOAWAY (a PING, WINDOW_UPDATEs) do not make the kernel
+    /// reset the connection and destroy the response it has not read yet.
+    fn step_linger(&mut self, t: &mut Transport, key: usize, cx: &mut Ctx) -> Option<Close> {
+        let l = crate::http1::Lingering::of(
+            cx.lctx(self.lst).default_server.as_ref().map(|s| &*s.conf),
+        );
+        let (until, mut read) = match self.linger {
+            Some(v) => v,
+            None => {
+                t.shutdown_write();
+                self.inbuf = Vec::new();
+                (cx.now + l.time, 0)
+            }
+        };
+        let mut buf = [0u8; 4096];
+        loop {
+            if self.eof || cx.now >= until || read >= crate::http1::LINGERING_MAX_BYTES {
+                return Some(Close::Normal);
+            }
+            if !t.readable {
+                self.linger = Some((until, read));
+                let d = l.timeout.min(until.saturating_duration_since(cx.now));
+                cx.timers.arm(key, cx.now, d);
+                return None;
+            }
+            match t.recv(&mut buf) {
+                Ok(0) => return Some(Close::Normal),
+                Ok(n) => read += n as u64,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => t.readable = false,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => return Some(Close::Normal),
             }
         }
     }
@@ -184,11 +241,17 @@ impl H2Session {
 
     /// nginx applies the default server's `keepalive_timeout` to an idle
     /// HTTP/2 connection (`ngx_http_v2_init`, after 1.19.7).
+    /// `keepalive_timeout 0` still lets the first request come (nginx
+    /// serves it, then sends GOAWAY: h2_keepalive.t): until then the wait
+    /// is `client_header_timeout`.
     fn idle_timeout(&self, cx: &Ctx) -> Duration {
-        cx.lctx(self.lst)
-            .default_server
-            .as_ref()
-            .map_or(DEFAULT_IDLE, |s| s.conf.keepalive_timeout)
+        let Some(s) = cx.lctx(self.lst).default_server.as_ref() else {
+            return DEFAULT_IDLE;
+        };
+        match s.conf.keepalive_timeout {
+            d if d.is_zero() && self.info.requests == 0 => s.client_header_timeout,
+            d => d,
+        }
     }
 
     /// Reads once into the input buffer.
@@ -325,6 +388,9 @@ impl H2Session {
     /// A timer of this connection fired: idle (GOAWAY, close) or a send
     /// that waited past `send_timeout`.
     pub fn on_timeout(&mut self, t: &mut Transport, cx: &mut Ctx) -> Close {
+        if self.linger.is_some() {
+            return Close::Normal;
+        }
         if !self.streams.is_empty() {
             let timedout = io::Error::from_raw_os_error(libc::ETIMEDOUT);
             let text = errlog::with_os_error("client timed out", &timedout);

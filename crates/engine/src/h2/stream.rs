@@ -120,6 +120,13 @@ impl H2Session {
             peregrine_codec::parse_request(&self.headbuf, &cx.lctx(self.lst).limits, ex.req_mut());
         let mut note = None;
         match parsed {
+            // A head the h2 crate found malformed: nginx's 400 (405 for
+            // CONNECT), logged at info as nginx logs it.
+            _ if req.bad.is_some() => {
+                let (status, why) = req.bad.unwrap_or((400, ""));
+                self.log(cx, LogLevel::Info, why);
+                ex.resp = Some(self.error_page(status, cx));
+            }
             Ok(Parsed::Complete(_)) => {
                 ex.set_parsed();
                 ex.req_mut().mark_http2();
@@ -188,12 +195,17 @@ impl H2Session {
             return false;
         }
         resp.status = peregrine_codec::response::wire_status(resp.status);
+        let age_ns = cx
+            .wall
+            .duration_since(self.info.accepted)
+            .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
         if let Some(c) = resp.conf.as_deref()
-            && self.info.requests >= c.keepalive_requests
+            && (self.info.requests >= c.keepalive_requests || age_ns > c.conn.keepalive_time_ns)
             && !self.going
         {
-            // nginx's HTTP/2 `keepalive_requests`: the last stream is
-            // served, a GOAWAY tells the client to go elsewhere.
+            // nginx's HTTP/2 `keepalive_requests` and `keepalive_time`:
+            // the stream is served, a GOAWAY tells the client to go
+            // elsewhere.
             self.going = true;
             self.conn.shutdown();
         }
@@ -227,6 +239,10 @@ impl H2Session {
                     pos: 0,
                 });
             }
+        }
+        if let Some(c) = resp.conf.as_deref() {
+            let chunk = u32::try_from(c.conn.http2_chunk_size).unwrap_or(u32::MAX);
+            self.conn.set_chunk_size(id, chunk);
         }
         let before = self.conn.output().len();
         let sent = self
