@@ -9,6 +9,7 @@
 pub mod access;
 pub mod auth_basic;
 pub mod cgi;
+pub mod client_body;
 pub mod conn;
 pub mod handlers;
 // http2
