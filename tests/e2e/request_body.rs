@@ -118,6 +118,7 @@ fn body_over_the_buffer_goes_to_a_temp_file_and_upstream_whole() {
         "body-file",
         &format!(
             "        client_body_buffer_size 1k;\n\
+             client_body_temp_path body_temp;\n\
              location / {{ proxy_pass http://127.0.0.1:{b}; }}\n"
         ),
     );
@@ -140,13 +141,19 @@ fn body_over_the_buffer_goes_to_a_temp_file_and_upstream_whole() {
         l.contains("a client request body is buffered to a temporary file")
     });
     assert!(lines[0].contains("[warn]"), "{}", lines[0]);
+    // The worker's first file, nginx's name and line.
     assert!(
-        lines[0].contains(&format!("{}/client_body_temp/", s.prefix.dir.display())),
+        lines[0].ends_with(&format!(
+            "a client request body is buffered to a temporary file {}/body_temp/0000000001, \
+             client: 127.0.0.1, server: localhost, request: \"POST /up HTTP/1.1\", \
+             host: \"localhost\"",
+            s.prefix.dir.display()
+        )),
         "{}",
         lines[0]
     );
     // The file is removed with the request.
-    let left = std::fs::read_dir(s.prefix.dir.join("client_body_temp"))
+    let left = std::fs::read_dir(s.prefix.dir.join("body_temp"))
         .map(|d| d.count())
         .unwrap_or(0);
     assert_eq!(left, 0);
