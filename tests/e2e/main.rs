@@ -55,6 +55,7 @@ mod ranges_limits;
 mod redirects;
 mod referer;
 mod regex;
+mod request_body;
 mod resolver;
 mod rewrite;
 mod secure_link;

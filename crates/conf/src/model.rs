@@ -409,6 +409,9 @@ pub struct LocConf {
     /// Default 1m; 0 disables the check.
     pub client_max_body_size: u64,
     pub client_body_buffer_size: usize,
+    /// `client_body_in_file_only`, `client_body_in_single_buffer`,
+    /// `client_body_temp_path` (the engine's `body` module).
+    pub client_body: ClientBodyConf,
 
     pub open_file_cache: Option<OpenFileCacheConf>,
     /// Default 60s.
@@ -1569,4 +1572,34 @@ impl Default for Http2Conf {
     fn default() -> Self {
         crate::build::http2::RawHttp2::default().resolve()
     }
+}
+
+// client body
+
+/// Where a request body goes beyond `client_body_buffer_size`
+/// (`ngx_http_core_module`'s client body settings).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientBodyConf {
+    pub in_file_only: InFileOnly,
+    /// `client_body_in_single_buffer`: `$request_body` of a body that fits
+    /// the buffer (Peregrine keeps a body in memory in one piece anyway).
+    pub single_buffer: bool,
+    pub temp_path: Arc<TempPath>,
+}
+
+/// `client_body_in_file_only`: `on` keeps the file after the request,
+/// `clean` removes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InFileOnly {
+    Off,
+    On,
+    Clean,
+}
+
+/// A `*_temp_path` directory and its `levels` (each 1 or 2 characters of
+/// the file's name, nginx's `ngx_create_hashed_filename`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TempPath {
+    pub dir: PathBuf,
+    pub levels: Vec<u8>,
 }

@@ -6,6 +6,7 @@
 //! [`crate::known`]).
 
 use crate::build::Handler;
+use crate::build::client_body as cb;
 use crate::build::conn as c;
 use crate::build::handlers as h;
 use crate::build::headers as hd;
@@ -985,8 +986,15 @@ pub static TABLE: &[Spec] = &[
         "client_body_temp_path",
         HSL,
         Args::Range(1, 4),
-        Handler::Hint(h::hint_temp_path),
-        Neutral,
+        Handler::Loc(cb::client_body_temp_path),
+        LONG_WAY,
+    ),
+    row(
+        "client_body_in_file_only",
+        HSL,
+        ONE,
+        Handler::Loc(cb::client_body_in_file_only),
+        LONG_WAY,
     ),
     row(
         "proxy_temp_path",
@@ -1168,8 +1176,8 @@ pub static TABLE: &[Spec] = &[
         "client_body_in_single_buffer",
         HSL,
         ONE,
-        Handler::Hint(h::hint_flag),
-        Neutral,
+        Handler::Loc(cb::client_body_in_single_buffer),
+        LONG_WAY,
     ),
     // kqueue-only file change events.
     row(

@@ -41,6 +41,8 @@ pub const KNOWN: &[&str] = &[
     "remote_port",
     "remote_user",
     "request",
+    "request_body",
+    "request_body_file",
     "request_filename",
     "request_id",
     "request_length",

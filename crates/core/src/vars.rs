@@ -228,6 +228,16 @@ impl VarCtx<'_> {
                 }
             }
             n if n.starts_with("proxy_protocol_") => crate::proxy_protocol::push(self.conn, n, out),
+            "request_body" => {
+                if let Some(b) = self.upstream.and_then(|u| u.request_body.as_deref()) {
+                    out.push_str(&String::from_utf8_lossy(b));
+                }
+            }
+            "request_body_file" => {
+                if let Some(f) = self.upstream.and_then(|u| u.request_body_file.as_deref()) {
+                    out.push_str(f);
+                }
+            }
             _ if name.starts_with("upstream_") || name.starts_with("proxy_") => {
                 crate::proxy::push_var(self, out, name);
             }

@@ -53,6 +53,7 @@
 //! `run` daemonizes itself (after binding, before the pid file) when the
 //! configuration says `daemon on`; see `examples/serve.rs`.
 
+mod body;
 mod compress;
 mod conn;
 mod ctx;

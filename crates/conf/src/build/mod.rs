@@ -9,6 +9,7 @@
 pub mod access;
 pub mod auth_basic;
 pub mod cgi;
+pub mod client_body;
 pub mod conn;
 pub mod filters;
 pub mod handlers;
@@ -377,6 +378,13 @@ impl Builder {
             declared: &self.pending_declared,
             set_vars: &self.set_vars,
         };
+        if spec.name == "client_body_temp_path"
+            && let Some(dir) = d.args.first()
+        {
+            // Created at start as the other `*_temp_path`s (ngx_create_paths).
+            self.temp_paths
+                .push(PathBuf::from(raw::full_name(&self.prefix, dir)));
+        }
         match (&spec.handler, frame) {
             (Handler::Block(kind), frame) => {
                 let block = d

@@ -88,6 +88,9 @@ pub struct RawLoc {
     pub send_timeout: Option<Duration>,
     pub client_max_body_size: Option<u64>,
     pub client_body_buffer_size: Option<usize>,
+    pub client_body_in_file_only: Option<InFileOnly>,
+    pub client_body_in_single_buffer: Option<bool>,
+    pub client_body_temp_path: Option<Arc<TempPath>>,
     pub open_file_cache: Option<Option<OpenFileCacheConf>>,
     pub open_file_cache_valid: Option<Duration>,
     pub open_file_cache_min_uses: Option<u32>,
@@ -224,6 +227,15 @@ impl LocConf {
             client_max_body_size: 1024 * 1024,
             // nginx: 2 pages (16k on x86-64).
             client_body_buffer_size: 16 * 1024,
+            client_body: ClientBodyConf {
+                in_file_only: InFileOnly::Off,
+                single_buffer: false,
+                // nginx's NGX_HTTP_CLIENT_TEMP_PATH.
+                temp_path: Arc::new(TempPath {
+                    dir: prefix.join("client_body_temp"),
+                    levels: Vec::new(),
+                }),
+            },
             open_file_cache: None,
             open_file_cache_valid: Duration::from_secs(60),
             open_file_cache_min_uses: 1,
@@ -375,6 +387,15 @@ impl RawLoc {
             client_body_buffer_size: self
                 .client_body_buffer_size
                 .unwrap_or(p.client_body_buffer_size),
+            client_body: ClientBodyConf {
+                in_file_only: self
+                    .client_body_in_file_only
+                    .unwrap_or(p.client_body.in_file_only),
+                single_buffer: self
+                    .client_body_in_single_buffer
+                    .unwrap_or(p.client_body.single_buffer),
+                temp_path: inherit!(self.client_body_temp_path, p.client_body.temp_path),
+            },
             open_file_cache: self.open_file_cache.unwrap_or(p.open_file_cache),
             open_file_cache_valid: self
                 .open_file_cache_valid

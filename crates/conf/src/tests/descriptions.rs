@@ -254,8 +254,12 @@ pub static DESCRIPTIONS: &[(&str, &str)] = &[
     ("send_timeout", "time between two writes of the response"),
     ("client_max_body_size", "largest request body (413)"),
     (
+        "client_body_in_file_only",
+        "request body always in a temporary file (on: kept)",
+    ),
+    (
         "client_body_buffer_size",
-        "accepted and checked; no effect yet (request bodies are discarded)",
+        "request body kept in memory up to it, then a temporary file",
     ),
     (
         "open_file_cache",
@@ -399,7 +403,7 @@ pub static DESCRIPTIONS: &[(&str, &str)] = &[
     ("subrequest_output_buffer_size", "no subrequests"),
     (
         "client_body_in_single_buffer",
-        "request bodies are discarded",
+        "a body in memory is one buffer anyway",
     ),
     ("open_file_cache_events", "kqueue only"),
     (
@@ -428,7 +432,7 @@ pub static DESCRIPTIONS: &[(&str, &str)] = &[
     ("variables_hash_max_size", "hash table sizing"),
     (
         "client_body_temp_path",
-        "request bodies are not written to disk",
+        "where request bodies over the buffer go (with levels)",
     ),
     ("proxy_temp_path", "no temporary files"),
     ("fastcgi_temp_path", "no temporary files"),
@@ -530,7 +534,7 @@ pub static DESCRIPTIONS: &[(&str, &str)] = &[
     ),
     (
         "proxy_request_buffering",
-        "accepted; the body is read whole before the upstream request",
+        "off: the body streams upstream as it arrives",
     ),
     ("proxy_buffer_size", "the largest answer head"),
     // gateways: fastcgi, uwsgi, scgi

@@ -146,6 +146,11 @@ pub struct UpstreamVars {
     /// The last answer's head bytes and its header lines' ranges.
     pub head: Vec<u8>,
     pub headers: Vec<(std::ops::Range<usize>, std::ops::Range<usize>)>,
+    /// The client's body as the engine's body module read it:
+    /// `$request_body` when it is in memory, `$request_body_file` when it
+    /// went to a temporary file (`ngx_http_variable_request_body`).
+    pub request_body: Option<Arc<Vec<u8>>>,
+    pub request_body_file: Option<Arc<str>>,
 }
 
 impl UpstreamVars {

@@ -12,7 +12,7 @@
 
 use std::io::{self, Read};
 
-use peregrine_core::proxy::{JobBody, Proto};
+use peregrine_core::proxy::Proto;
 use peregrine_fastcgi as fcgi;
 
 use super::Proxy;
@@ -61,21 +61,21 @@ impl Gw {
 /// The request's bytes for a gateway: core's records, then the body.
 pub fn build_request(p: &mut Proxy) {
     p.out.clear();
-    let body: &[u8] = match &p.job.body {
-        JobBody::None => &[],
-        JobBody::Client => &p.body,
-        JobBody::Fixed(b) => b,
-    };
+    let (len, feed) = super::body_out::plan(p);
+    p.feed = feed;
+    let body = super::body_out::inline(&p.job.body, feed, &p.vars);
     match p.job.proto {
         Proto::FastCgi => {
             p.out.extend_from_slice(&p.job.head);
             fcgi::stdin(&mut p.out, fcgi::NGINX_REQUEST_ID, body);
-            fcgi::end_stdin(&mut p.out, fcgi::NGINX_REQUEST_ID);
+            if feed == super::body_out::Feed::Done {
+                fcgi::end_stdin(&mut p.out, fcgi::NGINX_REQUEST_ID);
+            }
         }
         Proto::Scgi => {
             // `ngx_http_scgi_create_request`: CONTENT_LENGTH first, the
             // headers as a netstring ("len:...,"), the body after.
-            let cl = format!("CONTENT_LENGTH\0{}\0", body.len());
+            let cl = format!("CONTENT_LENGTH\0{}\0", len.unwrap_or(0));
             let len = cl.len() + p.job.head.len();
             p.out.extend_from_slice(format!("{len}:").as_bytes());
             p.out.extend_from_slice(cl.as_bytes());

@@ -15,6 +15,7 @@
 //!            └── next ──┴───────┘ (error, timeout, invalid header, http_5xx)
 //! ```
 
+mod body_out;
 pub mod gateway;
 pub mod peers;
 mod resolve;
@@ -27,7 +28,7 @@ use peregrine_codec::upstream::{self as uc, Framing};
 use peregrine_codec::{BodyDecoder, BodyKind};
 use peregrine_conf::model::{LogLevel, next};
 use peregrine_core::proxy::answer::{ClientFraming, client_framing};
-use peregrine_core::proxy::{JobBody, Proto, ProxyJob, Tried, UpstreamVars};
+use peregrine_core::proxy::{Proto, ProxyJob, Tried, UpstreamVars};
 use peregrine_upstream::{Attempt, Key, PeerId};
 
 use crate::ctx::Ctx;
@@ -42,9 +43,6 @@ use sock::Sock;
 pub const UPSTREAM_FLAG: usize = 1 << 40;
 /// One read from the upstream.
 const READ_CHUNK: usize = 16 * 1024;
-/// The most of a client's body read into memory (a larger one is 413
-/// here until bodies go to temporary files).
-const MAX_MEMORY_BODY: u64 = 64 << 20;
 /// Error pages of `error_page` that proxy again, at most (a loop guard).
 const MAX_RESTARTS: u8 = 10;
 
@@ -106,8 +104,14 @@ pub struct Proxy {
     /// The request bytes and how many were sent.
     out: Vec<u8>,
     sent: usize,
-    body: Vec<u8>,
+    /// The client's body (the body layer), its decoder while it is read,
+    /// its `Content-Length`, and what the request's send takes next.
+    body: crate::body::ClientBody,
     body_dec: Option<BodyDecoder>,
+    client_len: Option<u64>,
+    feed: body_out::Feed,
+    /// `*_request_buffering off`: the body goes on as it arrives.
+    unbuffered: bool,
     inb: Vec<u8>,
     vars: UpstreamVars,
     started: Instant,
@@ -168,6 +172,8 @@ enum Fail {
     Timeout,
     InvalidHeader,
     Status(u16),
+    /// The client's body failed (400, 413, 500): no next peer.
+    Client(u16),
 }
 
 impl Fail {
@@ -183,14 +189,14 @@ impl Fail {
             Fail::Status(403) => next::HTTP_403,
             Fail::Status(404) => next::HTTP_404,
             Fail::Status(429) => next::HTTP_429,
-            Fail::Status(_) => 0,
+            Fail::Status(_) | Fail::Client(_) => 0,
         }
     }
 
     fn status(self) -> u16 {
         match self {
             Fail::Timeout => 504,
-            Fail::Status(s) => s,
+            Fail::Status(s) | Fail::Client(s) => s,
             _ => 502,
         }
     }
@@ -227,12 +233,17 @@ impl Http1 {
         first: bool,
     ) -> Step {
         let body_kind = ex.req().map_or(BodyKind::None, |r| r.body_kind());
+        let unbuffered = body_out::unbuffered(&job, body_kind);
         let expect = ex.req().is_some_and(|r| r.expect_continue());
         self.ex = Some(ex);
         let now = cx.now;
         let mut p = Box::new(Proxy {
             job,
-            state: State::Body,
+            state: if unbuffered {
+                State::Connect
+            } else {
+                State::Body
+            },
             sock: None,
             readable: false,
             writable: false,
@@ -242,11 +253,17 @@ impl Http1 {
             peer_name: String::new(),
             out: Vec::new(),
             sent: 0,
-            body: Vec::new(),
+            body: crate::body::ClientBody::default(),
             body_dec: match body_kind {
                 BodyKind::None | BodyKind::Length(0) => None,
                 k => Some(BodyDecoder::new(k)),
             },
+            client_len: match body_kind {
+                BodyKind::Length(n) => Some(n),
+                _ => None,
+            },
+            feed: body_out::Feed::Done,
+            unbuffered,
             inb: Vec::new(),
             vars: UpstreamVars::default(),
             started: now,
@@ -323,7 +340,7 @@ impl Http1 {
             let io = match p.state {
                 State::Body => self.read_client_body(p, t, cx),
                 State::Connect => self.connect_step(p, key, cx),
-                State::Send => send_step(p),
+                State::Send => self.send_step(p, t, cx),
                 State::Head => return self.head_step(p, t, key, cx),
                 State::Stream => return self.stream_step(p, t, key, cx),
                 State::Tunnel => return self.tunnel_step(p, t, key, cx),
@@ -353,68 +370,6 @@ impl Http1 {
 
     fn conf_of(&self, _cx: &Ctx) -> Option<std::sync::Arc<peregrine_conf::model::LocConf>> {
         self.ex.as_ref().and_then(|e| e.conf().cloned())
-    }
-
-    /// The client's body, read whole into memory before connecting
-    /// (`proxy_request_buffering on`).
-    fn read_client_body(&mut self, p: &mut Proxy, t: &mut Transport, cx: &mut Ctx) -> Io {
-        loop {
-            let Some(dec) = p.body_dec.as_mut() else {
-                p.state = State::Connect;
-                return Io::Done;
-            };
-            if let Some(b) = self.rbuf.as_mut() {
-                while b.start < b.end {
-                    match dec.decode(b.pending()) {
-                        Ok(pr) => {
-                            let base = b.start;
-                            p.body.extend_from_slice(
-                                &b.data[base + pr.data.start..base + pr.data.end],
-                            );
-                            b.start += pr.consumed;
-                            if let Some(ex) = self.ex.as_mut() {
-                                ex.request_length += pr.consumed as u64;
-                            }
-                            if pr.done || pr.consumed == 0 {
-                                break;
-                            }
-                        }
-                        Err(_) => return Io::Fail(Fail::Status(400)),
-                    }
-                }
-            }
-            if dec.is_done() {
-                p.body_dec = None;
-                continue;
-            }
-            let limit = self
-                .ex
-                .as_ref()
-                .and_then(|e| e.conf())
-                .map_or(0, |c| c.client_max_body_size);
-            if (limit > 0 && p.body.len() as u64 > limit) || p.body.len() as u64 > MAX_MEMORY_BODY {
-                self.log(
-                    cx,
-                    LogLevel::Error,
-                    "client intended to send too large chunked body",
-                    "",
-                );
-                return Io::Fail(Fail::Status(413));
-            }
-            if !t.readable {
-                return Io::Wait;
-            }
-            match self.fill(t, cx, crate::pool::READ_BUF_SIZE) {
-                Ok(0) => return Io::Fail(Fail::Status(400)),
-                Ok(_) => {}
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    t.readable = false;
-                    return Io::Wait;
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => return Io::Fail(Fail::Status(400)),
-            }
-        }
     }
 
     /// Picks a peer and connects (or takes an idle connection).
@@ -822,7 +777,9 @@ impl Http1 {
         let keep = self.keep(cx);
         let (req, slot) = ex.split();
         let mut plan = Plan::of(req, &mut resp, cx.wall, keep);
-        plan.body = None;
+        // What an unbuffered body left unread is discarded before the
+        // next request (nginx's `ngx_http_discard_request_body`).
+        plan.body = p.body_dec.take();
         plan.comp = None;
         resp.status = peregrine_codec::response::wire_status(resp.status);
         let ch = ConnHeader {
@@ -1210,7 +1167,7 @@ impl Http1 {
         {
             s.deregister(r);
         }
-        if fresh || matches!(f, Fail::Status(400 | 413)) {
+        if fresh || matches!(f, Fail::Status(400 | 413) | Fail::Client(_)) {
             return Some(self.error_page(p, f.status(), t, key, cx));
         }
         self.free_peer(p, cx, counts);
@@ -1276,6 +1233,7 @@ impl Http1 {
             if let Some(np) = cx.upstreams.get_mut(key) {
                 np.restarts = restarts;
                 np.vars.tries = std::mem::take(&mut p.vars.tries);
+                carry_body(p, np);
             }
             return step;
         }
@@ -1287,7 +1245,9 @@ impl Http1 {
             return Step::Close(Close::Normal);
         };
         let mut plan = Plan::of(req, resp, cx.wall, keep);
-        plan.body = None;
+        // What an unbuffered body left unread is discarded before the
+        // next request (nginx's `ngx_http_discard_request_body`).
+        plan.body = p.body_dec.take();
         self.phase = Phase::Send;
         self.queue(t, ex, plan, cx)
     }
@@ -1431,6 +1391,20 @@ fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
     hay.windows(needle.len()).position(|w| w == needle)
 }
 
+/// An error page or `X-Accel-Redirect` that proxies again sends the body
+/// already read (nginx keeps `r->request_body` across internal redirects).
+fn carry_body(from: &mut Proxy, to: &mut Proxy) {
+    to.body = std::mem::take(&mut from.body);
+    to.body_dec = from.body_dec.take();
+    to.client_len = from.client_len;
+    to.unbuffered = from.unbuffered && to.unbuffered && to.body_dec.is_some();
+    to.vars.request_body = from.vars.request_body.take();
+    to.vars.request_body_file = from.vars.request_body_file.take();
+    if to.state == State::Body && to.body_dec.is_none() {
+        to.state = State::Connect;
+    }
+}
+
 /// A non-blocking connect to `addr`, registered under the client's key.
 fn start_connect(
     p: &mut Proxy,
@@ -1457,39 +1431,22 @@ fn build_request(p: &mut Proxy) {
     }
     p.out.clear();
     p.out.extend_from_slice(&p.job.head);
-    let body: &[u8] = match &p.job.body {
-        JobBody::None => &[],
-        JobBody::Client => &p.body,
-        JobBody::Fixed(b) => b,
-    };
-    if !body.is_empty() || matches!(p.job.body, JobBody::Client) {
-        p.out
-            .extend_from_slice(format!("Content-Length: {}\r\n", body.len()).as_bytes());
+    let (len, feed) = body_out::plan(p);
+    p.feed = feed;
+    match (len, feed) {
+        (Some(n), _) => {
+            p.out
+                .extend_from_slice(format!("Content-Length: {n}\r\n").as_bytes());
+        }
+        (None, body_out::Feed::Client { chunked: true }) => {
+            p.out.extend_from_slice(b"Transfer-Encoding: chunked\r\n");
+        }
+        (None, _) => {}
     }
     p.out.extend_from_slice(b"\r\n");
-    p.out.extend_from_slice(body);
+    p.out
+        .extend_from_slice(body_out::inline(&p.job.body, p.feed, &p.vars));
     p.sent = 0;
-}
-
-fn send_step(p: &mut Proxy) -> Io {
-    let Some(s) = p.sock.as_mut() else {
-        return Io::Fail(Fail::Error);
-    };
-    while p.sent < p.out.len() {
-        match s.write(&p.out[p.sent..]) {
-            Ok(n) => {
-                p.sent += n;
-                if let Some(t) = p.vars.tries.last_mut() {
-                    t.sent += n as u64;
-                }
-            }
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Io::Wait,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(_) => return Io::Fail(Fail::Error),
-        }
-    }
-    p.state = State::Head;
-    Io::Done
 }
 
 fn read_up(p: &mut Proxy) -> io::Result<usize> {
