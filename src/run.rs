@@ -102,7 +102,10 @@ fn test_and_dump(cli: &Cli, conf: &Config) -> i32 {
     }
     if cli.dump {
         let mut out = String::new();
-        for source in &conf.files {
+        // nginx dumps a file included twice once (`ngx_conf_add_dump`
+        // keeps a tree of the names dumped).
+        let mut seen = std::collections::HashSet::new();
+        for source in conf.files.iter().filter(|s| seen.insert(&s.path)) {
             out.push_str(&format!(
                 "# configuration file {}:\n{}\n",
                 source.path.display(),

@@ -272,3 +272,26 @@ fn early_error_log_option() {
     );
     drop(busy);
 }
+
+/// `-T` dumps a file included twice once, as nginx's `ngx_conf_add_dump`.
+#[test]
+fn dump_lists_a_file_included_twice_once() {
+    let p = Prefix::new("dump-uniq");
+    p.write("conf/inc.conf", "# inc\n");
+    p.conf(
+        "include inc.conf;\ninclude inc.conf;\nevents {}\n\
+         http { server { listen 127.0.0.1:1; } }\n",
+    );
+    let out = p.run(&["-T"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dump = String::from_utf8_lossy(&out.stdout);
+    let header = format!(
+        "# configuration file {}:\n",
+        p.dir.join("conf/inc.conf").display()
+    );
+    assert_eq!(dump.matches(&header).count(), 1, "{dump}");
+}
