@@ -19,6 +19,7 @@ fn site() -> Server {
         location /c/ { port_in_redirect off; }
         location /d/ { server_name_in_redirect on; }
         location /e/ { msie_refresh on; }
+        location = /ep { msie_refresh on; return 301; error_page 301 text; }
         location = /ret { absolute_redirect off; return 301 /there?x=1; }
         location = /ret-abs { return 302 /there; }
     }"#,
@@ -84,4 +85,20 @@ fn msie_refresh_page() {
         "<html><head><meta http-equiv=\"Refresh\" content=\"0; URL=/e/dir/\"></head><body></body></html>\r\n"
     );
     assert_eq!(get(&s, "/e/dir").status, 301);
+}
+
+/// An `error_page` to a URI that is not a path redirects with 302, and
+/// with `msie_refresh on` MSIE gets the refresh page for it too (nginx's
+/// `ngx_http_send_error_page`).
+#[test]
+fn msie_refresh_for_an_error_page_redirect() {
+    let s = site();
+    let req = "GET /ep HTTP/1.1\r\nHost: client.test\r\n\
+               User-Agent: Mozilla/4.0 (compatible; MSIE 6.0; Windows NT 5.1)\r\n\
+               Connection: close\r\n\r\n";
+    let r = Response::parse(&s.raw(req.as_bytes())).unwrap();
+    assert!(r.body_str().contains("URL=text\""), "{}", r.body_str());
+    let r = get(&s, "/ep");
+    assert_eq!(r.status, 302);
+    assert_eq!(r.header("Location"), Some("text"));
 }

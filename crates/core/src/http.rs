@@ -872,6 +872,13 @@ impl HttpCore {
                 Some(Some(c @ (301 | 302 | 303 | 307 | 308))) => c,
                 _ => 302,
             };
+            // nginx's `ngx_http_send_error_page`: the refresh page for MSIE
+            // only when the status became 302.
+            if status == 302
+                && let Some(r) = crate::msie_refresh::refresh(ctx, status, Some(&target))
+            {
+                return Step::Done(r);
+            }
             let redirect = Special {
                 status,
                 location: Some(target),
