@@ -259,3 +259,26 @@ fn content_type_follows_the_uri_when_uris_share_a_file() {
         }
     }
 }
+
+/// `alias` in a regex location is a root for `try_files` names, and a
+/// location nested in an aliased prefix replaces the prefix's name, as
+/// nginx's merge copies the alias length (`ngx_http_try_files_handler`,
+/// `ngx_http_core_merge_loc_conf`).
+#[test]
+fn alias_in_regex_and_nested_locations() {
+    let p = Prefix::new("alias-nested");
+    p.write("html/dir/re.html", "regex alias\n");
+    p.write("html/in/found.html", "nested alias\n");
+    let d = p.dir.join("html").display().to_string();
+    let conf = crate::support::conf_with(&format!(
+        "    server {{\n        listen 127.0.0.1:PORT;\n\
+         location ~ /re.html {{ alias {d}/dir; try_files $uri =404; }}\n\
+         location /nested/ {{ alias {d}/in/; location ~ html {{ }} }}\n\
+         location /nested-try/ {{ alias {d}/in/; location ~ html {{ try_files $uri =404; }} }}\n\
+         }}"
+    ));
+    let s = Server::start(p, &conf);
+    assert_eq!(s.get("/re.html").body_str(), "regex alias\n");
+    assert_eq!(s.get("/nested/found.html").body_str(), "nested alias\n");
+    assert_eq!(s.get("/nested-try/found.html").body_str(), "nested alias\n");
+}

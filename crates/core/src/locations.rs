@@ -59,7 +59,7 @@ enum Found {
 impl Locations {
     pub(crate) fn new(locations: &[Arc<LocationConf>]) -> Locations {
         let mut l = Locations::default();
-        l.top = l.build_level(locations, true);
+        l.top = l.build_level(locations, true, None);
         l.auto_redirect = l
             .top
             .prefixes
@@ -89,16 +89,33 @@ impl Locations {
         })
     }
 
-    fn build_level(&mut self, locations: &[Arc<LocationConf>], top: bool) -> LocTree {
+    /// `parent`: the enclosing location's root/alias and what its alias
+    /// replaces. A nested location that inherits an `alias` inherits that
+    /// length too (nginx's merge copies `clcf->alias` with the root), so
+    /// `location /a/ { alias /x/; location ~ html {} }` maps `/a/f.html`
+    /// to `/x/f.html`.
+    fn build_level(
+        &mut self,
+        locations: &[Arc<LocationConf>],
+        top: bool,
+        parent: Option<(&peregrine_conf::model::DocRoot, Option<usize>)>,
+    ) -> LocTree {
         let mut tree = LocTree::default();
         for loc in locations {
-            let (name_len, noregex) = match &loc.matcher {
+            let (mut name_len, noregex) = match &loc.matcher {
                 LocationMatch::Exact(p) => (Some(p.len()), false),
                 LocationMatch::Prefix { path, no_regex } => (Some(path.len()), *no_regex),
                 LocationMatch::Regex { .. } => (None, false),
                 LocationMatch::Named(_) => (Some(0), false),
             };
-            let children = self.build_level(&loc.locations, false);
+            if let Some((root, len)) = parent
+                && matches!(root, peregrine_conf::model::DocRoot::Alias(_))
+                && loc.conf.root == *root
+            {
+                name_len = len;
+            }
+            let children =
+                self.build_level(&loc.locations, false, Some((&loc.conf.root, name_len)));
             let id = self.nodes.len();
             let captures = matches!(&loc.matcher, LocationMatch::Regex { regex, .. } if regex.captures_len() > 1)
                 && uses_captures(&loc.conf);

@@ -207,13 +207,26 @@ impl HttpCore {
             };
             let name = ctx.vars().expand(template);
             let mut buf = std::mem::take(&mut self.path_buf);
-            map_uri(&mut buf, ctx, &name);
+            // nginx's `ngx_http_try_files_handler`: a regex location's alias
+            // is a root for the names tried (the alias + the name).
+            let regex_alias = ctx.name_len.is_none() && matches!(ctx.conf.root, DocRoot::Alias(_));
+            if regex_alias {
+                map_uri(&mut buf, ctx, "");
+                buf.push_str(&name);
+            } else {
+                map_uri(&mut buf, ctx, &name);
+            }
             self.path_buf = buf;
             match self.open_path(ctx, true) {
                 Ok(info) if info.is_dir == test_dir => {
                     // nginx sets the URI to the name tried; with alias, the
                     // location name stands for the alias part again.
                     ctx.uri = std::borrow::Cow::Owned(name);
+                    // nginx's `r->add_uri_to_alias`: the file is the alias
+                    // + the URI from now on (an alias that replaces none of it).
+                    if regex_alias {
+                        ctx.name_len = Some(0);
+                    }
                     return None;
                 }
                 _ => continue,
