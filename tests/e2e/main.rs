@@ -23,6 +23,7 @@ mod compress_nginx;
 mod conditional;
 mod config_watch;
 mod conn_vars;
+mod deploy;
 mod empty_gif;
 mod error_causes;
 mod expires;
