@@ -59,6 +59,7 @@ mod regex;
 mod request_body;
 mod resolver;
 mod rewrite;
+mod scale_out;
 mod secure_link;
 mod seeds;
 mod server_tokens;
