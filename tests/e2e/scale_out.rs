@@ -85,7 +85,8 @@ impl Instance {
         self.prefix.conf(&format!(
             "worker_processes 1;\nerror_log logs/error.log info;\npid logs/nginx.pid;\n\
              shutdown_delay 1s;\nevents {{ worker_connections 512; }}\n\
-             http {{\n    log_format lb \"$remote_addr $proxy_protocol_addr $status $request_uri\";\n\
+             http {{\n    log_format lb \"$remote_addr $realip_remote_addr \
+             $proxy_protocol_addr $status $request_uri\";\n\
              access_log logs/access.log lb;\n    server {{\n\
              listen 127.0.0.1:{port} proxy_protocol;\n\
              set_real_ip_from 127.0.0.0/8;\n        real_ip_header proxy_protocol;\n\
@@ -442,10 +443,8 @@ fn three_instances_behind_haproxy_reload_upgrade_restart_without_a_failed_reques
     assert!(ok >= MIN_REQUESTS, "only {ok} requests");
     assert!(took < TEST_BOUND, "took {took:?}");
     // Every answer logged, by the instance that gave it, with the client's
-    // address (PROXY protocol, realip).
-    // (Not `$realip_remote_addr` there: the access log renders it as
-    // `$remote_addr`; `X-Peer` checks it instead.)
-    let want = "127.0.0.1 127.0.0.1 200 /t";
+    // address (PROXY protocol, realip) and HAProxy's as the connection's.
+    let want = format!("127.0.0.1 {BALANCER_ADDR} 127.0.0.1 200 /t");
     for i in &inst {
         let served = per.get(i.name).copied().unwrap_or(0);
         assert!(served > 0, "{} served nothing", i.name);
