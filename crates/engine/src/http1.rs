@@ -1270,6 +1270,7 @@ impl Http1 {
             end: cx.wall,
             pipelined: self.pipelined,
             upstream: None,
+            conn_peer: None,
         };
         if let Some(log) = cx.access.as_mut() {
             log.log(&entry);
@@ -1336,6 +1337,7 @@ impl Http1 {
             end: cx.wall,
             pipelined: self.pipelined,
             upstream: ex.upstream.as_deref(),
+            conn_peer: ex.held.as_ref().and_then(|h| h.conn_peer),
         };
         log.log(&entry);
     }

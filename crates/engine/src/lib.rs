@@ -130,6 +130,9 @@ pub struct AccessEntry<'a> {
     // proxy
     /// `$upstream_*` of a proxied request.
     pub upstream: Option<&'a peregrine_core::proxy::UpstreamVars>,
+    /// The connection's own address while realip replaced `conn.peer`
+    /// (`$realip_remote_addr`); `None` when it was not replaced.
+    pub conn_peer: Option<std::net::SocketAddr>,
 }
 
 impl AccessEntry<'_> {

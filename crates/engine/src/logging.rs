@@ -82,6 +82,7 @@ impl AccessLog for Nginx {
         let up = e.upstream.map(crate::upstream::LogVars);
         let ssl = e.conn.ssl.as_deref().map(SslLog);
         let mut rec = RequestLog::new(e.conn.peer, e.conn.local, e.start, e.end);
+        rec.conn_remote = e.conn_peer;
         // `$request_id`: the one core's variables gave this request.
         let rid = self
             .logs

@@ -37,6 +37,7 @@ fn rec(uri: &'static str, args: Option<&'static [u8]>) -> RequestLog<'static> {
     let t = UNIX_EPOCH + Duration::from_secs(1_796_037_017);
     RequestLog {
         remote: SocketAddrV4::new([127, 0, 0, 1].into(), 40000).into(),
+        conn_remote: None,
         local: SocketAddrV4::new([127, 0, 0, 1].into(), 8080).into(),
         request_line: None,
         method: Some(b"GET"),

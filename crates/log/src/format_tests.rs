@@ -30,6 +30,7 @@ fn addr(s: &str) -> SocketAddr {
 fn base<'a>(req: &'a dyn Headers, resp: &'a dyn Headers) -> RequestLog<'a> {
     RequestLog {
         remote: addr("127.0.0.1:36932"),
+        conn_remote: None,
         local: addr("127.0.0.1:27431"),
         request_line: Some(b"GET /missing HTTP/1.1"),
         method: Some(b"GET"),
@@ -90,6 +91,7 @@ fn every_variable_like_nginx() {
     let resp = vec![("Content-Type", "text/html"), ("Content-Length", "6")];
     let rec = RequestLog {
         remote: addr("127.0.0.1:36926"),
+        conn_remote: None,
         request_line: Some(b"GET /index.html?a=1&b=%22x HTTP/1.1"),
         request_uri: Some(b"/index.html?a=1&b=%22x"),
         uri: Some(b"/index.html"),
@@ -387,4 +389,25 @@ proptest::proptest! {
             proptest::prop_assert!(s.contains('$'));
         }
     }
+}
+
+#[test]
+fn realip_remote_addr_is_the_connections_address() {
+    let f = "$remote_addr:$remote_port $realip_remote_addr:$realip_remote_port";
+    // Without realip both are the connection's.
+    let rec = base(&NoHeaders, &NoHeaders);
+    assert_eq!(
+        render(f, LogEscape::Default, &rec),
+        "127.0.0.1:36932 127.0.0.1:36932"
+    );
+    // realip (PROXY protocol, X-Real-IP...) replaced `$remote_addr`.
+    let rec = RequestLog {
+        remote: addr("192.0.2.1:5000"),
+        conn_remote: Some(addr("127.0.0.5:41000")),
+        ..base(&NoHeaders, &NoHeaders)
+    };
+    assert_eq!(
+        render(f, LogEscape::Default, &rec),
+        "192.0.2.1:5000 127.0.0.5:41000"
+    );
 }

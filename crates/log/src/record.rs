@@ -90,6 +90,9 @@ impl Headers for SerializedHeaders<'_> {
 pub struct RequestLog<'a> {
     /// Client address (`$remote_addr`, `$remote_port`).
     pub remote: SocketAddr,
+    /// The connection's own address when realip replaced `remote`
+    /// (`$realip_remote_addr`, `$realip_remote_port`; `None`: `remote`).
+    pub conn_remote: Option<SocketAddr>,
     /// Accepting socket's local address (`$server_addr`, `$server_port`).
     pub local: SocketAddr,
     /// The request line as received, without CRLF (`$request`). For a
@@ -173,6 +176,7 @@ impl RequestLog<'static> {
     pub fn new(remote: SocketAddr, local: SocketAddr, start: SystemTime, end: SystemTime) -> Self {
         RequestLog {
             remote,
+            conn_remote: None,
             local,
             request_line: None,
             method: None,

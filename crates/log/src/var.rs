@@ -17,6 +17,9 @@ use crate::time::{TimeCache, unix_millis};
 pub(crate) enum Var {
     RemoteAddr,
     RemotePort,
+    /// `$realip_remote_addr`, `$realip_remote_port`: the connection's.
+    RealipRemoteAddr,
+    RealipRemotePort,
     RemoteUser,
     TimeLocal,
     TimeIso8601,
@@ -78,9 +81,11 @@ impl Var {
     pub(crate) fn parse(name: &str) -> Option<Var> {
         let lower = name.to_ascii_lowercase();
         let fixed = match lower.as_str() {
-            // The address before realip replaces it (no realip yet: the same).
-            "remote_addr" | "realip_remote_addr" => Var::RemoteAddr,
-            "remote_port" | "realip_remote_port" => Var::RemotePort,
+            "remote_addr" => Var::RemoteAddr,
+            "remote_port" => Var::RemotePort,
+            // The address before realip replaced it.
+            "realip_remote_addr" => Var::RealipRemoteAddr,
+            "realip_remote_port" => Var::RealipRemotePort,
             "remote_user" => Var::RemoteUser,
             "time_local" => Var::TimeLocal,
             "time_iso8601" => Var::TimeIso8601,
@@ -178,6 +183,10 @@ impl Var {
             Var::RemotePort if is_unix(rec.remote) => {}
             Var::RemoteAddr => push_ip(out, rec.remote.ip()),
             Var::RemotePort => push_u64(out, u64::from(rec.remote.port())),
+            Var::RealipRemoteAddr => push_ip(out, rec.conn_remote.unwrap_or(rec.remote).ip()),
+            Var::RealipRemotePort => {
+                push_u64(out, u64::from(rec.conn_remote.unwrap_or(rec.remote).port()))
+            }
             Var::RemoteUser => {
                 if !basic_user(rec.request_headers, out, mode) {
                     out.extend_from_slice(missing(mode));

@@ -287,6 +287,7 @@ impl H2Session {
                 end: cx.wall,
                 pipelined: false,
                 upstream: None,
+                conn_peer: s.ex.held.as_ref().and_then(|h| h.conn_peer),
             };
             if let Some(log) = cx.access.as_mut() {
                 log.log(&entry);
