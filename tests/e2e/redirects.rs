@@ -20,6 +20,7 @@ fn site() -> Server {
         location /d/ { server_name_in_redirect on; }
         location /e/ { msie_refresh on; }
         location = /ep { msie_refresh on; return 301; error_page 301 text; }
+        location "/a<b|c/" { absolute_redirect off; proxy_pass http://127.0.0.1:9/; }
         location = /ret { absolute_redirect off; return 301 /there?x=1; }
         location = /ret-abs { return 302 /there; }
     }"#,
@@ -101,4 +102,14 @@ fn msie_refresh_for_an_error_page_redirect() {
     let r = get(&s, "/ep");
     assert_eq!(r.status, 302);
     assert_eq!(r.header("Location"), Some("text"));
+}
+
+/// The redirect to a proxied location's name with its slash escapes the
+/// URI as the directory redirect does (`<>\\^`{|}` too), as nginx.
+#[test]
+fn location_auto_redirect_escapes_strictly() {
+    let s = site();
+    let r = get(&s, "/a%3Cb%7Cc");
+    assert_eq!(r.status, 301);
+    assert_eq!(r.header("Location"), Some("/a%3Cb%7Cc/"));
 }

@@ -701,7 +701,8 @@ impl HttpCore {
         if let Some(id) = srv.locs.auto_redirect(&ctx.uri, found) {
             ctx.conf = srv.locs.node(id).loc.conf.clone();
             let mut to = String::with_capacity(ctx.uri.len() + 8);
-            crate::proxy::head::escape_uri(&mut to, &ctx.uri);
+            // As the directory redirect (nginx 1.29 escapes both strictly).
+            crate::static_file::escape_uri(&mut to, &ctx.uri);
             to.push('/');
             if let Some(a) = ctx.args.as_deref().filter(|a| !a.is_empty()) {
                 to.push('?');

@@ -427,7 +427,7 @@ impl HttpCore {
 /// `ngx_escape_uri(NGX_ESCAPE_URI)`, as nginx escapes the decoded URI in
 /// a directory redirect's Location: controls, space, `"#%<>?\\^`{|}`, DEL
 /// and non-ASCII bytes are percent-encoded.
-fn escape_uri(out: &mut String, uri: &str) {
+pub(crate) fn escape_uri(out: &mut String, uri: &str) {
     const HEX: &[u8; 16] = b"0123456789ABCDEF";
     for &c in uri.as_bytes() {
         let escape = c <= 0x20
