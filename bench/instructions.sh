@@ -77,10 +77,11 @@ n=$(wrk -t1 -c10 -d4s "${auth[@]}" "$@" "http://127.0.0.1:$port/$uri" | awk '/re
 kill -TERM "$vg"
 wait "$vg" || true
 # The worker loop's inclusive count: the largest of the lines callgrind
-# attributes to `worker::run` (inlining splits it over several files, and
+# attributes to `worker::run` or, when that is inlined into its caller,
+# `Worker::event_loop` (inlining splits them over several files, and
 # which one carries the binary's name changes from build to build).
 total=$(callgrind_annotate --inclusive=yes "$out" 2>/dev/null \
-  | awk '/peregrine_engine::worker::run/ && $2 ~ /^\(/ {gsub(",","",$1); v = $1 + 0; if (v > max) max = v} END {print max + 0}')
+  | awk '/peregrine_engine::worker::(run|Worker::event_loop)/ && $2 ~ /^\(/ {gsub(",","",$1); v = $1 + 0; if (v > max) max = v} END {print max + 0}')
 echo "requests: $n (+1 warm-up)"
 echo "instructions per request (worker loop): $(( total / (n + 1) ))"
 echo "callgrind file: $out"
