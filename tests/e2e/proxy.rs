@@ -377,3 +377,42 @@ fn a_proxied_answer_sees_the_limit_status() {
     assert_eq!(r.header("X-Backend"), Some("yes"));
     assert_eq!(r.header("X-Status"), Some("PASSED"));
 }
+
+/// A backend that answers with `X-Accel-Redirect:` the request's `xar`
+/// argument.
+fn xar(req: &str) -> Option<Vec<u8>> {
+    let line = req.lines().next().unwrap_or("");
+    let target = line
+        .split_once("xar=")
+        .and_then(|(_, r)| r.split(' ').next())
+        .unwrap_or("/");
+    Some(
+        format!("HTTP/1.0 200 OK\r\nX-Accel-Redirect: {target}\r\nContent-Length: 0\r\n\r\n")
+            .into_bytes(),
+    )
+}
+
+/// `X-Accel-Redirect`: an internal redirect as GET (`$request_method` says
+/// so), its URI unescaped, and one naming a parent directory refused with
+/// 404 (nginx's `ngx_http_parse_unsafe_uri`).
+#[test]
+fn accel_redirect_is_a_get_to_a_safe_unescaped_uri() {
+    let port = backend(Duration::ZERO, xar);
+    let s = proxy_to(
+        "xar",
+        &format!(
+            "        location /p {{ proxy_pass http://127.0.0.1:{port}; }}\n\
+             location /t/ {{ return 200 \"$request_method $uri\"; }}"
+        ),
+    );
+    let post = "POST /p?xar=/t/a%20b HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+    let r = crate::support::Response::parse(&s.raw(post.as_bytes())).unwrap();
+    assert_eq!(r.body_str(), "GET /t/a b");
+    for unsafe_uri in ["/t/..", "../t/a", "/t/.%2e"] {
+        assert_eq!(
+            s.get(&format!("/p?xar={unsafe_uri}")).status,
+            404,
+            "{unsafe_uri}"
+        );
+    }
+}

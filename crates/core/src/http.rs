@@ -208,6 +208,7 @@ impl Ctx<'_> {
             conf: &self.conf,
             server_names: self.server_names,
             listen: self.listen,
+            method: self.method,
             uid: &self.uid,
             now: self.now,
             named: &self.named,

@@ -13,6 +13,9 @@ use crate::request::RequestView;
 #[derive(Clone, Copy)]
 pub(crate) struct VarCtx<'a> {
     pub req: &'a RequestView<'a>,
+    /// The request's method now (GET after an internal redirect that
+    /// changed it).
+    pub method: crate::request::Method,
     pub uri: &'a str,
     pub args: Option<&'a str>,
     pub local: SocketAddr,
@@ -95,6 +98,9 @@ impl VarCtx<'_> {
                     out.push_str(v);
                 }
             }
+            // An internal redirect by error_page or X-Accel-Redirect makes
+            // the request a GET (nginx sets `r->method_name` too).
+            "request_method" if self.method == crate::request::Method::Get => out.push_str("GET"),
             "request_method" => out.push_str(self.req.method_name),
             // A UNIX-domain socket: nginx's `unix:PATH` and no port.
             "server_port" if is_unix(self.local) => {}
@@ -408,6 +414,7 @@ mod tests {
             conf: &crate::fixtures::loc_conf("/www"),
             server_names: &[],
             listen: &[],
+            method: crate::request::Method::Get,
             uid: &Default::default(),
             now: std::time::SystemTime::now(),
             named: &[("sub".to_string(), "www".to_string())],

@@ -335,9 +335,10 @@ impl HttpCore {
         let step = if target.starts_with('@') {
             crate::http::Step::Named(target.to_string())
         } else {
-            match target.split_once('?') {
-                Some((u, a)) => crate::http::Step::Redirect(u.to_string(), Some(a.to_string())),
-                None => crate::http::Step::Redirect(target.to_string(), None),
+            match parse_unsafe_uri(target) {
+                Some((u, a)) => crate::http::Step::Redirect(u, a),
+                // nginx finalizes the request with 404.
+                None => crate::http::Step::Special(crate::special::Special::status(404)),
             }
         };
         let resp = self.error_response(500);
@@ -497,6 +498,63 @@ mod tests {
         assert_eq!(
             client_framing(Framing::Length(3), false, true),
             ClientFraming::Length(3)
+        );
+    }
+}
+
+/// `ngx_http_parse_unsafe_uri`: the URI of an `X-Accel-Redirect` up to its
+/// first `?` (the rest is the arguments), `%XX` decoded; `None` when it
+/// names a parent directory (a `..` segment, also when escaped) or holds a
+/// NUL, which nginx refuses as unsafe.
+pub(crate) fn parse_unsafe_uri(target: &str) -> Option<(String, Option<String>)> {
+    let (path, args) = match target.split_once('?') {
+        Some((p, a)) => (p, Some(a.to_string())),
+        None => (target, None),
+    };
+    let b = path.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |j: usize| b.get(j).and_then(|h| char::from(*h).to_digit(16));
+        if b[i] == b'%'
+            && let (Some(h), Some(l)) = (hex(i + 1), hex(i + 2))
+        {
+            out.push((h * 16 + l) as u8);
+            i += 3;
+            continue;
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    if out.contains(&0) || out.split(|&c| c == b'/').any(|seg| seg == b"..") {
+        return None;
+    }
+    Some((String::from_utf8_lossy(&out).into_owned(), args))
+}
+
+#[cfg(test)]
+mod unsafe_uri_tests {
+    use super::parse_unsafe_uri;
+
+    #[test]
+    fn parent_segments_are_refused_escaped_or_not() {
+        for bad in [
+            "..",
+            "../foo",
+            "/foo/..",
+            "/foo/.%2e",
+            "/a/%2e%2e/b",
+            "/x%00",
+        ] {
+            assert_eq!(parse_unsafe_uri(bad), None, "{bad}");
+        }
+        assert_eq!(
+            parse_unsafe_uri("/foo%20bar?a=%20"),
+            Some(("/foo bar".to_string(), Some("a=%20".to_string())))
+        );
+        assert_eq!(
+            parse_unsafe_uri("/a..b/.c"),
+            Some(("/a..b/.c".to_string(), None))
         );
     }
 }
