@@ -33,20 +33,6 @@ const MONTHS: [&str; 12] = [
     "December",
 ];
 
-/// Year, month (1-12), day from days since 1970-01-01 (H. Hinnant's
-/// `civil_from_days`).
-fn civil(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
-}
-
 fn is_leap(y: i64) -> bool {
     y % 4 == 0 && (y % 100 != 0 || y % 400 == 0)
 }
@@ -58,7 +44,7 @@ pub fn format(fmt: &str, t: SystemTime, gmt: bool) -> String {
         .map_or(0, |d| d.as_secs() as i64);
     let days = secs.div_euclid(86_400);
     let sod = secs.rem_euclid(86_400);
-    let (y, m, d) = civil(days);
+    let (y, m, d) = peregrine_codec::date::civil_from_days(days);
     let (hh, mm, ss) = (sod / 3600, sod / 60 % 60, sod % 60);
     let wday = (days + 4).rem_euclid(7) as usize;
     const CUM: [u32; 12] = [0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334];
