@@ -61,6 +61,7 @@ mod regex;
 mod request_body;
 mod resolver;
 mod rewrite;
+mod rlimit;
 mod scale_out;
 mod secure_link;
 mod seeds;

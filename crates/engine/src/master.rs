@@ -190,15 +190,24 @@ pub fn run(conf: Arc<Config>, mut opts: RunOptions) -> Result<(), EngineError> {
     result.map(|_| ())
 }
 
-/// `worker_rlimit_nofile` (for the whole process: the workers are threads).
+/// `worker_rlimit_nofile`: nginx sets it in each worker process (soft and
+/// hard, `ngx_worker_process_init`). Peregrine's workers are threads that
+/// share one descriptor table, so the process gets the value once per
+/// worker: each worker can then hold as many descriptors as an nginx
+/// worker. A failure (above the hard limit without CAP_SYS_RESOURCE) is
+/// nginx's alert, and the server runs on with the limit it has.
 fn apply_rlimit(conf: &Config, errlog: &ErrorLog) {
-    if let Some(n) = conf.main.worker_rlimit_nofile
-        && let Err(e) = peregrine_sys::set_nofile(n, n)
-    {
-        errlog(
-            LogLevel::Alert,
-            &crate::errlog::with_os_error(&format!("setrlimit(RLIMIT_NOFILE, {n}) failed"), &e),
-        );
+    if let Some(n) = conf.main.worker_rlimit_nofile {
+        let total = n.saturating_mul(worker_count(conf) as u64);
+        if let Err(e) = peregrine_sys::set_nofile(total, total) {
+            errlog(
+                LogLevel::Alert,
+                &crate::errlog::with_os_error(
+                    &format!("setrlimit(RLIMIT_NOFILE, {total}) failed"),
+                    &e,
+                ),
+            );
+        }
     }
 }
 

@@ -1,7 +1,14 @@
 //! Checks derived from the configuration: workers against CPUs, affinity
 //! masks against existing CPUs, descriptors against the rlimits and
 //! fs.nr_open, listen backlogs against somaxconn and tcp_max_syn_backlog,
-//! and limits.conf against systemd.
+//! limits.conf against systemd, and what the error log says (a full
+//! upstream backlog, descriptors running out).
+//!
+//! Peregrine's workers are threads of one process: the process's
+//! RLIMIT_NOFILE is shared by all of them (the server sets
+//! `worker_rlimit_nofile` × workers, so that each has an nginx worker's
+//! share), and without `worker_rlimit_nofile` a worker has its share of
+//! the inherited limit.
 
 use crate::facts::Facts;
 use crate::inputs::{Affinity, TuneInputs};
@@ -62,6 +69,7 @@ pub fn check(i: &TuneInputs, facts: &Facts, needs: &Needs, proc: &ProcFs) -> Vec
     out.extend(affinity(i, facts));
     out.extend(descriptors(i, facts, needs));
     out.extend(backlogs(i, facts, proc));
+    out.extend(upstream_backlog(i, facts, proc));
     out
 }
 
@@ -218,15 +226,37 @@ fn overlap(masks: &[Vec<u64>], workers: usize, online: &[usize]) -> Option<Strin
 
 fn descriptors(i: &TuneInputs, facts: &Facts, needs: &Needs) -> Vec<Finding> {
     let need = needs.fds_per_worker.unwrap_or(0);
+    let workers = workers(i, facts).unwrap_or(1).max(1) as u64;
+    let server = facts.server_pid.is_some() && facts.nofile_of.starts_with("server");
     let (limit, whose) = match (i.worker_rlimit_nofile, facts.nofile) {
+        // The running server could not set what the directive asks for.
+        (Some(n), Some(r)) if server && r.soft.is_some_and(|s| s < n.saturating_mul(workers)) => {
+            let soft = r.soft.unwrap_or(0);
+            (
+                Some(soft / workers),
+                format!(
+                    "the server's RLIMIT_NOFILE {soft} shared by {workers} worker thread(s) \
+                     (setrlimit to worker_rlimit_nofile × workers = {} failed above the hard \
+                     limit {}: raise LimitNOFILE= or the hard limit)",
+                    n.saturating_mul(workers),
+                    r.hard.map_or("unlimited".into(), |h| h.to_string())
+                ),
+            )
+        }
         (Some(n), _) => (Some(n), "worker_rlimit_nofile".to_string()),
         (None, Some(r)) => (
-            r.soft.or(Some(u64::MAX)),
-            format!("RLIMIT_NOFILE of {}", facts.nofile_of),
+            Some(r.soft.map_or(u64::MAX, |s| s / workers)),
+            format!(
+                "RLIMIT_NOFILE of {} shared by {workers} worker thread(s)",
+                facts.nofile_of
+            ),
         ),
         (None, None) => (None, "RLIMIT_NOFILE".into()),
     };
-    let mut out = vec![max_clients(i, facts), open_files(i, limit, &whose, need)];
+    let mut out = vec![
+        max_clients(i, facts),
+        emfile_evidence(open_files(i, limit, &whose, need), facts, need),
+    ];
     if facts.systemd {
         let short = i.worker_rlimit_nofile.is_none() && limit.is_some_and(|l| l < need);
         let reason = "limits.conf is applied by pam_limits to login sessions only: a systemd \
@@ -245,6 +275,56 @@ fn descriptors(i: &TuneInputs, facts: &Facts, needs: &Needs) -> Vec<Finding> {
         );
     }
     out
+}
+
+/// The error log's EMFILE failures overrule a limit that looks large
+/// enough (another process's limit, a descriptor leak, a burst).
+fn emfile_evidence(f: Finding, facts: &Facts, need: u64) -> Finding {
+    let n = facts.log.emfile;
+    if n == 0 || f.verdict != Verdict::Ok {
+        return f;
+    }
+    Finding::new(
+        f.item.clone(),
+        Verdict::Raise,
+        format!("the error log shows {n} call(s) failed with EMFILE (24: Too many open files)"),
+    )
+    .current(f.current.clone().unwrap_or_default())
+    .recommended(need.to_string())
+    .source("error log; getrlimit(2)")
+}
+
+/// The backend's accept queue: a unix-socket upstream (php-fpm) refuses a
+/// connect with EAGAIN once its backlog is full, which nginx answers with
+/// 502. Its backlog (php-fpm `listen.backlog`, default 511) is capped by
+/// net.core.somaxconn; a burst of clients all passing to it at once needs
+/// room for as many connects as there are clients.
+fn upstream_backlog(i: &TuneInputs, facts: &Facts, proc: &ProcFs) -> Option<Finding> {
+    let n = facts.log.upstream_eagain;
+    if n == 0 {
+        return None;
+    }
+    let workers = workers(i, facts).unwrap_or(1) as u64;
+    let clients = i.worker_connections.saturating_mul(workers) / 2;
+    let somaxconn = proc.sysctl_u64("net.core.somaxconn").ok();
+    let mut rec = format!("the backend's listen backlog ≥ {clients} (php-fpm listen.backlog)");
+    if somaxconn.is_some_and(|s| s < clients) {
+        rec.push_str(&format!(", net.core.somaxconn = {clients}"));
+    }
+    Some(
+        Finding::new(
+            "upstream accept queue",
+            Verdict::Raise,
+            format!(
+                "the error log shows {n} connect(s) to an upstream failed with EAGAIN (11: \
+                 Resource temporarily unavailable): the backend's accept queue was full (Linux \
+                 returns EAGAIN for a full unix socket queue) and each became a 502"
+            ),
+        )
+        .current(somaxconn.map_or("?".into(), |s| format!("net.core.somaxconn {s}")))
+        .recommended(rec)
+        .source("ngx_event_connect_peer; listen(2); php-fpm listen.backlog"),
+    )
 }
 
 /// worker_connections × workers, halved when proxying (nginx counts the

@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use peregrine_conf::model::LogTarget;
 use peregrine_conf::{Config, CpuAffinity, LocConf, LocationConf, WorkerProcesses};
 
 use crate::error::TuneError;
@@ -67,6 +68,15 @@ pub fn from_config(c: &Config) -> TuneInputs {
         proxying: c.files.iter().any(|f| proxies(&f.text)),
         open_file_cache_max: cache_max,
         pid_file: c.main.pid.clone(),
+        error_logs: c
+            .main
+            .error_log
+            .iter()
+            .filter_map(|e| match &e.target {
+                LogTarget::File(p) => Some(p.clone()),
+                _ => None,
+            })
+            .collect(),
     }
 }
 
@@ -81,11 +91,25 @@ fn location_cache(l: &LocationConf) -> u64 {
         .fold(open_file_cache(&l.conf), u64::max)
 }
 
-/// Whether a configuration text proxies (a `proxy_pass` directive): the
-/// typed model keeps no trace of upstreams Peregrine does not serve.
+/// The directives that hand a request to an upstream: each client then
+/// may hold an upstream connection too.
+const PASSES: [&str; 6] = [
+    "proxy_pass",
+    "fastcgi_pass",
+    "uwsgi_pass",
+    "scgi_pass",
+    "grpc_pass",
+    "memcached_pass",
+];
+
+/// Whether a configuration text passes requests to upstreams (read from
+/// the text: the typed model keeps no trace of modules Peregrine lacks).
 fn proxies(text: &str) -> bool {
-    text.lines()
-        .any(|l| l.split_whitespace().next() == Some("proxy_pass"))
+    text.lines().any(|l| {
+        l.split_whitespace()
+            .next()
+            .is_some_and(|d| PASSES.contains(&d))
+    })
 }
 
 #[cfg(test)]
@@ -98,5 +122,8 @@ mod tests {
             "http {\n  location / {\n    proxy_pass http://b;\n"
         ));
         assert!(!proxies("# proxy_pass http://b;\nproxy_buffers 4 8k;\n"));
+        assert!(proxies(
+            "location ~ \\.php$ {\n    fastcgi_pass unix:/run/php.sock;\n"
+        ));
     }
 }

@@ -27,6 +27,9 @@ pub struct Facts {
     pub systemd: bool,
     /// The running server's pid, from the configured pid file.
     pub server_pid: Option<u32>,
+    /// What the configuration's error logs say (filled in by the caller,
+    /// which knows their paths).
+    pub log: crate::errlog::LogEvidence,
 }
 
 impl Facts {

@@ -37,6 +37,9 @@ pub struct TuneInputs {
     /// The largest `open_file_cache max=`: descriptors a worker keeps open.
     pub open_file_cache_max: u64,
     pub pid_file: Option<PathBuf>,
+    /// The main `error_log` files: their evidence (a full upstream backlog,
+    /// descriptors running out) is read by [`crate::errlog`].
+    pub error_logs: Vec<PathBuf>,
 }
 
 impl TuneInputs {

@@ -19,6 +19,7 @@
 pub mod audit;
 pub mod checks;
 pub mod config;
+pub mod errlog;
 pub mod error;
 pub mod facts;
 pub mod inputs;
@@ -154,7 +155,10 @@ pub fn run_with(
     colours: bool,
 ) -> Result<i32, TuneError> {
     let proc = ProcFs::new(&args.proc_root);
-    let (facts, problems) = facts::gather(&proc, inputs.and_then(TuneInputs::server_pid));
+    let (mut facts, problems) = facts::gather(&proc, inputs.and_then(TuneInputs::server_pid));
+    if let Some(i) = inputs {
+        facts.log = errlog::gather(&i.error_logs);
+    }
     let needs = checks::needs(inputs, &facts);
     let mut report = match &args.audit_sysctl {
         Some(path) => {

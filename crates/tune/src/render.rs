@@ -77,7 +77,8 @@ fn facts_line(f: &Facts) -> String {
     });
     format!(
         "kernel {}, {} CPUs, {} MiB RAM, RLIMIT_NOFILE {}\n\
-         evidence: ListenOverflows {}, ListenDrops {}, softnet drops {}",
+         evidence: ListenOverflows {}, ListenDrops {}, softnet drops {}, \
+         error log: upstream EAGAIN {}, EMFILE {}",
         opt(f.kernel.map(|k| k.to_string())),
         opt(f.cpu_count().map(|c| c.to_string())),
         opt(f.mem_total.map(|m| (m >> 20).to_string())),
@@ -85,6 +86,8 @@ fn facts_line(f: &Facts) -> String {
         opt(f.listen_overflows.map(|n| n.to_string())),
         opt(f.listen_drops.map(|n| n.to_string())),
         opt(f.softnet_dropped.map(|n| n.to_string())),
+        f.log.upstream_eagain,
+        f.log.emfile,
     )
 }
 

@@ -20,6 +20,7 @@ fn inputs() -> TuneInputs {
         proxying: false,
         open_file_cache_max: 0,
         pid_file: None,
+        error_logs: Vec::new(),
     }
 }
 
@@ -329,4 +330,69 @@ fn generated_files_are_written_but_never_under_etc() {
     ]);
     let e = peregrine_tune::run_with(&args, None, &mut Vec::new(), false);
     assert!(matches!(e, Err(TuneError::Protected(_))), "{e:?}");
+}
+
+#[test]
+fn the_inherited_limit_is_shared_by_the_worker_threads() {
+    let p = FakeProc::modern(); // 8 CPUs
+    p.nofile("8192", "8192");
+    // 8192 descriptors for 4 workers of 1000 connections: 2048 each, ok;
+    // for 8 workers (auto): 1024 each, below the 2033 a worker needs.
+    let i = TuneInputs {
+        worker_processes: Some(4),
+        worker_connections: 1000,
+        worker_rlimit_nofile: None,
+        ..inputs()
+    };
+    let (_, r) = run_json(&p, &[], Some(&i));
+    assert_eq!(verdict(&r, "open files per worker"), "ok");
+    let i = TuneInputs {
+        worker_processes: None,
+        ..i
+    };
+    let (_, r) = run_json(&p, &[], Some(&i));
+    let f = findings(&r, "open files per worker");
+    assert_eq!(f[0]["verdict"], "raise");
+    let reason = f[0]["reason"].as_str().unwrap_or("");
+    assert!(reason.contains("shared by 8 worker thread(s)"), "{reason}");
+}
+
+#[test]
+fn the_error_log_shows_a_full_upstream_backlog_and_emfile() {
+    let p = FakeProc::modern();
+    let dir = TempDir::new("tune-errlog");
+    let log = dir.0.join("error.log");
+    std::fs::write(
+        &log,
+        "2026/12/05 09:10:04 [error] 9#10: *3 connect() to unix:/run/php/php-fpm.sock failed \
+         (11: Resource temporarily unavailable) while connecting to upstream, client: 127.0.0.1\n",
+    )
+    .unwrap();
+    let i = TuneInputs {
+        proxying: true,
+        worker_processes: Some(1),
+        worker_connections: 20000,
+        worker_rlimit_nofile: Some(65536),
+        error_logs: vec![log.clone()],
+        ..inputs()
+    };
+    let (_, r) = run_json(&p, &[], Some(&i));
+    let f = findings(&r, "upstream accept queue");
+    assert_eq!(f[0]["verdict"], "raise", "{f:?}");
+    let rec = f[0]["recommended"].as_str().unwrap_or("");
+    assert!(
+        rec.contains("listen.backlog") && rec.contains("10000"),
+        "{rec}"
+    );
+    assert_eq!(verdict(&r, "open files per worker"), "ok");
+
+    // Descriptors ran out although the configured limit looks enough.
+    std::fs::write(
+        &log,
+        "2026/12/05 09:11:43 [alert] 9#10: accept4() failed (24: Too many open files)\n",
+    )
+    .unwrap();
+    let (_, r) = run_json(&p, &[], Some(&i));
+    assert_eq!(verdict(&r, "open files per worker"), "raise");
+    assert!(findings(&r, "upstream accept queue").is_empty());
 }
