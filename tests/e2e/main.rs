@@ -31,6 +31,7 @@ mod fastcgi;
 mod gzip;
 mod h2;
 mod h2_attacks;
+mod h2_proxy;
 mod header_rules;
 mod headers;
 mod health;

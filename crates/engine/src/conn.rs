@@ -104,6 +104,15 @@ impl Conn {
         }
     }
 
+    /// The timer fired for HTTP/2 streams' upstream jobs (marked timed
+    /// out, to be driven), not for the connection.
+    pub fn take_job_timeouts(&mut self, now: std::time::Instant) -> bool {
+        match &mut self.session {
+            Session::Http1(_) => false,
+            Session::Http2(s) => s.job_timeouts(now),
+        }
+    }
+
     /// Where the connection is, for the worker's draining and reuse: an
     /// HTTP/2 connection without streams is idle and kept alive.
     pub fn phase(&self) -> Phase {

@@ -291,7 +291,12 @@ impl Worker {
                     }
                     Token(t) if t >= crate::upstream::UPSTREAM_FLAG => {
                         let key = t - crate::upstream::UPSTREAM_FLAG - CONN_BASE;
-                        if let Some(p) = self.cx.upstreams.get_mut(key) {
+                        if key >= crate::upstream::STREAM_JOB {
+                            // An HTTP/2 stream's job: its session drives it.
+                            if let Some(conn) = self.cx.upstreams.conn_of(key) {
+                                self.conn_event(conn, false, false);
+                            }
+                        } else if let Some(p) = self.cx.upstreams.get_mut(key) {
                             crate::upstream::upstream_ready(
                                 p,
                                 ev.is_readable() || ev.is_read_closed() || ev.is_error(),
@@ -542,8 +547,8 @@ impl Worker {
         self.cx.resolvers.tick(self.cx.now, r);
         let woken = std::mem::take(&mut self.cx.resolvers.woken);
         for &key in &woken {
-            if self.cx.upstreams.active(key) {
-                self.conn_event(key, false, false);
+            if let Some(conn) = self.cx.upstreams.conn_of(key) {
+                self.conn_event(conn, false, false);
             }
         }
     }
@@ -561,7 +566,7 @@ impl Worker {
                 self.conn_event(key, false, false);
                 continue;
             }
-            if conn.take_delayed() {
+            if conn.take_delayed() || conn.take_job_timeouts(self.cx.now) {
                 // `limit_rate`'s pause is over: write on.
                 self.conn_event(key, false, false);
                 continue;

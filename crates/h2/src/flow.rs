@@ -79,6 +79,21 @@ impl RecvWindow {
         Some(inc)
     }
 
+    /// Opens the window up to `target` (no smaller than it was): the
+    /// WINDOW_UPDATE increment to send, if any. The credit released and
+    /// not yet announced is covered by it.
+    pub fn grow(&mut self, target: u32) -> Option<u32> {
+        let target = target.min(MAX_WINDOW);
+        if target <= self.target {
+            return None;
+        }
+        self.target = target;
+        self.released = 0;
+        let inc = target - self.window;
+        self.window = target;
+        (inc > 0).then_some(inc)
+    }
+
     /// What the peer may still send.
     pub fn remaining(&self) -> u32 {
         self.window
@@ -115,5 +130,16 @@ mod tests {
         assert_eq!(w.release(5000), None);
         w.receive(900).unwrap();
         assert_eq!(w.release(900), Some(1000));
+    }
+
+    #[test]
+    fn recv_window_grows_once_to_its_new_target() {
+        let mut w = RecvWindow::new(10);
+        w.receive(4).unwrap();
+        assert_eq!(w.grow(5), None);
+        assert_eq!(w.grow(100), Some(94));
+        assert_eq!(w.remaining(), 100);
+        assert_eq!(w.grow(u32::MAX), Some(MAX_WINDOW - 100));
+        assert_eq!(w.grow(u32::MAX), None);
     }
 }

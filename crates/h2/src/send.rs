@@ -217,6 +217,18 @@ impl Connection {
         self.release_conn(n);
     }
 
+    /// Opens a stream's receive window up to `target` bytes at once
+    /// (nginx's `ngx_http_v2_read_request_body`: a buffered body's stream
+    /// gets the largest window, an unbuffered one its buffer's size).
+    pub fn grow_window(&mut self, stream: u32, target: u32) {
+        if let Some(s) = self.streams.get_mut(&stream)
+            && !s.recv_closed
+            && let Some(inc) = s.recv.grow(target)
+        {
+            frame::put_window_update(&mut self.out, stream, inc);
+        }
+    }
+
     pub(crate) fn release_conn(&mut self, n: u32) {
         if let Some(inc) = self.recv_conn.release(n) {
             frame::put_window_update(&mut self.out, 0, inc);

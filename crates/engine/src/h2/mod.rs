@@ -17,6 +17,7 @@
 //! (QUIT, reload).
 
 mod head;
+mod proxy;
 mod send;
 mod stream;
 
@@ -54,6 +55,8 @@ pub struct H2Session {
     /// Received, not yet consumed input.
     inbuf: Vec<u8>,
     streams: HashMap<u32, Stream>,
+    /// Proxied streams, while their upstream job runs ([`proxy`]).
+    jobs: HashMap<u32, proxy::Job>,
     /// Streams with body left and window to send it, in turn.
     sending: VecDeque<u32>,
     /// Streams with body left whose window is shut, until WINDOW_UPDATE.
@@ -101,6 +104,7 @@ impl H2Session {
             conn: Connection::new(cfg),
             inbuf: pending.to_vec(),
             streams: HashMap::new(),
+            jobs: HashMap::new(),
             sending: VecDeque::new(),
             parked: Vec::new(),
             scratch: Vec::new(),
@@ -120,7 +124,7 @@ impl H2Session {
     /// No stream is open: what the worker may close when it drains or
     /// runs out of connections.
     pub fn is_idle(&self) -> bool {
-        self.streams.is_empty()
+        self.streams.is_empty() && self.jobs.is_empty()
     }
 
     /// Runs the session until it must wait for the socket or close.
@@ -143,10 +147,15 @@ impl H2Session {
                 }
                 return Some(c);
             }
+            let full = self.drive_jobs(t, cx);
             let blocked = match self.write(t, cx) {
                 Ok(b) => b,
                 Err(c) => return Some(c),
             };
+            if full && !blocked {
+                // A job waited for room in the output, which went out.
+                continue;
+            }
             if self.conn.is_finished() && !self.conn.wants_write() {
                 return self.step_linger(t, key, cx);
             }
@@ -222,12 +231,17 @@ impl H2Session {
     fn arm_timer(&mut self, key: usize, cx: &mut Ctx, blocked: bool) {
         let d = if blocked || !self.sending.is_empty() || !self.parked.is_empty() {
             self.send_timeout()
-        } else if self.streams.is_empty() {
+        } else if self.streams.is_empty() && self.jobs.is_empty() {
             self.set_gauge(Gauge::Waiting, cx);
             self.idle_timeout(cx)
         } else {
             // Streams wait for their request bodies.
             self.idle_timeout(cx)
+        };
+        // Upstream jobs' deadlines share the connection's timer.
+        let d = match self.next_job_deadline() {
+            Some(at) => d.min(at.saturating_duration_since(cx.now)),
+            None => d,
         };
         cx.timers.arm(key, cx.now, d);
     }
@@ -327,8 +341,13 @@ impl H2Session {
                 head,
                 end_stream,
             } => self.on_request(stream, &head, end_stream, key, cx),
+            Event::Data {
+                stream,
+                data,
+                end_stream,
+            } if self.job_data(stream, data, end_stream) => {}
             Event::Data { stream, data, .. } => {
-                // Request bodies are read and discarded (the static
+                // Other request bodies are read and discarded (the static
                 // handlers' ngx_http_discard_request_body): the credit goes
                 // back at once.
                 let n = u32::try_from(data.len()).unwrap_or(u32::MAX);
@@ -337,7 +356,8 @@ impl H2Session {
                 }
                 self.conn.release(stream, n);
             }
-            Event::Trailers { .. } | Event::Priority { .. } => {}
+            Event::Trailers { stream, .. } => self.job_trailers(stream),
+            Event::Priority { .. } => {}
             Event::Reset { stream, .. } => self.on_reset(stream, cx),
             Event::WindowUpdate { .. } | Event::Settings => {
                 self.sending.extend(self.parked.drain(..));
@@ -408,6 +428,10 @@ impl H2Session {
     /// The connection closes: the streams still open are logged (nginx
     /// logs each request, finished or not) and their exchanges returned.
     pub fn closing(&mut self, cx: &mut Ctx) {
+        let jobs: Vec<u32> = self.jobs.keys().copied().collect();
+        for id in jobs {
+            self.abort_job(id, cx);
+        }
         let ids: Vec<u32> = self.streams.keys().copied().collect();
         for id in ids {
             if let Some(mut s) = self.streams.remove(&id) {

@@ -7,8 +7,9 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use peregrine_codec::Parsed;
+use peregrine_codec::{BodyKind, Parsed};
 use peregrine_conf::model::LogLevel;
+use peregrine_core::proxy::JobBody;
 use peregrine_core::response::ErrorNote;
 use peregrine_core::{Body, Response};
 use peregrine_h2::{ErrorCode, RequestHead};
@@ -107,7 +108,7 @@ impl H2Session {
         id: u32,
         req: &RequestHead,
         end_stream: bool,
-        _key: usize,
+        key: usize,
         cx: &mut Ctx,
     ) {
         self.info.requests += 1;
@@ -146,14 +147,15 @@ impl H2Session {
             // (limit_req, auth_delay) is not waited out on HTTP/2 yet.
             ex.held = Some(held);
         }
-        if cx.core.has_proxy() && cx.core.take_proxy().is_some() {
-            self.log_ex(
-                cx,
-                LogLevel::Error,
-                "proxying an HTTP/2 request is not supported by Peregrine yet",
-                &ex,
-            );
-            ex.resp = Some(cx.core.error_response(502));
+        let mut job = if cx.core.has_proxy() {
+            cx.core.take_proxy()
+        } else {
+            None
+        };
+        if self.refuse.is_some() || ex.resp.as_ref().is_some_and(|r| r.status == 413) {
+            // The request was answered already (ssl_verify_client's
+            // refusal, a Content-Length over client_max_body_size).
+            job = None;
         }
         if let Some(note) = note {
             self.log_ex(cx, LogLevel::Error, &note.to_string(), &ex);
@@ -162,6 +164,27 @@ impl H2Session {
             for line in cx.core.take_log_lines() {
                 self.log_ex(cx, line.level, &line.text, &ex);
             }
+        }
+        if let Some(mut job) = job {
+            let kind = match (end_stream, req.content_length) {
+                (true, _) | (false, Some(0)) => BodyKind::None,
+                (false, Some(n)) => BodyKind::Length(n),
+                // The length is known at END_STREAM only.
+                (false, None) => BodyKind::Chunked,
+            };
+            // Without a `content-length` core sees no body: the body comes
+            // in DATA all the same (its length is sent once known).
+            if kind != BodyKind::None
+                && matches!(job.body, JobBody::None)
+                && job.up().pass_request_body
+            {
+                job.body = JobBody::Client;
+            }
+            let jk = cx.upstreams.add_stream_job(key);
+            let len = self.headbuf.len() as u64;
+            let j = super::proxy::Job::new(ex, job, jk, kind, len, start);
+            self.jobs.insert(id, j);
+            return;
         }
         let mut s = Stream {
             ex,
@@ -175,6 +198,12 @@ impl H2Session {
             self.finish(s, cx);
             return;
         }
+        self.start_sending(id, s, cx);
+    }
+
+    /// A stream whose head went out: ended when it has no body, else its
+    /// body waits its turn.
+    pub(super) fn start_sending(&mut self, id: u32, s: Stream, cx: &mut Ctx) {
         if s.pieces.is_empty() {
             self.end_stream(id, s, cx);
         } else {
@@ -185,7 +214,13 @@ impl H2Session {
 
     /// Sends the response's head and queues its body; false when the
     /// stream ended instead (`return 444`: reset, as nginx does).
-    fn respond(&mut self, id: u32, s: &mut Stream, _end_stream: bool, cx: &mut Ctx) -> bool {
+    pub(super) fn respond(
+        &mut self,
+        id: u32,
+        s: &mut Stream,
+        _end_stream: bool,
+        cx: &mut Ctx,
+    ) -> bool {
         let Some(resp) = s.ex.resp.as_mut() else {
             self.conn.reset(id, ErrorCode::InternalError);
             return false;
@@ -264,6 +299,9 @@ impl H2Session {
 
     /// The peer reset the stream (or we did for a stream error).
     pub(super) fn on_reset(&mut self, id: u32, cx: &mut Ctx) {
+        if self.jobs.contains_key(&id) {
+            return self.abort_job(id, cx);
+        }
         if let Some(mut s) = self.streams.remove(&id) {
             s.closed_early();
             self.finish(s, cx);
@@ -286,7 +324,7 @@ impl H2Session {
                 start: s.start,
                 end: cx.wall,
                 pipelined: false,
-                upstream: None,
+                upstream: s.ex.upstream.as_deref(),
                 conn_peer: s.ex.held.as_ref().and_then(|h| h.conn_peer),
             };
             if let Some(log) = cx.access.as_mut() {
@@ -295,7 +333,7 @@ impl H2Session {
         }
         s.ex.reset(&mut cx.pool);
         cx.exchanges.put(s.ex);
-        if self.streams.is_empty() {
+        if self.streams.is_empty() && self.jobs.is_empty() {
             self.set_gauge(Gauge::Waiting, cx);
         }
     }
@@ -355,29 +393,41 @@ impl H2Session {
 
     /// Logs `text` with the stream's request in the context.
     fn log_ex(&self, cx: &Ctx, level: LogLevel, text: &str, ex: &Exchange) {
-        let loc_log = ex.conf().and_then(|c| c.error_log.as_ref());
-        if level < cx.log_level && loc_log.is_none() {
-            return;
-        }
-        let req = ex.req();
-        let server = ex
-            .resp
-            .as_ref()
-            .and_then(|r| r.server.as_ref())
-            .and_then(|s| s.server_names.first())
-            .map(errlog::server_name_text)
-            .unwrap_or_else(|| cx.lctx(self.lst).server_name.clone());
-        let ctx = Context {
-            id: self.info.id,
-            peer: self.info.peer,
-            server: &server,
-            request: req.map(|r| r.request_line()),
-            host: req.and_then(|r| r.host()),
-        };
-        let line = errlog::conn_message(&ctx, text);
-        match loc_log {
-            Some(confs) => cx.loc_errlogs.write(confs, level, &line),
-            None => (cx.errlog)(level, &line),
-        }
+        log_with(&self.info, self.lst, cx, level, text, Some(ex));
+    }
+}
+
+/// Logs `text` with nginx's context of a stream's request (`ex`), on the
+/// location's `error_log` when it has one.
+pub(super) fn log_with(
+    info: &peregrine_core::ConnInfo,
+    lst: usize,
+    cx: &Ctx,
+    level: LogLevel,
+    text: &str,
+    ex: Option<&Exchange>,
+) {
+    let loc_log = ex.and_then(|e| e.conf()).and_then(|c| c.error_log.as_ref());
+    if level < cx.log_level && loc_log.is_none() {
+        return;
+    }
+    let req = ex.and_then(|e| e.req());
+    let server = ex
+        .and_then(|e| e.resp.as_ref())
+        .and_then(|r| r.server.as_ref())
+        .and_then(|s| s.server_names.first())
+        .map(errlog::server_name_text)
+        .unwrap_or_else(|| cx.lctx(lst).server_name.clone());
+    let ctx = Context {
+        id: info.id,
+        peer: info.peer,
+        server: &server,
+        request: req.map(|r| r.request_line()),
+        host: req.and_then(|r| r.host()),
+    };
+    let line = errlog::conn_message(&ctx, text);
+    match loc_log {
+        Some(confs) => cx.loc_errlogs.write(confs, level, &line),
+        None => (cx.errlog)(level, &line),
     }
 }

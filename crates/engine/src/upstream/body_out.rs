@@ -13,11 +13,11 @@ use peregrine_conf::model::LogLevel;
 use peregrine_core::proxy::{JobBody, Proto, ProxyJob, UpstreamVars};
 use peregrine_fastcgi as fcgi;
 
+use super::owner::Owner;
 use super::{Fail, Io, Proxy, READ_CHUNK, State};
 use crate::body::read::{Broken, Pull};
 use crate::body::{self, ClientBody, PushError};
 use crate::ctx::Ctx;
-use crate::http1::Http1;
 use crate::transport::Transport;
 
 /// Where the body's bytes after those in `Proxy::out` come from.
@@ -100,15 +100,11 @@ pub fn frame_end(out: &mut Vec<u8>, proto: Proto, chunked: bool) {
     }
 }
 
-impl Http1 {
+/// The body's side of the machine, for any [`Owner`].
+pub(crate) trait BodyOut: Owner + Sized {
     /// The client's body read whole through the body layer before
     /// connecting (`*_request_buffering on`).
-    pub(super) fn read_client_body(
-        &mut self,
-        p: &mut Proxy,
-        t: &mut Transport,
-        cx: &mut Ctx,
-    ) -> Io {
+    fn read_client_body(&mut self, p: &mut Proxy, t: &mut Transport, cx: &mut Ctx) -> Io {
         let Some(mut dec) = p.body_dec.take() else {
             p.state = State::Connect;
             return Io::Done;
@@ -195,7 +191,7 @@ impl Http1 {
 
     /// Sends the request: `out`, then the body's feed (file or client)
     /// until it ends.
-    pub(super) fn send_step(&mut self, p: &mut Proxy, t: &mut Transport, cx: &mut Ctx) -> Io {
+    fn send_step(&mut self, p: &mut Proxy, t: &mut Transport, cx: &mut Ctx) -> Io {
         loop {
             let Some(s) = p.sock.as_mut() else {
                 return Io::Fail(Fail::Error);
@@ -317,6 +313,8 @@ impl Http1 {
         }
     }
 }
+
+impl<T: Owner> BodyOut for T {}
 
 /// A sink's failure: its status, and the error log's line kept for later.
 fn push_failed(e: PushError, err: &mut Option<(LogLevel, String)>) -> u16 {

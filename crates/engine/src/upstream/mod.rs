@@ -17,30 +17,38 @@
 
 mod body_out;
 pub mod gateway;
+mod h1;
+pub(crate) mod owner;
 pub mod peers;
 mod resolve;
 pub mod sock;
 
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 use std::time::{Duration, Instant};
 
 use peregrine_codec::upstream::{self as uc, Framing};
 use peregrine_codec::{BodyDecoder, BodyKind};
 use peregrine_conf::model::{LogLevel, next};
-use peregrine_core::proxy::answer::{ClientFraming, client_framing};
+use peregrine_core::proxy::answer::ClientFraming;
 use peregrine_core::proxy::{Proto, ProxyJob, Tried, UpstreamVars};
 use peregrine_upstream::{Attempt, Key, PeerId};
 
 use crate::ctx::Ctx;
 use crate::errlog;
-use crate::exchange::{Exchange, Plan};
-use crate::http1::{Close, Http1, Phase, Step};
-use crate::transport::{Sink, TlsSink, Transport};
-use crate::write::{ConnHeader, serialize_head};
+use crate::exchange::Exchange;
+use crate::http1::{Close, Step};
+use crate::transport::Transport;
+use body_out::BodyOut;
+use owner::Owner;
+use resolve::Resolve;
 use sock::Sock;
 
-/// Added to a client connection's token for its upstream socket.
+/// Added to a job's key for its upstream socket's token.
 pub const UPSTREAM_FLAG: usize = 1 << 40;
+/// A job key at or above this is an HTTP/2 stream's (a slot of
+/// [`Upstreams::add_stream_job`]); below, it is the HTTP/1 connection's
+/// own key. Far above any connection key, below [`UPSTREAM_FLAG`].
+pub const STREAM_JOB: usize = 1 << 39;
 /// One read from the upstream.
 const READ_CHUNK: usize = 16 * 1024;
 /// Error pages of `error_page` that proxy again, at most (a loop guard).
@@ -56,6 +64,10 @@ pub struct Upstreams {
     /// The proxied requests in flight, by connection key (kept here, not
     /// in the connection's slot: an idle connection stays small).
     live: Vec<Option<Box<Proxy>>>,
+    /// The connection key of each HTTP/2 stream's job key (its slot
+    /// above [`STREAM_JOB`]), and the free slots.
+    stream_jobs: Vec<Option<usize>>,
+    free_jobs: Vec<usize>,
 }
 
 impl Upstreams {
@@ -69,6 +81,40 @@ impl Upstreams {
 
     pub fn take(&mut self, key: usize) -> Option<Box<Proxy>> {
         self.live.get_mut(key)?.take()
+    }
+
+    /// A job key for an HTTP/2 stream of connection `conn`: its upstream
+    /// socket's token and its resolver wait route to the connection.
+    pub fn add_stream_job(&mut self, conn: usize) -> usize {
+        let slot = match self.free_jobs.pop() {
+            Some(s) => {
+                self.stream_jobs[s] = Some(conn);
+                s
+            }
+            None => {
+                self.stream_jobs.push(Some(conn));
+                self.stream_jobs.len() - 1
+            }
+        };
+        STREAM_JOB + slot
+    }
+
+    pub fn remove_stream_job(&mut self, key: usize) {
+        if let Some(s) = key.checked_sub(STREAM_JOB)
+            && let Some(e) = self.stream_jobs.get_mut(s)
+            && e.take().is_some()
+        {
+            self.free_jobs.push(s);
+        }
+    }
+
+    /// The connection a job key belongs to (the key itself for HTTP/1),
+    /// if its job is in flight.
+    pub fn conn_of(&self, key: usize) -> Option<usize> {
+        match key.checked_sub(STREAM_JOB) {
+            Some(s) => self.stream_jobs.get(s).copied().flatten(),
+            None => self.active(key).then_some(key),
+        }
     }
 
     pub fn set(&mut self, key: usize, p: Box<Proxy>) {
@@ -118,12 +164,12 @@ pub struct Proxy {
     first: Instant,
     requests: u64,
     dec: Option<BodyDecoder>,
-    framing: ClientFraming,
+    pub(crate) framing: ClientFraming,
     up_framing: Framing,
     reusable: bool,
     /// Bytes for the client and how many went.
-    cout: Vec<u8>,
-    cpos: usize,
+    pub(crate) cout: Vec<u8>,
+    pub(crate) cpos: usize,
     up_done: bool,
     restarts: u8,
     /// A pooled connection failed before answering: the same peer again on
@@ -139,7 +185,29 @@ pub struct Proxy {
 }
 
 impl Proxy {
-    fn doing(&self) -> &'static str {
+    /// The `$upstream_*` of a job ended from the client's side (its last
+    /// try's time closed), for the access log.
+    pub(crate) fn take_vars(&mut self, now: Instant) -> UpstreamVars {
+        if let Some(tr) = self.vars.tries.last_mut()
+            && tr.response.is_none()
+        {
+            tr.response = Some(now - self.started);
+        }
+        std::mem::take(&mut self.vars)
+    }
+
+    /// The client's body is read whole before the upstream has it.
+    pub(crate) fn buffering(&self) -> bool {
+        !self.unbuffered
+    }
+
+    /// `client_body_buffer_size` of the job's location.
+    pub(crate) fn body_buffer_size(&self) -> u32 {
+        u32::try_from(self.job.conf.client_body_buffer_size).unwrap_or(u32::MAX)
+    }
+
+    /// nginx's "while ..." of the job's state, for the error log.
+    pub(crate) fn doing(&self) -> &'static str {
         match self.state {
             State::Body => "while reading client request body",
             State::Connect => "while connecting to upstream",
@@ -167,7 +235,7 @@ impl Proxy {
 
 /// Why an attempt failed (nginx's `NGX_HTTP_UPSTREAM_FT_*`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Fail {
+pub(crate) enum Fail {
     Error,
     Timeout,
     InvalidHeader,
@@ -202,26 +270,14 @@ impl Fail {
     }
 }
 
-enum Io {
+pub(crate) enum Io {
     Done,
     Wait,
     Fail(Fail),
 }
 
-impl Http1 {
-    /// Core's answer was a proxied request: start it (out of the static
-    /// path's line).
-    #[inline(never)]
-    pub(crate) fn start_proxy(
-        &mut self,
-        t: &mut Transport,
-        ex: Box<Exchange>,
-        job: Box<ProxyJob>,
-        cx: &mut Ctx,
-    ) -> Step {
-        self.start_proxy_with(t, ex, job, cx, true)
-    }
-
+/// The upstream machine, for any [`Owner`] (written once, monomorphized).
+pub(crate) trait Machine: Owner + Sized {
     /// `first`: the request's first upstream request (an error page that
     /// proxies again does not answer `Expect` twice).
     fn start_proxy_with(
@@ -232,10 +288,13 @@ impl Http1 {
         cx: &mut Ctx,
         first: bool,
     ) -> Step {
-        let body_kind = ex.req().map_or(BodyKind::None, |r| r.body_kind());
+        *self.ex_slot() = Some(ex);
+        let body_kind = self.body_kind();
         let unbuffered = body_out::unbuffered(&job, body_kind);
-        let expect = ex.req().is_some_and(|r| r.expect_continue());
-        self.ex = Some(ex);
+        let expect = self
+            .ex_ref()
+            .and_then(|e| e.req())
+            .is_some_and(|r| r.expect_continue());
         let now = cx.now;
         let mut p = Box::new(Proxy {
             job,
@@ -284,39 +343,17 @@ impl Http1 {
         });
         p.vars.proxy_host = p.job.proxy_host.clone();
         p.vars.proxy_port = p.job.proxy_port.clone();
-        if expect && first {
-            // nginx answers `Expect: 100-continue` when it reads the body,
-            // which the proxy always does (`ngx_http_test_expect`).
-            let _ = write_client(t, b"HTTP/1.1 100 Continue\r\n\r\n");
-        }
-        cx.upstreams.set(self.key as usize, p);
-        self.phase = Phase::Proxy;
+        // nginx answers `Expect: 100-continue` when it reads the body,
+        // which the proxy always does (`ngx_http_test_expect`).
+        self.begin_job(t, p, expect && first, cx);
         Step::Continue
-    }
-
-    /// One turn of the proxied request.
-    #[inline(never)]
-    pub(crate) fn step_proxy(&mut self, t: &mut Transport, key: usize, cx: &mut Ctx) -> Step {
-        let Some(mut p) = cx.upstreams.take(key) else {
-            return Step::Close(Close::Normal);
-        };
-        let step = self.proxy_turn(&mut p, t, key, cx);
-        if self.phase == Phase::Proxy && !cx.upstreams.active(key) {
-            cx.upstreams.set(key, p);
-        } else {
-            self.end_upstream(&mut p, cx, false);
-        }
-        step
     }
 
     fn proxy_turn(&mut self, p: &mut Proxy, t: &mut Transport, key: usize, cx: &mut Ctx) -> Step {
         if std::mem::take(&mut p.timed_out) {
             return self.on_proxy_timeout(p, t, key, cx);
         }
-        if matches!(p.state, State::Connect | State::Send | State::Head)
-            && t.readable
-            && t.peer_closed()
-        {
+        if matches!(p.state, State::Connect | State::Send | State::Head) && self.client_gone(t) {
             // The client went away first: 499 (`ngx_http_upstream_check_broken_connection`).
             self.log(
                 cx,
@@ -327,7 +364,7 @@ impl Http1 {
             if let Some(tr) = p.vars.tries.last_mut() {
                 tr.response = Some(cx.now - p.started);
             }
-            if let Some(ex) = self.ex.as_mut() {
+            if let Some(ex) = self.ex_slot().as_mut() {
                 ex.upstream = Some(Box::new(p.vars.clone()));
                 if let Some(r) = ex.resp.as_mut() {
                     r.status = 499;
@@ -356,7 +393,7 @@ impl Http1 {
                         State::Send => p.job.up().send_timeout,
                         _ => p.job.up().read_timeout,
                     };
-                    cx.timers.arm(key, cx.now, d);
+                    self.arm_timer(cx, d);
                     return Step::Wait;
                 }
                 Io::Fail(f) => {
@@ -369,7 +406,7 @@ impl Http1 {
     }
 
     fn conf_of(&self, _cx: &Ctx) -> Option<std::sync::Arc<peregrine_conf::model::LocConf>> {
-        self.ex.as_ref().and_then(|e| e.conf().cloned())
+        self.ex_ref().and_then(|e| e.conf().cloned())
     }
 
     /// Picks a peer and connects (or takes an idle connection).
@@ -434,7 +471,7 @@ impl Http1 {
             let k = match (&p.job.hash_key, g.up.method) {
                 (Some(k), _) => Key::Bytes(k),
                 (None, peregrine_upstream::Method::IpHash) => {
-                    peer_ip = match self.info.peer.ip() {
+                    peer_ip = match self.info().peer.ip() {
                         std::net::IpAddr::V4(a) => a.octets().to_vec(),
                         std::net::IpAddr::V6(a) => a.octets().to_vec(),
                     };
@@ -573,7 +610,7 @@ impl Http1 {
                 }
                 Ok(_) => {}
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    cx.timers.arm(key, cx.now, p.job.up().read_timeout);
+                    self.arm_timer(cx, p.job.up().read_timeout);
                     return Step::Wait;
                 }
                 Err(e) if e.kind() == io::ErrorKind::InvalidData => {
@@ -639,25 +676,14 @@ impl Http1 {
         }
         let upgrade = h.status == 101
             && self
-                .ex
-                .as_ref()
+                .ex_ref()
                 .and_then(|e| e.req())
                 .is_some_and(|r| r.header("Upgrade").is_some());
-        if upgrade {
-            return self.start_tunnel(p, h, t, key, cx);
+        if upgrade && let Some(s) = self.start_tunnel(p, &h, t, key, cx) {
+            return s;
         }
-        let (client11, chunked_on) =
-            self.ex
-                .as_ref()
-                .and_then(|e| e.req())
-                .map_or((false, true), |r| {
-                    (
-                        matches!(r.version(), peregrine_codec::Version::Http11),
-                        p.job.conf.conn.chunked_transfer_encoding,
-                    )
-                });
         p.up_framing = h.framing(p.job.head_request);
-        p.framing = client_framing(p.up_framing, client11, chunked_on);
+        p.framing = self.framing(p.up_framing, p);
         p.reusable = h.reusable(p.job.head_request);
         p.dec = match p.up_framing {
             Framing::Length(n) => Some(BodyDecoder::new(BodyKind::Length(n))),
@@ -666,7 +692,7 @@ impl Http1 {
         };
         p.up_done = matches!(p.up_framing, Framing::None | Framing::Length(0));
         let rest = p.inb.split_off(h.len);
-        let Some(mut ex) = self.ex.take() else {
+        let Some(mut ex) = self.ex_slot().take() else {
             return Step::Close(Close::Normal);
         };
         let resp = {
@@ -674,7 +700,14 @@ impl Http1 {
                 return Step::Close(Close::Normal);
             };
             cx.core.proxied(
-                &p.job, &self.info, req, cx.wall, &p.vars, &h, &p.inb, p.framing,
+                &p.job,
+                self.info(),
+                req,
+                cx.wall,
+                &p.vars,
+                &h,
+                &p.inb,
+                p.framing,
             )
         };
         p.inb = rest;
@@ -686,14 +719,14 @@ impl Http1 {
         } else {
             self.queue_head(&mut ex, resp, p, cx);
         }
-        self.ex = Some(ex);
+        *self.ex_slot() = Some(ex);
         p.state = State::Stream;
         self.stream_step(p, t, key, cx)
     }
 
     /// Reads more of a held response's body into `p.cout` (nothing goes
     /// to the client yet). `Err`: the step to return (wait or fail).
-    fn read_held(&mut self, p: &mut Proxy, key: usize, cx: &mut Ctx) -> Result<(), Step> {
+    fn read_held(&mut self, p: &mut Proxy, _key: usize, cx: &mut Ctx) -> Result<(), Step> {
         if p.inb.is_empty() {
             let r = read_up(p);
             self.log_stderr(p, cx);
@@ -715,7 +748,7 @@ impl Http1 {
                 }
                 Ok(_) => {}
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    cx.timers.arm(key, cx.now, p.job.up().read_timeout);
+                    self.arm_timer(cx, p.job.up().read_timeout);
                     return Err(Step::Wait);
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => return Ok(()),
@@ -745,12 +778,12 @@ impl Http1 {
             return true;
         };
         let body = std::mem::take(&mut p.cout);
-        let Some(mut ex) = self.ex.take() else {
+        let Some(mut ex) = self.ex_slot().take() else {
             return false;
         };
         if let Some(req) = ex.req() {
             cx.core
-                .filter_proxied(&p.job, &self.info, req, cx.wall, &p.vars, &mut resp, body);
+                .filter_proxied(&p.job, self.info(), req, cx.wall, &p.vars, &mut resp, body);
         }
         self.queue_head(&mut ex, *resp, p, cx);
         let bytes = ex.resp.as_ref().map(|r| r.body.clone());
@@ -761,41 +794,8 @@ impl Http1 {
         }
         p.framing = ClientFraming::Length(sent);
         ex.out.body_bytes += sent;
-        self.ex = Some(ex);
+        *self.ex_slot() = Some(ex);
         true
-    }
-
-    /// Serializes the client's head into `p.cout` and sets how the
-    /// exchange ends.
-    fn queue_head(
-        &mut self,
-        ex: &mut Exchange,
-        mut resp: peregrine_core::Response,
-        p: &mut Proxy,
-        cx: &mut Ctx,
-    ) {
-        let keep = self.keep(cx);
-        let (req, slot) = ex.split();
-        let mut plan = Plan::of(req, &mut resp, cx.wall, keep);
-        // What an unbuffered body left unread is discarded before the
-        // next request (nginx's `ngx_http_discard_request_body`).
-        plan.body = p.body_dec.take();
-        plan.comp = None;
-        resp.status = peregrine_codec::response::wire_status(resp.status);
-        let ch = ConnHeader {
-            keepalive: plan.keepalive,
-            keepalive_header: resp.conf.as_deref().and_then(|c| c.keepalive_header),
-        };
-        p.cout.clear();
-        p.cpos = 0;
-        serialize_head(&mut p.cout, &resp, &cx.head_start, &ch, false);
-        if resp.header_only {
-            p.framing = ClientFraming::None;
-        }
-        *slot = Some(resp);
-        ex.out.head_bytes = p.cout.len() as u64;
-        ex.keepalive = plan.keepalive;
-        ex.linger = plan.linger;
     }
 
     /// Streams the body: writes what is pending to the client, then reads
@@ -818,16 +818,15 @@ impl Http1 {
                 }
             }
             if p.cpos < p.cout.len() {
-                match write_client(t, &p.cout[p.cpos..]) {
+                match self.client_write(t, &p.cout[p.cpos..]) {
                     Ok(0) => return Step::Close(Close::Normal),
                     Ok(n) => {
                         p.cpos += n;
                         continue;
                     }
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                        t.writable = false;
                         let d = p.job.conf.send_timeout;
-                        cx.timers.arm(key, cx.now, d);
+                        self.arm_timer(cx, d);
                         return Step::Wait;
                     }
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -843,7 +842,7 @@ impl Http1 {
                     }
                 }
             }
-            let head_len = self.ex.as_ref().map_or(0, |e| e.out.head_bytes);
+            let head_len = self.ex_ref().map_or(0, |e| e.out.head_bytes);
             p.cout.clear();
             p.cpos = 0;
             if p.up_done {
@@ -889,7 +888,7 @@ impl Http1 {
                     }
                     Ok(_) => {}
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                        cx.timers.arm(key, cx.now, p.job.up().read_timeout);
+                        self.arm_timer(cx, p.job.up().read_timeout);
                         return Step::Wait;
                     }
                     Err(_) => {
@@ -909,156 +908,10 @@ impl Http1 {
                 self.end_upstream(p, cx, true);
                 return Step::Close(Close::Normal);
             }
-            if let Some(ex) = self.ex.as_mut() {
+            if let Some(ex) = self.ex_slot().as_mut() {
                 ex.out.body_bytes += p.cout.len() as u64;
             }
         }
-    }
-
-    /// `101 Switching Protocols` to an `Upgrade` request
-    /// (`ngx_http_upstream_upgrade`): the head with `Connection: upgrade`
-    /// and the upstream's `Upgrade`, then a byte tunnel.
-    fn start_tunnel(
-        &mut self,
-        p: &mut Proxy,
-        h: uc::UpstreamHead,
-        t: &mut Transport,
-        key: usize,
-        cx: &mut Ctx,
-    ) -> Step {
-        p.framing = ClientFraming::None;
-        p.reusable = false;
-        let rest = p.inb.split_off(h.len);
-        let Some(mut ex) = self.ex.take() else {
-            return Step::Close(Close::Normal);
-        };
-        let mut resp = {
-            let Some(req) = ex.req() else {
-                return Step::Close(Close::Normal);
-            };
-            cx.core.proxied(
-                &p.job,
-                &self.info,
-                req,
-                cx.wall,
-                &p.vars,
-                &h,
-                &p.inb,
-                ClientFraming::None,
-            )
-        };
-        if let Some(up) = p.vars.header("upgrade") {
-            let mut head = resp.head.as_bytes().to_vec();
-            head.extend_from_slice(format!("Upgrade: {up}\r\n").as_bytes());
-            resp.head = peregrine_core::response::HeadLines::Owned(head);
-        }
-        resp.keepalive = false;
-        p.inb = rest;
-        self.queue_head(&mut ex, resp, p, cx);
-        let close: &[u8] = b"\r\nConnection: close\r\n";
-        if let Some(i) = find(&p.cout, close) {
-            p.cout.splice(
-                i..i + close.len(),
-                b"\r\nConnection: upgrade\r\n".iter().copied(),
-            );
-        }
-        ex.out.head_bytes = p.cout.len() as u64;
-        ex.keepalive = false;
-        self.ex = Some(ex);
-        // What the upstream sent after its head goes first.
-        let early = std::mem::take(&mut p.inb);
-        p.cout.extend_from_slice(&early);
-        p.out.clear();
-        p.sent = 0;
-        p.state = State::Tunnel;
-        self.tunnel_step(p, t, key, cx)
-    }
-
-    /// Relays both ways until either side closes.
-    fn tunnel_step(&mut self, p: &mut Proxy, t: &mut Transport, key: usize, cx: &mut Ctx) -> Step {
-        loop {
-            let mut moved = false;
-            // Upstream to client.
-            if p.cpos < p.cout.len() {
-                match write_client(t, &p.cout[p.cpos..]) {
-                    Ok(n) if n > 0 => {
-                        p.cpos += n;
-                        if let Some(ex) = self.ex.as_mut() {
-                            ex.out.body_bytes += n as u64;
-                        }
-                        moved = true;
-                    }
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => t.writable = false,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => moved = true,
-                    _ => return self.end_tunnel(p, t, key, cx),
-                }
-            } else {
-                p.cout.clear();
-                p.cpos = 0;
-                match read_up(p) {
-                    Ok(0) => return self.end_tunnel(p, t, key, cx),
-                    Ok(_) => {
-                        p.cout = std::mem::take(&mut p.inb);
-                        moved = true;
-                    }
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => moved = true,
-                    Err(_) => return self.end_tunnel(p, t, key, cx),
-                }
-            }
-            // Client to upstream.
-            if p.sent < p.out.len() {
-                let Some(s) = p.sock.as_mut() else {
-                    return self.end_tunnel(p, t, key, cx);
-                };
-                match s.write(&p.out[p.sent..]) {
-                    Ok(n) if n > 0 => {
-                        p.sent += n;
-                        moved = true;
-                    }
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => moved = true,
-                    _ => return self.end_tunnel(p, t, key, cx),
-                }
-            } else {
-                p.out.clear();
-                p.sent = 0;
-                if let Some(b) = self.rbuf.as_mut()
-                    && b.start < b.end
-                {
-                    p.out.extend_from_slice(b.pending());
-                    b.start = b.end;
-                    moved = true;
-                } else if t.readable {
-                    match self.fill(t, cx, crate::pool::READ_BUF_SIZE) {
-                        Ok(0) => return self.end_tunnel(p, t, key, cx),
-                        Ok(_) => moved = true,
-                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => t.readable = false,
-                        Err(e) if e.kind() == io::ErrorKind::Interrupted => moved = true,
-                        Err(_) => return self.end_tunnel(p, t, key, cx),
-                    }
-                }
-            }
-            if !moved {
-                cx.timers.arm(key, cx.now, p.job.up().read_timeout);
-                return Step::Wait;
-            }
-        }
-    }
-
-    /// One side of the tunnel closed: so does the other.
-    fn end_tunnel(&mut self, p: &mut Proxy, t: &mut Transport, key: usize, cx: &mut Ctx) -> Step {
-        if let Some(tr) = p.vars.tries.last_mut() {
-            tr.response = Some(cx.now - p.started);
-        }
-        self.end_upstream(p, cx, false);
-        self.phase = Phase::Send;
-        cx.timers.disarm(key);
-        if let Some(ex) = self.ex.as_mut() {
-            ex.keepalive = false;
-            ex.upstream = Some(Box::new(std::mem::take(&mut p.vars)));
-        }
-        self.complete(t, key, cx)
     }
 
     /// The answer went whole to the client: the upstream connection back
@@ -1068,12 +921,11 @@ impl Http1 {
             tr.response = Some(cx.now - p.started);
         }
         self.end_upstream(p, cx, false);
-        self.phase = Phase::Send;
-        cx.timers.disarm(key);
-        if let Some(ex) = self.ex.as_mut() {
+        self.disarm_timer(cx);
+        if let Some(ex) = self.ex_slot().as_mut() {
             ex.upstream = Some(Box::new(std::mem::take(&mut p.vars)));
         }
-        self.complete(t, key, cx)
+        self.complete_job(t, key, cx)
     }
 
     /// Frees the attempt's peer and keeps or drops its connection.
@@ -1200,8 +1052,8 @@ impl Http1 {
         key: usize,
         cx: &mut Ctx,
     ) -> Step {
-        cx.timers.disarm(key);
-        let Some(ex) = self.ex.take() else {
+        self.disarm_timer(cx);
+        let Some(ex) = self.ex_slot().take() else {
             return Step::Close(Close::Normal);
         };
         let resp = {
@@ -1209,7 +1061,7 @@ impl Http1 {
                 return Step::Close(Close::Normal);
             };
             cx.core
-                .upstream_error(&p.job, &self.info, req, cx.wall, &p.vars, status)
+                .upstream_error(&p.job, self.info(), req, cx.wall, &p.vars, status)
         };
         self.after_core(p, ex, resp, t, key, cx)
     }
@@ -1222,7 +1074,7 @@ impl Http1 {
         mut ex: Box<Exchange>,
         resp: peregrine_core::Response,
         t: &mut Transport,
-        key: usize,
+        _key: usize,
         cx: &mut Ctx,
     ) -> Step {
         if let Some(job) = cx.core.take_proxy()
@@ -1230,26 +1082,15 @@ impl Http1 {
         {
             let restarts = p.restarts + 1;
             let step = self.start_proxy_with(t, ex, job, cx, false);
-            if let Some(np) = cx.upstreams.get_mut(key) {
+            if let Some(np) = self.job_mut(cx) {
                 np.restarts = restarts;
                 np.vars.tries = std::mem::take(&mut p.vars.tries);
                 carry_body(p, np);
             }
             return step;
         }
-        ex.resp = Some(resp);
         ex.upstream = Some(Box::new(p.vars.clone()));
-        let keep = self.keep(cx);
-        let (req, slot) = ex.split();
-        let Some(resp) = slot.as_mut() else {
-            return Step::Close(Close::Normal);
-        };
-        let mut plan = Plan::of(req, resp, cx.wall, keep);
-        // What an unbuffered body left unread is discarded before the
-        // next request (nginx's `ngx_http_discard_request_body`).
-        plan.body = p.body_dec.take();
-        self.phase = Phase::Send;
-        self.queue(t, ex, plan, cx)
+        self.respond_core(p, ex, resp, t, cx)
     }
 
     /// `X-Accel-Redirect`: core redirects internally; the result may
@@ -1262,13 +1103,13 @@ impl Http1 {
         key: usize,
         cx: &mut Ctx,
     ) -> Step {
-        cx.timers.disarm(key);
+        self.disarm_timer(cx);
         if let Some(mut s) = p.sock.take()
             && let Some(r) = cx.upstreams.registry.as_ref()
         {
             s.deregister(r);
         }
-        let Some(ex) = self.ex.take() else {
+        let Some(ex) = self.ex_slot().take() else {
             return Step::Close(Close::Normal);
         };
         let resp = {
@@ -1276,7 +1117,7 @@ impl Http1 {
                 return Step::Close(Close::Normal);
             };
             cx.core
-                .accel_redirect(&p.job, &self.info, req, cx.wall, &p.vars, to)
+                .accel_redirect(&p.job, self.info(), req, cx.wall, &p.vars, to)
         };
         self.after_core(p, ex, resp, t, key, cx)
     }
@@ -1350,7 +1191,7 @@ impl Http1 {
         if level < cx.log_level && loc_log.is_none() {
             return;
         }
-        let req = self.ex.as_ref().and_then(|e| e.req());
+        let req = self.ex_ref().and_then(|e| e.req());
         let server = p
             .job
             .server
@@ -1359,8 +1200,8 @@ impl Http1 {
             .map(errlog::server_name_text)
             .unwrap_or_default();
         let ctx = errlog::Context {
-            id: self.info.id,
-            peer: self.info.peer,
+            id: self.info().id,
+            peer: self.info().peer,
             server: &server,
             request: req.map(|r| r.request_line()),
             host: None,
@@ -1378,14 +1219,60 @@ impl Http1 {
         }
     }
 
-    /// The client connection closes with the request still upstream.
-    pub(crate) fn abort_proxy(&mut self, cx: &mut Ctx) {
-        if let Some(mut p) = cx.upstreams.take(self.key as usize) {
-            self.free_peer(&mut p, cx, false);
+    /// A gateway's CGI head rewritten before the HTTP/1 parse; `Some` when
+    /// the answer is invalid (logged, next peer or error page).
+    fn gateway_head(
+        &mut self,
+        p: &mut Proxy,
+        t: &mut Transport,
+        key: usize,
+        cx: &mut Ctx,
+    ) -> Option<Step> {
+        p.gw.as_ref()?;
+        match gateway::cgi_head(p) {
+            gateway::HeadStep::Ready | gateway::HeadStep::More => None,
+            gateway::HeadStep::Invalid(text) => {
+                self.log_upstream(p, cx, LogLevel::Error, &text);
+                Some(
+                    self.next_or_fail(p, Fail::InvalidHeader, t, key, cx)
+                        .unwrap_or(Step::Continue),
+                )
+            }
         }
-        cx.resolvers.forget(self.key as usize);
+    }
+
+    /// FastCGI's `STDERR` texts as nginx logs them (`FastCGI sent in
+    /// stderr: "..."`, level error); `true` when one holds a
+    /// `fastcgi_catch_stderr` string while the head is read.
+    fn log_stderr(&mut self, p: &mut Proxy, cx: &mut Ctx) -> bool {
+        let Some(gw) = p.gw.as_mut() else {
+            return false;
+        };
+        if gw.stderr.is_empty() {
+            return false;
+        }
+        let texts = std::mem::take(&mut gw.stderr);
+        let catch = &p.job.conf.fastcgi.catch_stderr;
+        let mut caught = false;
+        for piece in &texts {
+            let text = peregrine_fastcgi::stderr_text(piece);
+            if text.is_empty() {
+                continue;
+            }
+            let s = String::from_utf8_lossy(text);
+            self.log_upstream(
+                p,
+                cx,
+                LogLevel::Error,
+                &format!("FastCGI sent in stderr: \"{s}\""),
+            );
+            caught |= p.state == State::Head && catch.iter().any(|c| s.contains(c.as_str()));
+        }
+        caught
     }
 }
+
+impl<T: Owner> Machine for T {}
 
 fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
     hay.windows(needle.len()).position(|w| w == needle)
@@ -1513,20 +1400,6 @@ fn frame_body(p: &mut Proxy) -> Result<(), ()> {
     Ok(())
 }
 
-fn write_client(t: &mut Transport, buf: &[u8]) -> io::Result<usize> {
-    match t.tls.as_deref_mut() {
-        None => Sink::send(&mut t.sock, buf, false),
-        Some(tls) => {
-            let mut sink = TlsSink { sock: &t.sock, tls };
-            let n = sink.send(buf, false)?;
-            if !sink.flush()? {
-                return Err(io::ErrorKind::WouldBlock.into());
-            }
-            Ok(n)
-        }
-    }
-}
-
 /// The log's view of `$upstream_*`.
 pub struct LogVars<'a>(pub &'a UpstreamVars);
 
@@ -1568,60 +1441,8 @@ impl Upstreams {
                 .into(),
             epoch: Instant::now(),
             live: Vec::new(),
+            stream_jobs: Vec::new(),
+            free_jobs: Vec::new(),
         }
-    }
-}
-
-impl Http1 {
-    /// A gateway's CGI head rewritten before the HTTP/1 parse; `Some` when
-    /// the answer is invalid (logged, next peer or error page).
-    fn gateway_head(
-        &mut self,
-        p: &mut Proxy,
-        t: &mut Transport,
-        key: usize,
-        cx: &mut Ctx,
-    ) -> Option<Step> {
-        p.gw.as_ref()?;
-        match gateway::cgi_head(p) {
-            gateway::HeadStep::Ready | gateway::HeadStep::More => None,
-            gateway::HeadStep::Invalid(text) => {
-                self.log_upstream(p, cx, LogLevel::Error, &text);
-                Some(
-                    self.next_or_fail(p, Fail::InvalidHeader, t, key, cx)
-                        .unwrap_or(Step::Continue),
-                )
-            }
-        }
-    }
-
-    /// FastCGI's `STDERR` texts as nginx logs them (`FastCGI sent in
-    /// stderr: "..."`, level error); `true` when one holds a
-    /// `fastcgi_catch_stderr` string while the head is read.
-    fn log_stderr(&mut self, p: &mut Proxy, cx: &mut Ctx) -> bool {
-        let Some(gw) = p.gw.as_mut() else {
-            return false;
-        };
-        if gw.stderr.is_empty() {
-            return false;
-        }
-        let texts = std::mem::take(&mut gw.stderr);
-        let catch = &p.job.conf.fastcgi.catch_stderr;
-        let mut caught = false;
-        for piece in &texts {
-            let text = peregrine_fastcgi::stderr_text(piece);
-            if text.is_empty() {
-                continue;
-            }
-            let s = String::from_utf8_lossy(text);
-            self.log_upstream(
-                p,
-                cx,
-                LogLevel::Error,
-                &format!("FastCGI sent in stderr: \"{s}\""),
-            );
-            caught |= p.state == State::Head && catch.iter().any(|c| s.contains(c.as_str()));
-        }
-        caught
     }
 }

@@ -7,21 +7,15 @@ use peregrine_conf::model::LogLevel;
 use peregrine_core::proxy::Target;
 use peregrine_resolver::Lookup;
 
+use super::Machine;
+use super::owner::Owner;
 use super::{Fail, Io, Proxy};
 use crate::ctx::Ctx;
-use crate::http1::Http1;
 
-impl Http1 {
+pub(crate) trait Resolve: Owner + Sized {
     /// `Done` when `name`'s group is ready, `Wait` while it is looked up,
     /// 502 and nginx's `could not be resolved` when it cannot be.
-    pub(super) fn resolve(
-        &mut self,
-        p: &mut Proxy,
-        name: String,
-        port: u16,
-        key: usize,
-        cx: &mut Ctx,
-    ) -> Io {
+    fn resolve(&mut self, p: &mut Proxy, name: String, port: u16, key: usize, cx: &mut Ctx) -> Io {
         let Some(conf) = p.job.conf.resolver.clone() else {
             return Io::Fail(Fail::Status(502));
         };
@@ -45,3 +39,5 @@ impl Http1 {
         }
     }
 }
+
+impl<T: Owner> Resolve for T {}
