@@ -20,9 +20,10 @@ pub const NGINX_VERSION: &str = peregrine_codec::response::NGINX_VERSION;
 
 /// The `configure arguments:` line: `--with-X_module` for each optional
 /// module Peregrine has, `--without-X_module` for each default one it lacks,
-/// `--without-http-cache` while the proxy cache is refused. Mail and stream
-/// are not built (no `--with-mail`, `--with-stream`); their default
-/// submodules are named as absent too, for tools that test those alone.
+/// `--without-http-cache` while the proxy cache is refused. Mail is not
+/// built (no `--with-mail`); its default submodules are named as absent
+/// too, for tools that test those alone. Stream is (`--with-stream`), with
+/// the default stream submodules it lacks named as absent.
 pub fn configure_arguments() -> String {
     let (with, without) = known::configure_switches();
     // nginx's `--build=NAME` names the build in `-v`, `server_tokens build`
@@ -41,7 +42,14 @@ pub fn configure_arguments() -> String {
         line.push_str(" --without-http-cache");
     }
     line.push_str(" --without-mail_pop3_module --without-mail_imap_module");
-    line.push_str(" --without-mail_smtp_module --without-stream_access_module");
+    line.push_str(" --without-mail_smtp_module");
+    // stream: the module and its default submodules Peregrine lacks.
+    line.push_str(" --with-stream");
+    for (m, present) in peregrine_conf::build::stream_table::DEFAULT_MODULES {
+        if !present {
+            line.push_str(&format!(" --without-{m}_module"));
+        }
+    }
     line
 }
 

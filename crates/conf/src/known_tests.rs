@@ -125,7 +125,7 @@ fn load_module_names() {
     assert_eq!(loadable("ngx_http_geoip_module"), Loadable::StockMissing);
     // Debian's: no directives outside stream { }, still nginx's.
     assert_eq!(loadable("ngx_stream_geoip_module"), Loadable::StockMissing);
-    assert_eq!(loadable("ngx_stream_module"), Loadable::StockMissing);
+    assert_eq!(loadable("ngx_stream_module"), Loadable::BuiltIn);
     assert_eq!(loadable("ngx_http_lua_module"), Loadable::Foreign);
     assert_eq!(loadable("libfoo"), Loadable::Foreign);
 }

@@ -27,6 +27,8 @@ pub mod model;
 pub mod nginx_directives;
 pub mod regex;
 mod request_model;
+// stream
+pub mod stream;
 pub mod syntax;
 pub mod table;
 pub mod table_cgi;
@@ -183,6 +185,7 @@ fn build_config(
             use_method: events.use_method,
         },
         http: main.http.take(),
+        stream: main.stream.take(),
         files: std::mem::take(&mut b.files),
         temp_paths: std::mem::take(&mut b.temp_paths),
         notices: b.take_notices(),

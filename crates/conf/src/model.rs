@@ -39,6 +39,8 @@ pub struct Config {
     pub events: EventsConf,
     /// `None` when the file has no `http { }` block (nginx then serves nothing).
     pub http: Option<HttpConf>,
+    /// `stream { }` (`None` without one).
+    pub stream: Option<Arc<crate::stream::StreamConf>>,
     /// Every file read, in order of reading, for `-T`.
     pub files: Vec<SourceFile>,
     /// The `*_temp_path` directories named, absolute: created at start as

@@ -133,6 +133,8 @@ pub static TABLE: &[Spec] = &[
     row("include", ANY, ONE, Handler::Include, Neutral),
     row("events", MAIN, NONE, Handler::Block(B::Events), Neutral),
     row("http", MAIN, NONE, Handler::Block(B::Http), Neutral),
+    // stream: the block reads its own directives (build/stream.rs).
+    row("stream", MAIN, NONE, Handler::Block(B::Stream), Neutral),
     // events
     row(
         "worker_connections",

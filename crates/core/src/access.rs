@@ -25,7 +25,7 @@ pub(crate) fn verdict(rules: &[AccessRule], peer: SocketAddr) -> Option<bool> {
 /// `ngx_cidr_match` for one network: `unix:` matches a client on a
 /// UNIX-domain socket (`peregrine_conf::model::UNIX_PEER`), which no
 /// address rule matches; an IPv4-mapped IPv6 address is matched as IPv4.
-pub(crate) fn net_matches(net: &AccessNet, peer: SocketAddr) -> bool {
+pub fn net_matches(net: &AccessNet, peer: SocketAddr) -> bool {
     if peregrine_conf::model::is_unix(peer) {
         return matches!(net, AccessNet::All | AccessNet::Unix);
     }

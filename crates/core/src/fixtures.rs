@@ -266,6 +266,7 @@ pub fn config(servers: Vec<ServerConf>) -> Config {
             multi_accept: false,
             use_method: None,
         },
+        stream: None,
         http: Some(HttpConf {
             servers: servers.into_iter().map(Arc::new).collect(),
             log_formats: Vec::new(),

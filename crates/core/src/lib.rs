@@ -79,5 +79,7 @@ pub use http::{HttpCore, MAX_URI_CHANGES};
 pub use request::{Method, RequestView};
 pub use response::{Body, ConnInfo, HeadLines, Response, StatusSource, StubStatus};
 pub use vars::request_id;
+// stream: `allow`/`deny` in stream servers match as http's.
+pub use access::net_matches as access_net_matches;
 // tls: the engine picks a TLS server block by SNI with core's lookup.
 pub use servers::ServerNames;

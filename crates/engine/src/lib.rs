@@ -75,6 +75,8 @@ mod proxy_protocol;
 mod rate;
 mod resolver;
 mod stats;
+// stream
+mod stream;
 mod timer;
 pub mod tls;
 mod transport;

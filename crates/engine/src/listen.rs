@@ -45,12 +45,23 @@ pub struct Spec {
     pub deferred: bool,
     /// `listen unix:PATH`: the socket's path (`addr` is its key).
     pub unix: Option<std::sync::Arc<str>>,
+    // stream
+    /// A stream `listen ... udp`: a datagram socket (held as a
+    /// `TcpListener` too: see [`bind_udp`]); an address and port may have
+    /// both a TCP and a UDP socket.
+    pub udp: bool,
 }
 
 /// The distinct addresses of every `listen`, dropping a specific address
 /// whose port a wildcard of the same family already covers (nginx binds
 /// only the wildcard then, and finds the server by `getsockname`).
 pub fn wanted(conf: &Config) -> Vec<Spec> {
+    let mut out = http_wanted(conf);
+    out.extend(crate::stream::wanted(conf));
+    out
+}
+
+fn http_wanted(conf: &Config) -> Vec<Spec> {
     let Some(http) = &conf.http else {
         return Vec::new();
     };
@@ -82,6 +93,7 @@ pub fn wanted(conf: &Config) -> Vec<Spec> {
             backlog: l.backlog,
             deferred: l.deferred.unwrap_or(DEFER_ACCEPT_BY_DEFAULT),
             unix: l.unix.clone(),
+            udp: false,
         });
     }
     out
@@ -90,6 +102,9 @@ pub fn wanted(conf: &Config) -> Vec<Spec> {
 fn bind_one(spec: &Spec, addr: SocketAddr) -> std::io::Result<TcpListener> {
     if let Some(path) = &spec.unix {
         return bind_unix(path, spec.backlog);
+    }
+    if spec.udp {
+        return bind_udp(addr);
     }
     let backlog = spec.backlog;
     let sock = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
@@ -124,6 +139,24 @@ fn bind_unix(path: &str, backlog: i32) -> std::io::Result<TcpListener> {
     sock.bind(&socket2::SockAddr::unix(path)?)?;
     let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o666));
     sock.listen(backlog)?;
+    Ok(TcpListener::from(std::os::fd::OwnedFd::from(sock)))
+}
+
+/// A stream `listen ... udp` socket, held as a `TcpListener` as a UNIX
+/// one is (see [`bind_unix`]): to the master and `for_worker` it is an
+/// owned descriptor; the worker takes the UDP ones out by their spec
+/// before accepting (`stream::Streams::new`) and reads them as
+/// `UdpSocket`s. One per worker with `SO_REUSEPORT`, as TCP's: the
+/// kernel keeps a client's datagrams on one socket by its hash.
+fn bind_udp(addr: SocketAddr) -> std::io::Result<TcpListener> {
+    let sock = Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP))?;
+    if addr.is_ipv6() {
+        sock.set_only_v6(true)?;
+    }
+    sock.set_reuse_address(true)?;
+    sock.set_reuse_port(true)?;
+    sock.set_nonblocking(true)?;
+    sock.bind(&addr.into())?;
     Ok(TcpListener::from(std::os::fd::OwnedFd::from(sock)))
 }
 
@@ -170,13 +203,18 @@ impl Listeners {
         let mut old = std::mem::take(&mut self.bound);
         let mut failure = None;
         for spec in specs {
-            let (mut b, existed) = match old.iter().position(|b| b.spec.addr == spec.addr) {
+            let same = |b: &Bound| b.spec.addr == spec.addr && b.spec.udp == spec.udp;
+            let (mut b, existed) = match old.iter().position(same) {
                 Some(i) => (old.swap_remove(i), true),
                 None => (
                     Bound {
                         spec: spec.clone(),
                         local: spec.addr,
-                        sockets: self.take_inherited(spec.addr),
+                        sockets: if spec.udp {
+                            Vec::new()
+                        } else {
+                            self.take_inherited(spec.addr)
+                        },
                     },
                     false,
                 ),
@@ -227,7 +265,7 @@ impl Listeners {
                     .into_iter()
                     .zip(specs)
                     .map(|((mut b, _), spec)| {
-                        if b.spec.backlog != spec.backlog {
+                        if b.spec.backlog != spec.backlog && !spec.udp {
                             // nginx calls listen() again on kept sockets
                             // (`ngx_configure_listening_sockets`): Linux
                             // applies a new backlog to a listening socket.
@@ -242,6 +280,9 @@ impl Listeners {
                     })
                     .collect();
                 for b in &self.bound {
+                    if b.spec.udp {
+                        continue;
+                    }
                     let secs = if b.spec.deferred {
                         DEFERRED_ACCEPT_SECS
                     } else {

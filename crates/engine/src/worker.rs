@@ -112,6 +112,9 @@ struct Worker {
     accept_retry: Option<Instant>,
     expired: Vec<usize>,
     last_flush: Instant,
+    // stream
+    /// The `stream { }` servers' sessions.
+    streams: crate::stream::Streams,
 }
 
 /// The CPU mask for worker `index`, as nginx's `worker_cpu_affinity`.
@@ -206,11 +209,26 @@ impl Worker {
             .min()
             .unwrap_or(LogLevel::Error);
         // Address indexes follow `wanted` order, as the master binds them.
-        let listen_table: Vec<ListenCtx> = crate::listen::wanted(&s.conf)
+        let specs = crate::listen::wanted(&s.conf);
+        let listen_table: Vec<ListenCtx> = specs
             .iter()
             .map(|sp| listen_ctx(&s.conf, sp.addr, s.tls.as_ref()))
             .collect();
-        let listeners = register_listeners(&s.poll, s.listeners)?;
+        // stream: `listen ... udp` sockets are read by the stream side.
+        let (udp, tcp): (Vec<_>, Vec<_>) = s
+            .listeners
+            .into_iter()
+            .partition(|(ai, _, _)| specs.get(*ai).is_some_and(|sp| sp.udp));
+        let streams = crate::stream::Streams::new(
+            &s.conf,
+            &specs,
+            s.poll.registry().try_clone().ok(),
+            s.errlog.clone(),
+            log_level,
+            udp,
+            s.index as u64 + 1,
+        );
+        let listeners = register_listeners(&s.poll, tcp)?;
         let now = Instant::now();
         let date = DateCache::new();
         Ok(Worker {
@@ -253,6 +271,7 @@ impl Worker {
             accept_retry: None,
             expired: Vec::new(),
             last_flush: now,
+            streams,
         })
     }
 
@@ -265,7 +284,8 @@ impl Worker {
                 _ => {}
             }
             if self.cx.draining
-                && (self.live == 0 || self.drain_deadline.is_some_and(|d| self.cx.now >= d))
+                && (self.live + self.streams.live() == 0
+                    || self.drain_deadline.is_some_and(|d| self.cx.now >= d))
             {
                 return;
             }
@@ -285,6 +305,11 @@ impl Worker {
             for ev in events.iter() {
                 match ev.token() {
                     WAKER => {}
+                    Token(t) if t >= crate::stream::STREAM_FLAG => {
+                        let readable = ev.is_readable() || ev.is_read_closed() || ev.is_error();
+                        let writable = ev.is_writable() || ev.is_write_closed() || ev.is_error();
+                        self.streams.event(t, readable, writable, self.cx.now);
+                    }
                     Token(t) if t >= crate::resolver::RESOLVER_FLAG => {
                         let r = self.cx.upstreams.registry.as_ref();
                         self.cx.resolvers.readable(t, self.cx.now, r);
@@ -341,6 +366,9 @@ impl Worker {
             next = Some(next.map_or(d, |n| n.min(d)));
         }
         if let Some(d) = self.cx.resolvers.next_deadline() {
+            next = Some(next.map_or(d, |n| n.min(d)));
+        }
+        if let Some(d) = self.streams.next_deadline() {
             next = Some(next.map_or(d, |n| n.min(d)));
         }
         if self.cx.access.is_some() {
@@ -456,6 +484,11 @@ impl Worker {
         };
         let lst = l.addr_index;
         let id = self.next_id();
+        if self.streams.serves(lst) {
+            self.streams
+                .accept(lst, stream, peer, local, id, self.cx.now);
+            return;
+        }
         let info = ConnInfo {
             local,
             peer,
@@ -554,6 +587,7 @@ impl Worker {
     }
 
     fn expire_timers(&mut self) {
+        self.streams.expire(self.cx.now);
         let mut due = std::mem::take(&mut self.expired);
         self.cx.timers.expire(self.cx.now, &mut due);
         for &key in &due {

@@ -55,7 +55,7 @@ fn port(s: &str) -> Option<u16> {
 }
 
 /// Parses the address argument; errors are nginx's messages.
-fn parse_addr(arg: &str) -> std::result::Result<SocketAddr, String> {
+pub(super) fn parse_addr(arg: &str) -> std::result::Result<SocketAddr, String> {
     let invalid_port = || format!("invalid port in \"{arg}\" of the \"listen\" directive");
     let host_not_found = || format!("host not found in \"{arg}\" of the \"listen\" directive");
     if let Some(path) = arg.strip_prefix("unix:") {

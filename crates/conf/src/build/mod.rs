@@ -30,6 +30,9 @@ pub mod raw;
 pub mod request;
 pub mod rewrite;
 mod split_clients;
+// stream
+mod stream;
+pub mod stream_table;
 // limits
 mod geo;
 pub mod limit_conn;
@@ -150,6 +153,8 @@ pub enum BlockKind {
     LimitExcept,
     // rewrite
     If,
+    // stream
+    Stream,
 }
 
 /// The context being filled.
@@ -579,6 +584,13 @@ impl Builder {
             (BlockKind::Map, Frame::Http(h)) => {
                 let map = self.map(d, block)?;
                 h.maps.push(map);
+                Ok(())
+            }
+            (BlockKind::Stream, Frame::Main(m)) => {
+                if m.stream.is_some() {
+                    return Err(dup());
+                }
+                m.stream = Some(std::sync::Arc::new(self.stream(block)?));
                 Ok(())
             }
             (BlockKind::Upstream, Frame::Http(h)) => {

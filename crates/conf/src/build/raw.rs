@@ -571,6 +571,8 @@ pub struct RawMain {
     pub config_watch: Option<Option<Duration>>,
     pub events: Option<RawEvents>,
     pub http: Option<HttpConf>,
+    // stream
+    pub stream: Option<std::sync::Arc<crate::stream::StreamConf>>,
 }
 
 use std::path::PathBuf;

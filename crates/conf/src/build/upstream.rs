@@ -320,7 +320,7 @@ fn server(d: &Directive, method: BalanceMethod) -> Result<UpstreamServer> {
 
 /// The addresses of a `server` line (`ngx_parse_url` with port 80 by
 /// default): a `unix:` path, an address, or a host name resolved now.
-fn resolve(d: &Directive, url: &str) -> Result<Vec<PeerAddr>> {
+pub(super) fn resolve(d: &Directive, url: &str) -> Result<Vec<PeerAddr>> {
     let fail = |what: &str| msg(d, format!("{what} in upstream \"{url}\""));
     if let Some(path) = url.strip_prefix("unix:") {
         if path.is_empty() {

@@ -178,6 +178,10 @@ pub static DESCRIPTIONS: &[(&str, &str)] = &[
     ("include", "reads other files (globs allowed) in place"),
     ("events", "the events block"),
     ("http", "the http block"),
+    (
+        "stream",
+        "the stream block: TCP and UDP proxying (`listen` with `udp`/`proxy_protocol`, `proxy_pass`, `upstream`, `proxy_*` timeouts and `proxy_protocol`, `return`, `allow`/`deny`, `log_format`/`access_log`); its other directives refused by name",
+    ),
     ("worker_connections", "connections per worker"),
     ("use", "`epoll` (what Peregrine uses anyway)"),
     ("multi_accept", "accepts every pending connection at once"),

@@ -20,6 +20,8 @@ mod refused;
 mod request;
 mod soup;
 mod split_clients;
+// stream
+mod stream;
 mod upstream;
 
 use std::path::{Path, PathBuf};

@@ -22,8 +22,8 @@ fn well_formed_nginx_directives_are_refused_by_name() {
         ),
         (server("location / { proxy_cache c; }"), "proxy_cache", 4),
         (
-            "events {}\nstream { server { listen 1; } }\n".into(),
-            "stream",
+            "events {}\nstream { server { listen 1; ssl_preread on; } }\n".into(),
+            "ssl_preread",
             2,
         ),
         ("events {}\nmail {}\n".into(), "mail", 2),
@@ -178,7 +178,7 @@ fn load_module_of_built_in_and_stock_modules() {
         c.notices,
         [
             "module \"ngx_http_gzip_static_module\" is built into Peregrine in /p/conf/nginx.conf:1",
-            "module \"ngx_stream_module\" is not in Peregrine: its directives are refused in /p/conf/nginx.conf:2",
+            "module \"ngx_stream_module\" is built into Peregrine in /p/conf/nginx.conf:2",
             "module \"ngx_http_brotli_filter_module\" is built into Peregrine in /p/conf/nginx.conf:3",
         ]
     );

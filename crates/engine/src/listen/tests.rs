@@ -43,6 +43,7 @@ fn reconcile_keeps_grows_and_drops() {
             backlog: 16,
             deferred: false,
             unix: None,
+            udp: false,
         }],
         2,
     )
@@ -62,12 +63,14 @@ fn reconcile_keeps_grows_and_drops() {
                 backlog: 16,
                 deferred: false,
                 unix: None,
+                udp: false,
             },
             Spec {
                 addr: b,
                 backlog: 16,
                 deferred: false,
                 unix: None,
+                udp: false,
             },
         ],
         3,
@@ -88,6 +91,7 @@ fn reconcile_keeps_grows_and_drops() {
             backlog: 16,
             deferred: false,
             unix: None,
+            udp: false,
         }],
         1,
     )
@@ -110,6 +114,7 @@ fn failed_bind_keeps_what_was_serving() {
             backlog: 16,
             deferred: false,
             unix: None,
+            udp: false,
         }],
         1,
     )
@@ -125,12 +130,14 @@ fn failed_bind_keeps_what_was_serving() {
                     backlog: 16,
                     deferred: false,
                     unix: None,
+                    udp: false,
                 },
                 Spec {
                     addr: busy,
                     backlog: 16,
                     deferred: false,
                     unix: None,
+                    udp: false,
                 },
             ],
             1,
@@ -151,6 +158,7 @@ fn port_zero_resolves_once_for_all_sockets() {
             backlog: 16,
             deferred: false,
             unix: None,
+            udp: false,
         }],
         3,
     )
@@ -202,6 +210,7 @@ fn deferred_is_set_and_a_reload_clears_it() {
     let plain = Spec {
         deferred: false,
         unix: None,
+        udp: false,
         ..specs[0].clone()
     };
     l.reconcile(&[plain], 2).unwrap();

@@ -90,7 +90,7 @@ fn method_of(m: BalanceMethod) -> Method {
     }
 }
 
-fn group_of(u: &UpstreamConf, seed: u64) -> Option<Group> {
+pub(crate) fn group_of(u: &UpstreamConf, seed: u64) -> Option<Group> {
     let mut peers = Vec::new();
     let (mut primary, mut backup) = (Vec::new(), Vec::new());
     for s in &u.servers {
@@ -128,7 +128,7 @@ fn group_of(u: &UpstreamConf, seed: u64) -> Option<Group> {
     })
 }
 
-fn implicit(name: &str, addrs: Vec<PeerAddr>, seed: u64) -> Option<Group> {
+pub(crate) fn implicit(name: &str, addrs: Vec<PeerAddr>, seed: u64) -> Option<Group> {
     let peers = addrs
         .iter()
         .map(|a| {
