@@ -20,6 +20,7 @@ pub mod gateway;
 pub mod peers;
 mod resolve;
 pub mod sock;
+mod tls_client;
 
 use std::io::{self, Read, Write};
 use std::time::{Duration, Instant};
@@ -142,6 +143,9 @@ impl Proxy {
     fn doing(&self) -> &'static str {
         match self.state {
             State::Body => "while reading client request body",
+            State::Connect if self.sock.as_ref().is_some_and(Sock::handshaking) => {
+                "while SSL handshaking to upstream"
+            }
             State::Connect => "while connecting to upstream",
             State::Send => "while sending request to upstream",
             State::Head => "while reading response header from upstream",
@@ -161,7 +165,12 @@ impl Proxy {
             .nth(1)
             .map(String::from_utf8_lossy)
             .unwrap_or_default();
-        format!("http://{}{}", self.peer_name, uri)
+        let scheme = if self.job.tls.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        format!("{scheme}://{}{}", self.peer_name, uri)
     }
 }
 
@@ -388,7 +397,8 @@ impl Http1 {
                 }
                 Ok(false) => Io::Wait,
                 Err(e) => {
-                    let text = errlog::with_os_error("connect() failed", &e);
+                    let text = tls_client::failure(&e)
+                        .unwrap_or_else(|| errlog::with_os_error("connect() failed", &e));
                     self.log_upstream(p, cx, LogLevel::Error, &text);
                     Io::Fail(Fail::Error)
                 }
@@ -423,7 +433,8 @@ impl Http1 {
             return match r {
                 Ok(()) => Io::Wait,
                 Err(e) => {
-                    let text = errlog::with_os_error("connect() failed", &e);
+                    let text = tls_client::failure(&e)
+                        .unwrap_or_else(|| errlog::with_os_error("connect() failed", &e));
                     self.log_upstream(p, cx, LogLevel::Error, &text);
                     Io::Fail(Fail::Error)
                 }
@@ -466,7 +477,10 @@ impl Http1 {
             ..Tried::default()
         });
         build_request(p);
-        if let Some(idle) = g.take_idle(peer, cx.now) {
+        if let Some(idle) = g
+            .take_idle(peer, cx.now)
+            .filter(|i| i.sock.is_tls() == p.job.tls.is_some())
+        {
             let mut s = idle.sock;
             p.requests = idle.requests;
             p.born = idle.born;
@@ -493,7 +507,8 @@ impl Http1 {
         match start_connect(p, &addr, registry.as_ref(), key) {
             Ok(()) => Io::Wait,
             Err(e) => {
-                let text = errlog::with_os_error("connect() failed", &e);
+                let text = tls_client::failure(&e)
+                    .unwrap_or_else(|| errlog::with_os_error("connect() failed", &e));
                 self.log_upstream(p, cx, LogLevel::Error, &text);
                 Io::Fail(Fail::Error)
             }
@@ -1412,7 +1427,7 @@ fn start_connect(
     registry: Option<&mio::Registry>,
     key: usize,
 ) -> io::Result<()> {
-    let mut s = Sock::connect(addr)?;
+    let mut s = tls_client::wrap(Sock::connect(addr)?, &p.job)?;
     let token = mio::Token(crate::worker::CONN_BASE + key + UPSTREAM_FLAG);
     if let Some(r) = registry {
         s.register(r, token)?;
