@@ -51,6 +51,7 @@ mod map;
 mod metrics;
 mod proxy;
 mod proxy_protocol;
+mod proxy_ssl;
 mod random_index;
 mod ranges_limits;
 mod redirects;

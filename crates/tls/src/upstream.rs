@@ -231,7 +231,12 @@ fn valid_now(leaf: &CertificateDer<'_>) -> bool {
 /// webpki's reasons as OpenSSL's `X509_V_ERR_*` codes and words.
 fn openssl_error(c: &CertificateError, leaf: &CertificateDer<'_>) -> rustls::Error {
     use CertificateError as C;
+    let self_signed = self_signed_or_unknown(leaf).starts_with("self");
     let (code, reason) = match c {
+        // OpenSSL finds no issuer for a self-signed leaf not trusted
+        // itself, whatever certificate of the same name is
+        // (`X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT`).
+        C::BadSignature if self_signed => (18, "self-signed certificate"),
         C::UnknownIssuer | C::Other(_) | C::BadEncoding => {
             let why = self_signed_or_unknown(leaf);
             (if why.starts_with("self") { 18 } else { 20 }, why)
