@@ -54,6 +54,7 @@ mod metrics;
 mod package;
 mod proxy;
 mod proxy_protocol;
+mod proxy_ssl;
 mod random_index;
 mod ranges_limits;
 mod redirects;

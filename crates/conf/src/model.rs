@@ -528,6 +528,9 @@ pub struct LocConf {
     pub satisfy_any: bool,
     /// `limit_except METHOD... { }`: the settings for the other methods.
     pub limit_except: Option<Arc<LimitExceptConf>>,
+    // proxy_ssl
+    /// `proxy_ssl_*` (`build::proxy_ssl`).
+    pub proxy_ssl: Arc<ProxySslConf>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -1367,6 +1370,38 @@ pub struct ProxyPass {
     pub target: ProxyTarget,
     /// The URI part (`http://h/uri` → `/uri`), `None` without one.
     pub uri: Option<String>,
+    /// `https://`: TLS to the upstream (`proxy_ssl_*`).
+    pub tls: bool,
+}
+
+/// The `proxy_ssl_*` settings of a location (`ngx_http_proxy_merge_ssl`),
+/// read by the engine's upstream TLS client. Values with variables stay
+/// as written and are expanded per request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProxySslConf {
+    /// `proxy_ssl_server_name` (default off): SNI sent.
+    pub server_name: bool,
+    /// `proxy_ssl_name` (default `$proxy_host`).
+    pub name: Option<String>,
+    /// `proxy_ssl_verify` (default off: any certificate is taken).
+    pub verify: bool,
+    /// `proxy_ssl_verify_depth` (default 1).
+    pub verify_depth: u32,
+    pub trusted_certificate: Option<PathBuf>,
+    pub crl: Option<PathBuf>,
+    /// `proxy_ssl_protocols` (default TLSv1.2 TLSv1.3).
+    pub protocols: Vec<String>,
+    /// `proxy_ssl_ciphers` (default `DEFAULT`, OpenSSL's language).
+    pub ciphers: String,
+    /// `proxy_ssl_certificate` and `_key`: a client certificate; with
+    /// variables, relative to `conf_dir` once expanded; `""` cancels an
+    /// inherited one.
+    pub certificate: Option<(String, String)>,
+    pub password_file: Option<PathBuf>,
+    /// `proxy_ssl_session_reuse` (default on).
+    pub session_reuse: bool,
+    /// The configuration's directory (relative certificate names).
+    pub conf_dir: PathBuf,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -254,6 +254,7 @@ impl HttpCore {
                 Gateway::Uwsgi => Proto::Uwsgi,
                 Gateway::Scgi => Proto::Scgi,
             },
+            tls: None,
         };
         Step::Upstream(Box::new(job))
     }

@@ -15,7 +15,7 @@ use rustls::sign::CertifiedKey;
 use crate::error::TlsError;
 
 /// One `ssl_certificate` with its `ssl_certificate_key`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct CertPair {
     pub cert: PathBuf,
     pub key: PathBuf,

@@ -57,7 +57,7 @@ impl std::fmt::Debug for ClientAuth {
     }
 }
 
-fn read_certs(path: &std::path::Path) -> Result<Vec<CertificateDer<'static>>, TlsError> {
+pub(crate) fn read_certs(path: &std::path::Path) -> Result<Vec<CertificateDer<'static>>, TlsError> {
     let err = |reason: String| TlsError::Certificate {
         path: path.to_path_buf(),
         reason,
@@ -192,7 +192,7 @@ fn names(c: &CertificateDer<'_>) -> Option<(String, String)> {
 /// The intermediates between `leaf` and the self-signed root it chains to
 /// through the sent and the trusted certificates (by subject and issuer
 /// names, after webpki has checked the signatures).
-fn intermediates(
+pub(crate) fn intermediates(
     leaf: &CertificateDer<'_>,
     sent: &[CertificateDer<'_>],
     trusted: &[CertificateDer<'static>],
@@ -244,7 +244,7 @@ fn v1_verify(leaf: &CertificateDer<'_>, trusted: &[CertificateDer<'static>]) -> 
 
 /// The proof of key possession signed with the key of a certificate
 /// webpki does not parse (X.509 v1): checked with aws-lc-rs directly.
-fn v1_signature(
+pub(crate) fn v1_signature(
     message: &[u8],
     cert: &CertificateDer<'_>,
     dss: &DigitallySignedStruct,
@@ -271,7 +271,7 @@ fn v1_signature(
         .map_err(|_| bad())
 }
 
-fn self_signed_or_unknown(leaf: &CertificateDer<'_>) -> &'static str {
+pub(crate) fn self_signed_or_unknown(leaf: &CertificateDer<'_>) -> &'static str {
     match CertInfo::parse(leaf) {
         Some(i) if i.subject_dn == i.issuer_dn => "self-signed certificate",
         _ => "unable to get local issuer certificate",

@@ -9,6 +9,8 @@
 //! between several of them, session cache and tickets: one server block's
 //! settings become one rustls `ServerConfig` ([`config::ServerTls`]).
 //!
+//! The client side for `proxy_pass https://` is [`upstream`].
+//!
 //! Not owned: reading the directives (peregrine-conf), the handshake and
 //! records on sockets (the engine's TLS transport, issue 20).
 
@@ -24,3 +26,4 @@ pub mod names;
 #[cfg(test)]
 mod testdata;
 pub mod tickets;
+pub mod upstream;

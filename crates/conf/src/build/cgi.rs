@@ -101,6 +101,7 @@ fn pass(l: &mut RawLoc, d: &Directive, g: Gateway) -> Result<()> {
         url: rest.to_string(),
         target,
         uri: None,
+        tls: false,
     }));
     Ok(())
 }

@@ -28,6 +28,8 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 const DEFAULT_BUFFER_SIZE: usize = 4096;
 /// `proxy_http` URLs without a port.
 const DEFAULT_PORT: u16 = 80;
+/// `https://` URLs without a port.
+pub const DEFAULT_TLS_PORT: u16 = 443;
 
 /// The headers nginx's proxy sets unless a level sets them itself
 /// (`ngx_http_proxy_headers`): the ones with an empty value are dropped
@@ -174,8 +176,8 @@ pub fn proxy_pass(l: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result<()> {
     Ok(())
 }
 
-/// `proxy_pass URL` (`ngx_http_proxy_pass`): `http://` only (https is the
-/// TLS issue's), the host part up to the first `/`.
+/// `proxy_pass URL` (`ngx_http_proxy_pass`): `http://` or `https://`, the
+/// host part up to the first `/`.
 pub fn parse_pass(d: &Directive, url: &str) -> Result<ProxyPass> {
     if url.contains('$') {
         // nginx checks a URL with variables once evaluated, per request.
@@ -183,26 +185,33 @@ pub fn parse_pass(d: &Directive, url: &str) -> Result<ProxyPass> {
             url: url.to_string(),
             target: ProxyTarget::Vars,
             uri: None,
+            tls: false,
         });
     }
-    let rest = match url.get(..7) {
-        Some(p) if p.eq_ignore_ascii_case("http://") => &url[7..],
+    let (rest, tls) = match url.get(..7) {
+        Some(p) if p.eq_ignore_ascii_case("http://") => (&url[7..], false),
         _ if url
             .get(..8)
             .is_some_and(|p| p.eq_ignore_ascii_case("https://")) =>
         {
-            return Err(msg(
-                d,
-                "\"proxy_pass https://\" is not supported by Peregrine yet (TLS to upstreams)",
-            ));
+            (&url[8..], true)
         }
         _ => return Err(invalid_prefix(d, url)),
     };
-    let (target, uri) = parse_target(rest).map_err(|m| msg(d, format!("{m} in {url}")))?;
+    let (mut target, uri) = parse_target(rest).map_err(|m| msg(d, format!("{m} in {url}")))?;
+    if let ProxyTarget::Host {
+        port, port_given, ..
+    } = &mut target
+        && tls
+        && !*port_given
+    {
+        *port = DEFAULT_TLS_PORT;
+    }
     Ok(ProxyPass {
         url: url.to_string(),
         target,
         uri,
+        tls,
     })
 }
 

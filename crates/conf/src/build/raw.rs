@@ -170,6 +170,8 @@ pub struct RawLoc {
     // limit_except
     /// The methods and the block's own settings.
     pub limit_except: Option<Box<(Vec<String>, RawLoc)>>,
+    // proxy_ssl
+    pub proxy_ssl: Box<super::proxy_ssl::RawProxySsl>,
 }
 
 /// Resolves a path as `ngx_conf_full_name(cycle, name, 0)`: relative paths are
@@ -309,6 +311,7 @@ impl LocConf {
             auth_delay: std::time::Duration::ZERO,
             satisfy_any: false,
             limit_except: None,
+            proxy_ssl: Arc::new(super::proxy_ssl::nginx_default(prefix)),
         }
     }
 }
@@ -476,6 +479,7 @@ impl RawLoc {
             // Not inherited: a location's own (nginx merges no
             // `limit_except`).
             limit_except: None,
+            proxy_ssl: self.proxy_ssl.merge(&p.proxy_ssl),
         };
         conf.root_has_vars = match &conf.root {
             DocRoot::Root(r) | DocRoot::Alias(r) => r.contains('$'),

@@ -465,11 +465,56 @@ pub static DESCRIPTIONS: &[(&str, &str)] = &[
     ),
     ("ssl_session_timeout", "session and ticket lifetime"),
     ("ssl_session_tickets", "stateless resumption by ticket"),
+    // proxy_ssl
+    (
+        "proxy_ssl_server_name",
+        "SNI to the upstream (off by default)",
+    ),
+    (
+        "proxy_ssl_name",
+        "the name checked and sent as SNI (`$proxy_host`)",
+    ),
+    (
+        "proxy_ssl_verify",
+        "check the upstream's certificate (off: any is taken)",
+    ),
+    (
+        "proxy_ssl_verify_depth",
+        "intermediates allowed, as OpenSSL counts",
+    ),
+    (
+        "proxy_ssl_trusted_certificate",
+        "the CAs the upstream's chain must reach",
+    ),
+    (
+        "proxy_ssl_crl",
+        "revoked certificates of the upstream's chain",
+    ),
+    ("proxy_ssl_protocols", "TLSv1.2 and TLSv1.3 (rustls)"),
+    (
+        "proxy_ssl_ciphers",
+        "OpenSSL's cipher string, onto rustls's suites",
+    ),
+    (
+        "proxy_ssl_certificate",
+        "client certificate (variables: loaded per request)",
+    ),
+    ("proxy_ssl_certificate_key", "its key (unencrypted: rustls)"),
+    (
+        "proxy_ssl_password_file",
+        "kept; encrypted keys are refused by name",
+    ),
+    (
+        "proxy_ssl_session_reuse",
+        "resumption, one session store per worker",
+    ),
+    ("proxy_ssl_conf_command", "refused: OpenSSL's commands"),
     // proxy
     (
         "proxy_pass",
         "the location's content handler: an address, a host (all its addresses round robin), \
-         an `upstream` group, `unix:/path:`, variables; with a URI part as nginx replaces it",
+         an `upstream` group, `unix:/path:`, variables; with a URI part as nginx replaces it; \
+         `https://` (rustls, `proxy_ssl_*`)",
     ),
     (
         "proxy_set_header",

@@ -93,6 +93,21 @@ pub struct ProxyJob {
     pub origin: String,
     /// What `head` is: an HTTP/1 head, or a gateway's records.
     pub proto: Proto,
+    /// `https://`: TLS to the upstream (`None`: plain).
+    pub tls: Option<Box<JobTls>>,
+}
+
+/// What the engine's upstream TLS client needs that is per request (the
+/// rest is the location's `proxy_ssl_*`, `conf.proxy_ssl`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobTls {
+    /// `proxy_ssl_name` expanded (default `$proxy_host`), without a port:
+    /// the name checked in the certificate, and sent as SNI under
+    /// `proxy_ssl_server_name on`.
+    pub name: String,
+    /// `proxy_ssl_certificate` and its key, expanded and made full names
+    /// (`None`: no client certificate, an empty expansion included).
+    pub certificate: Option<(PathBuf, PathBuf)>,
 }
 
 impl ProxyJob {
@@ -278,11 +293,19 @@ impl HttpCore {
         let Some(pass) = ctx.conf.proxy.pass.clone() else {
             return Step::Special(Special::status(500));
         };
+        let mut tls = pass.tls;
         let (target, uri_part, vars) = match &pass.target {
             ProxyTarget::Vars => {
                 let url = ctx.vars().expand(&pass.url);
                 let rest = match url.get(..7) {
                     Some(p) if p.eq_ignore_ascii_case("http://") => url[7..].to_string(),
+                    _ if url
+                        .get(..8)
+                        .is_some_and(|p| p.eq_ignore_ascii_case("https://")) =>
+                    {
+                        tls = true;
+                        url[8..].to_string()
+                    }
                     _ => {
                         self.note_failure(crate::response::ErrorNote::Upstream(format!(
                             "invalid URL prefix in \"{url}\""
@@ -291,7 +314,17 @@ impl HttpCore {
                     }
                 };
                 match peregrine_conf::build::proxy::parse_target(&rest) {
-                    Ok((t, u)) => (t, u, true),
+                    Ok((mut t, u)) => {
+                        if let ProxyTarget::Host {
+                            port, port_given, ..
+                        } = &mut t
+                            && tls
+                            && !*port_given
+                        {
+                            *port = peregrine_conf::build::proxy::DEFAULT_TLS_PORT;
+                        }
+                        (t, u, true)
+                    }
                     Err(m) => {
                         self.note_failure(crate::response::ErrorNote::Upstream(format!(
                             "{m} in upstream \"{rest}\""
@@ -322,7 +355,12 @@ impl HttpCore {
             &pass.url,
         );
         match job {
-            Some(job) => Step::Upstream(Box::new(job)),
+            Some(mut job) => {
+                if tls {
+                    job.tls = Some(Box::new(job_tls(ctx, &job)));
+                }
+                Step::Upstream(Box::new(job))
+            }
             None => {
                 self.note_failure(crate::response::ErrorNote::Upstream(
                     "zero length URI to proxy".into(),
@@ -496,6 +534,7 @@ impl HttpCore {
             redirects,
             origin: ctx.origin(),
             proto: Proto::Http,
+            tls: None,
         })
     }
 
@@ -521,6 +560,42 @@ impl HttpCore {
     pub fn take_proxy(&mut self) -> Option<Box<ProxyJob>> {
         self.proxy_job.take()
     }
+}
+
+/// The request's side of TLS to the upstream: `proxy_ssl_name` (a port
+/// dropped, as `ngx_http_upstream_ssl_name` does) and the client
+/// certificate's names, expanded.
+fn job_tls(ctx: &Ctx<'_>, job: &ProxyJob) -> JobTls {
+    let c = &ctx.conf.proxy_ssl;
+    let uv = UpstreamVars {
+        proxy_host: job.proxy_host.clone(),
+        proxy_port: job.proxy_port.clone(),
+        ..UpstreamVars::default()
+    };
+    let v = VarCtx {
+        upstream: Some(&uv),
+        ..ctx.vars()
+    };
+    let name = match &c.name {
+        Some(n) => v.expand(n),
+        None => job.proxy_host.clone(),
+    };
+    let name = match name.strip_prefix('[') {
+        Some(r) => r.split(']').next().unwrap_or_default().to_string(),
+        None => match name.rsplit_once(':') {
+            Some((h, p)) if p.bytes().all(|b| b.is_ascii_digit()) => h.to_string(),
+            _ => name,
+        },
+    };
+    let full = |t: &str| {
+        let e = v.expand(t);
+        (!e.is_empty()).then(|| c.conf_dir.join(e))
+    };
+    let certificate = c
+        .certificate
+        .as_ref()
+        .and_then(|(cert, key)| Some((full(cert)?, full(key)?)));
+    JobTls { name, certificate }
 }
 
 /// Every `host:port` of a `proxy_pass` without variables.

@@ -22,6 +22,7 @@ pub(crate) mod owner;
 pub mod peers;
 mod resolve;
 pub mod sock;
+mod tls_client;
 
 use std::io::{self, Read};
 use std::time::{Duration, Instant};
@@ -210,6 +211,9 @@ impl Proxy {
     pub(crate) fn doing(&self) -> &'static str {
         match self.state {
             State::Body => "while reading client request body",
+            State::Connect if self.sock.as_ref().is_some_and(Sock::handshaking) => {
+                "while SSL handshaking to upstream"
+            }
             State::Connect => "while connecting to upstream",
             State::Send => "while sending request to upstream",
             State::Head => "while reading response header from upstream",
@@ -229,7 +233,12 @@ impl Proxy {
             .nth(1)
             .map(String::from_utf8_lossy)
             .unwrap_or_default();
-        format!("http://{}{}", self.peer_name, uri)
+        let scheme = if self.job.tls.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        format!("{scheme}://{}{}", self.peer_name, uri)
     }
 }
 
@@ -425,7 +434,8 @@ pub(crate) trait Machine: Owner + Sized {
                 }
                 Ok(false) => Io::Wait,
                 Err(e) => {
-                    let text = errlog::with_os_error("connect() failed", &e);
+                    let text = tls_client::failure(&e)
+                        .unwrap_or_else(|| errlog::with_os_error("connect() failed", &e));
                     self.log_upstream(p, cx, LogLevel::Error, &text);
                     Io::Fail(Fail::Error)
                 }
@@ -460,7 +470,8 @@ pub(crate) trait Machine: Owner + Sized {
             return match r {
                 Ok(()) => Io::Wait,
                 Err(e) => {
-                    let text = errlog::with_os_error("connect() failed", &e);
+                    let text = tls_client::failure(&e)
+                        .unwrap_or_else(|| errlog::with_os_error("connect() failed", &e));
                     self.log_upstream(p, cx, LogLevel::Error, &text);
                     Io::Fail(Fail::Error)
                 }
@@ -503,7 +514,10 @@ pub(crate) trait Machine: Owner + Sized {
             ..Tried::default()
         });
         build_request(p);
-        if let Some(idle) = g.take_idle(peer, cx.now) {
+        if let Some(idle) = g
+            .take_idle(peer, cx.now)
+            .filter(|i| i.sock.is_tls() == p.job.tls.is_some())
+        {
             let mut s = idle.sock;
             p.requests = idle.requests;
             p.born = idle.born;
@@ -530,7 +544,8 @@ pub(crate) trait Machine: Owner + Sized {
         match start_connect(p, &addr, registry.as_ref(), key) {
             Ok(()) => Io::Wait,
             Err(e) => {
-                let text = errlog::with_os_error("connect() failed", &e);
+                let text = tls_client::failure(&e)
+                    .unwrap_or_else(|| errlog::with_os_error("connect() failed", &e));
                 self.log_upstream(p, cx, LogLevel::Error, &text);
                 Io::Fail(Fail::Error)
             }
@@ -1299,7 +1314,7 @@ fn start_connect(
     registry: Option<&mio::Registry>,
     key: usize,
 ) -> io::Result<()> {
-    let mut s = Sock::connect(addr)?;
+    let mut s = tls_client::wrap(Sock::connect(addr)?, &p.job)?;
     let token = mio::Token(crate::worker::CONN_BASE + key + UPSTREAM_FLAG);
     if let Some(r) = registry {
         s.register(r, token)?;

@@ -1,5 +1,6 @@
 //! An upstream connection's socket: TCP or a UNIX-domain stream, both
-//! non-blocking mio sockets registered in the worker's own poll.
+//! non-blocking mio sockets registered in the worker's own poll, or TLS
+//! over one of them (`proxy_pass https://`, [`super::tls_client`]).
 
 use std::io::{self, Read, Write};
 
@@ -11,6 +12,7 @@ use peregrine_conf::model::PeerAddr;
 pub enum Sock {
     Tcp(TcpStream),
     Unix(UnixStream),
+    Tls(Box<super::tls_client::TlsSock>),
 }
 
 impl Sock {
@@ -31,6 +33,7 @@ impl Sock {
         match self {
             Sock::Tcp(s) => r.register(s, t, i),
             Sock::Unix(s) => r.register(s, t, i),
+            Sock::Tls(s) => s.tcp.register(r, t),
         }
     }
 
@@ -38,18 +41,26 @@ impl Sock {
         let _ = match self {
             Sock::Tcp(s) => r.deregister(s),
             Sock::Unix(s) => r.deregister(s),
+            Sock::Tls(s) => {
+                s.tcp.deregister(r);
+                Ok(())
+            }
         };
     }
 
     /// The connect's outcome once the socket is writable: `Ok(true)`
     /// connected, `Ok(false)` still in progress, `Err` refused and the like.
     pub fn connected(&mut self) -> io::Result<bool> {
+        if let Sock::Tls(s) = self {
+            return s.connected();
+        }
         if let Some(e) = self.take_error()? {
             return Err(e);
         }
         let r = match self {
             Sock::Tcp(s) => s.peer_addr().map(|_| ()),
             Sock::Unix(s) => s.peer_addr().map(|_| ()),
+            Sock::Tls(s) => return s.connected(),
         };
         match r {
             Ok(()) => Ok(true),
@@ -67,7 +78,17 @@ impl Sock {
         match self {
             Sock::Tcp(s) => s.take_error(),
             Sock::Unix(s) => s.take_error(),
+            Sock::Tls(s) => s.tcp.take_error(),
         }
+    }
+
+    /// Under TLS, connected and still handshaking.
+    pub fn handshaking(&self) -> bool {
+        matches!(self, Sock::Tls(s) if s.handshaking())
+    }
+
+    pub fn is_tls(&self) -> bool {
+        matches!(self, Sock::Tls(_))
     }
 
     /// An idle pooled connection may be used again: nothing to read, not
@@ -79,6 +100,7 @@ impl Sock {
             // mio's UNIX stream has no peek: such connections are not
             // reused (nginx's pool takes them; rare behind a proxy).
             Sock::Unix(_) => return false,
+            Sock::Tls(s) => return s.idle_clean(),
         };
         matches!(r, Err(e) if e.kind() == io::ErrorKind::WouldBlock)
     }
@@ -89,6 +111,7 @@ impl Read for Sock {
         match self {
             Sock::Tcp(s) => s.read(buf),
             Sock::Unix(s) => s.read(buf),
+            Sock::Tls(s) => s.read(buf),
         }
     }
 }
@@ -98,6 +121,7 @@ impl Write for Sock {
         match self {
             Sock::Tcp(s) => s.write(buf),
             Sock::Unix(s) => s.write(buf),
+            Sock::Tls(s) => s.write(buf),
         }
     }
     fn flush(&mut self) -> io::Result<()> {
