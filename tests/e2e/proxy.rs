@@ -416,3 +416,65 @@ fn accel_redirect_is_a_get_to_a_safe_unescaped_uri() {
         );
     }
 }
+
+/// A backend whose answer sets three cookies.
+fn cookies(_: &str) -> Option<Vec<u8>> {
+    Some(
+        b"HTTP/1.0 200 OK\r\n\
+          Set-Cookie: a=1; Domain=.Example.COM; Path=/app/x\r\n\
+          Set-Cookie: b=2;path=/keep;secure\r\n\
+          Set-Cookie: c=3;  Domain=other.org\r\n\
+          Content-Length: 0\r\n\r\n"
+            .to_vec(),
+    )
+}
+
+/// `proxy_cookie_domain`, `_path` and `_flags` rewrite each `Set-Cookie`
+/// as nginx's `ngx_http_proxy_rewrite_cookie`: the cookie's own dot kept,
+/// the domain compared caselessly, a path prefix replaced, flags removed
+/// and added; a value no rule changes passes byte for byte; `off` in a
+/// location undoes the server's rules.
+#[test]
+fn set_cookie_domain_path_and_flags_rewritten() {
+    let b = backend(Duration::ZERO, cookies);
+    let s = proxy_to(
+        "proxy-cookie",
+        &format!(
+            "        proxy_cookie_domain .example.com $server_name.test;\n\
+             proxy_cookie_path /app/ /;\n\
+             proxy_cookie_flags ~^B$ nosecure httponly samesite=lax;\n\
+             location / {{ proxy_pass http://127.0.0.1:{b}; }}\n\
+             location /off/ {{\n\
+                 proxy_pass http://127.0.0.1:{b};\n\
+                 proxy_cookie_domain off;\n\
+                 proxy_cookie_path off;\n\
+                 proxy_cookie_flags off;\n\
+             }}\n"
+        ),
+    );
+    let set_cookies = |path: &str| -> Vec<String> {
+        let r = s.get(path);
+        assert_eq!(r.status, 200);
+        r.headers
+            .iter()
+            .filter(|(n, _)| n.eq_ignore_ascii_case("set-cookie"))
+            .map(|(_, v)| v.clone())
+            .collect()
+    };
+    assert_eq!(
+        set_cookies("/"),
+        [
+            "a=1; Domain=.localhost.test; Path=/x",
+            "b=2; path=/keep; HttpOnly; SameSite=Lax",
+            "c=3;  Domain=other.org",
+        ]
+    );
+    assert_eq!(
+        set_cookies("/off/"),
+        [
+            "a=1; Domain=.Example.COM; Path=/app/x",
+            "b=2;path=/keep;secure",
+            "c=3;  Domain=other.org",
+        ]
+    );
+}

@@ -212,8 +212,8 @@ static KEY_DIRECTIVES: &[(&str, &[&str])] = &[
     // The charset and its types; the recoding tables (charset_map,
     // source_charset, override_charset) are refused by name until they land.
     ("http_charset_filter", &["charset", "charset_types"]),
-    // The proxy itself; its cache, TLS to upstreams, cookie rewriting and
-    // store are refused by name until they land.
+    // The proxy itself and its cookie rewriting; its cache, TLS to
+    // upstreams and store are refused by name until they land.
     (
         "http_proxy",
         &[
@@ -223,6 +223,9 @@ static KEY_DIRECTIVES: &[(&str, &[&str])] = &[
             "proxy_read_timeout",
             "proxy_next_upstream",
             "proxy_redirect",
+            "proxy_cookie_domain",
+            "proxy_cookie_path",
+            "proxy_cookie_flags",
         ],
     ),
     // The gateways: their caches, stores, `*_bind` and socket options are

@@ -1329,6 +1329,13 @@ pub struct ProxyConf {
     pub request_buffering: bool,
     /// `proxy_buffer_size`: the most a response head may take.
     pub buffer_size: usize,
+    // proxy_cookie
+    /// `proxy_cookie_domain` and `proxy_cookie_path` rules in order
+    /// (empty: `off` or none), applied to each `Set-Cookie`.
+    pub cookie_domain: Vec<CookieRule>,
+    pub cookie_path: Vec<CookieRule>,
+    /// `proxy_cookie_flags` rules in order (empty: `off` or none).
+    pub cookie_flags: Vec<CookieFlags>,
 }
 
 /// `proxy_ignore_headers` bits (nginx's `NGX_HTTP_UPSTREAM_IGN_*`).
@@ -1439,6 +1446,37 @@ pub enum RedirectRule {
     Prefix(String, String),
     /// `~FROM TO` / `~*FROM TO`: the whole value, `$N` from the match.
     Regex(Regex, String),
+}
+
+// proxy_cookie
+
+/// One `proxy_cookie_domain` / `proxy_cookie_path` rule.
+#[derive(Debug, Clone)]
+pub enum CookieRule {
+    /// `FROM TO`, variables in both: a domain compared whole and
+    /// caselessly (leading dots dropped at load), a path as a prefix.
+    Literal(String, String),
+    /// `~FROM TO` (`~*` for paths): the whole value replaced, `$N` from
+    /// the match, variables in the replacement.
+    Regex(Regex, String),
+}
+
+/// One `proxy_cookie_flags COOKIE FLAG...` rule.
+#[derive(Debug, Clone)]
+pub struct CookieFlags {
+    pub cookie: CookieName,
+    /// The flags as written (`secure`, `nohttponly`, `samesite=lax`...);
+    /// one with variables is read per request.
+    pub flags: Vec<String>,
+}
+
+/// Which cookie a `proxy_cookie_flags` rule is for.
+#[derive(Debug, Clone)]
+pub enum CookieName {
+    /// The name (with variables), compared caselessly.
+    Name(String),
+    /// `~REGEX`, caseless.
+    Regex(Regex),
 }
 
 // limits

@@ -14,6 +14,7 @@ use crate::build::hints as t;
 use crate::build::http2 as h2;
 use crate::build::modules as m;
 use crate::build::proxy as px;
+use crate::build::proxy_cookie as pc;
 use crate::build::request as r;
 use crate::build::rewrite as rw;
 use crate::build::ssl as sl;
@@ -1505,6 +1506,28 @@ pub static TABLE: &[Spec] = &[
         HSL,
         ONE_TWO,
         Handler::Loc(px::proxy_redirect),
+        Neutral,
+    ),
+    // proxy_cookie
+    row(
+        "proxy_cookie_domain",
+        HSL,
+        ONE_TWO,
+        Handler::Loc(pc::proxy_cookie_domain),
+        Neutral,
+    ),
+    row(
+        "proxy_cookie_path",
+        HSL,
+        ONE_TWO,
+        Handler::Loc(pc::proxy_cookie_path),
+        Neutral,
+    ),
+    row(
+        "proxy_cookie_flags",
+        HSL,
+        Args::Range(1, 4),
+        Handler::Loc(pc::proxy_cookie_flags),
         Neutral,
     ),
     row(

@@ -248,6 +248,7 @@ impl HttpCore {
             name_len: ctx.name_len,
             hash_key,
             redirects: Vec::new(),
+            cookies: None,
             origin: ctx.origin(),
             proto: match g {
                 Gateway::FastCgi => Proto::FastCgi,

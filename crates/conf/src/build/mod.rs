@@ -26,6 +26,7 @@ mod logs;
 mod map;
 pub mod modules;
 pub mod proxy;
+pub mod proxy_cookie;
 pub mod proxy_ssl;
 pub mod raw;
 pub mod request;

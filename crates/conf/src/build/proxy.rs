@@ -5,7 +5,8 @@
 //! `proxy_pass_request_*`, `proxy_http_version`), the timeouts, the
 //! answer's treatment (`proxy_hide_header`, `proxy_pass_header`,
 //! `proxy_ignore_headers`, `proxy_redirect`, `proxy_intercept_errors`)
-//! and the retries (`proxy_next_upstream*`). The run-time side is
+//! and the retries (`proxy_next_upstream*`); the cookie rules are
+//! `super::proxy_cookie`'s. The run-time side is
 //! `peregrine_core::proxy` (the request head, the answer's head) and the
 //! engine's `upstream` (the connections).
 
@@ -18,7 +19,8 @@ use super::handlers::{arg, flag, fresh, msg, set, set_with, size, time};
 use super::raw::RawLoc;
 use crate::error::Result;
 use crate::model::{
-    ProxyConf, ProxyPass, ProxyRedirect, ProxyTarget, RedirectRule, Regex, ignore, next,
+    CookieFlags, CookieRule, ProxyConf, ProxyPass, ProxyRedirect, ProxyTarget, RedirectRule, Regex,
+    ignore, next,
 };
 use crate::syntax::Directive;
 
@@ -82,6 +84,10 @@ pub struct RawProxy {
     pub buffering: Option<bool>,
     pub request_buffering: Option<bool>,
     pub buffer_size: Option<usize>,
+    // proxy_cookie (`Some(empty)`: `off`)
+    pub cookie_domain: Option<Vec<CookieRule>>,
+    pub cookie_path: Option<Vec<CookieRule>>,
+    pub cookie_flags: Option<Vec<CookieFlags>>,
 }
 
 impl Default for ProxyConf {
@@ -111,6 +117,9 @@ impl Default for ProxyConf {
             buffering: true,
             request_buffering: true,
             buffer_size: DEFAULT_BUFFER_SIZE,
+            cookie_domain: Vec::new(),
+            cookie_path: Vec::new(),
+            cookie_flags: Vec::new(),
         }
     }
 }
@@ -152,8 +161,17 @@ impl RawProxy {
             buffering: self.buffering.unwrap_or(p.buffering),
             request_buffering: self.request_buffering.unwrap_or(p.request_buffering),
             buffer_size: self.buffer_size.unwrap_or(p.buffer_size),
+            cookie_domain: own_or(&self.cookie_domain, &p.cookie_domain),
+            cookie_path: own_or(&self.cookie_path, &p.cookie_path),
+            cookie_flags: own_or(&self.cookie_flags, &p.cookie_flags),
         }
     }
+}
+
+/// A level's own list (`off`: empty) or its parent's
+/// (`ngx_conf_merge_ptr_value`).
+fn own_or<T: Clone>(own: &Option<Vec<T>>, parent: &[T]) -> Vec<T> {
+    own.clone().unwrap_or_else(|| parent.to_vec())
 }
 
 /// A level's own `proxy_set_header`s after nginx's defaults for the names

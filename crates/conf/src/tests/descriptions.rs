@@ -561,6 +561,18 @@ pub static DESCRIPTIONS: &[(&str, &str)] = &[
         "rewrites Location and Refresh: default, off, FROM TO",
     ),
     (
+        "proxy_cookie_domain",
+        "rewrites a Set-Cookie's Domain: off, FROM TO, ~REGEX TO",
+    ),
+    (
+        "proxy_cookie_path",
+        "rewrites a Set-Cookie's Path: off, prefix TO, ~REGEX / ~*REGEX TO",
+    ),
+    (
+        "proxy_cookie_flags",
+        "sets or removes a cookie's Secure, HttpOnly, SameSite: off, COOKIE FLAG...",
+    ),
+    (
         "proxy_next_upstream",
         "when to try the next server: error, timeout, invalid_header, http_5xx/403/404/429, \
          non_idempotent, off",

@@ -1,7 +1,8 @@
 //! The upstream's answer as the client's response
 //! (`ngx_http_upstream_process_headers` and the proxy's header handlers):
 //! the headers passed on except the hidden ones and the connection's own,
-//! `Location` and `Refresh` through `proxy_redirect`, the body's framing
+//! `Location` and `Refresh` through `proxy_redirect`, `Set-Cookie`
+//! through the cookie rules (`super::cookie`), the body's framing
 //! toward the client (length passed through; chunked to an HTTP/1.1
 //! client when the length is unknown, else close), then the location's
 //! filters (`add_header` sees `$upstream_*`).
@@ -100,7 +101,7 @@ pub fn rewrite_redirect<'v>(value: &'v str, rules: &[Redirect]) -> Cow<'v, str> 
 }
 
 /// `$N` and `${N}` of a replacement from `caps`.
-fn with_captures(to: &str, caps: &[String]) -> String {
+pub(crate) fn with_captures(to: &str, caps: &[String]) -> String {
     let mut out = String::with_capacity(to.len() + 32);
     let b = to.as_bytes();
     let mut i = 0;
@@ -159,6 +160,13 @@ pub fn head_lines(
                     None => value.clone(),
                 };
                 push(&mut rest, &name, &r);
+            }
+            "set-cookie" if job.proto == super::Proto::Http && job.cookies.is_some() => {
+                let c = job
+                    .cookies
+                    .as_deref()
+                    .and_then(|c| super::cookie::rewrite(&value, c));
+                push(&mut rest, &name, c.as_deref().unwrap_or(&value));
             }
             _ => push(&mut rest, &name, &value),
         }

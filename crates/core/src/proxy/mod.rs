@@ -8,6 +8,7 @@
 //! peers and timers (`peregrine_engine::upstream`).
 
 pub mod answer;
+pub mod cookie;
 pub mod head;
 
 use std::path::PathBuf;
@@ -86,6 +87,9 @@ pub struct ProxyJob {
     pub hash_key: Option<Vec<u8>>,
     /// `proxy_redirect`'s rules, their variables expanded.
     pub redirects: Vec<Redirect>,
+    /// `proxy_cookie_*`'s rules, their variables expanded; `None`
+    /// without any.
+    pub cookies: Option<Box<cookie::CookieJob>>,
     /// `$limit_req_status`, `$limit_conn_status` and realip's address as
     /// the request's phases left them, for the answer's filters.
     pub(crate) limits: crate::limits::RequestLimits,
@@ -532,6 +536,7 @@ impl HttpCore {
             name_len: ctx.name_len,
             hash_key,
             redirects,
+            cookies: cookie::for_request(p, &v),
             origin: ctx.origin(),
             proto: Proto::Http,
             tls: None,
