@@ -50,6 +50,7 @@ mod logs;
 mod map;
 mod metrics;
 mod proxy;
+mod proxy_cache;
 mod proxy_protocol;
 mod random_index;
 mod ranges_limits;

@@ -173,6 +173,8 @@ pub struct HttpConf {
     /// `limit_req_zone`s, then `limit_conn_zone`s (`rate` 0), in order.
     pub limit_req_zones: Vec<LimitZoneConf>,
     pub limit_conn_zones: Vec<LimitZoneConf>,
+    /// `proxy_cache_path` and its twins.
+    pub cache_paths: Vec<crate::cache::CachePathConf>,
     // geo
     pub geos: Vec<GeoConf>,
     // rewrite
@@ -1324,6 +1326,8 @@ pub struct ProxyConf {
     pub request_buffering: bool,
     /// `proxy_buffer_size`: the most a response head may take.
     pub buffer_size: usize,
+    /// `proxy_cache*` (or the gateway's `*_cache*`).
+    pub cache: Arc<crate::cache::CacheConf>,
 }
 
 /// `proxy_ignore_headers` bits (nginx's `NGX_HTTP_UPSTREAM_IGN_*`).

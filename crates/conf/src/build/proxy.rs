@@ -80,6 +80,8 @@ pub struct RawProxy {
     pub buffering: Option<bool>,
     pub request_buffering: Option<bool>,
     pub buffer_size: Option<usize>,
+    /// `proxy_cache*` (and the gateways' twins): `super::cache`.
+    pub cache: super::cache::RawCache,
 }
 
 impl Default for ProxyConf {
@@ -109,6 +111,7 @@ impl Default for ProxyConf {
             buffering: true,
             request_buffering: true,
             buffer_size: DEFAULT_BUFFER_SIZE,
+            cache: Arc::default(),
         }
     }
 }
@@ -150,6 +153,7 @@ impl RawProxy {
             buffering: self.buffering.unwrap_or(p.buffering),
             request_buffering: self.request_buffering.unwrap_or(p.request_buffering),
             buffer_size: self.buffer_size.unwrap_or(p.buffer_size),
+            cache: Arc::new(self.cache.merge(&p.cache)),
         }
     }
 }
