@@ -53,6 +53,7 @@ mod map;
 mod metrics;
 mod package;
 mod proxy;
+mod proxy_cache;
 mod proxy_protocol;
 mod proxy_ssl;
 mod random_index;

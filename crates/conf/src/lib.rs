@@ -16,6 +16,7 @@
 //! tests and fuzzing (no file system access).
 
 pub mod build;
+pub mod cache;
 pub mod cgi;
 pub mod error;
 pub mod fast;
@@ -31,6 +32,7 @@ mod request_model;
 pub mod stream;
 pub mod syntax;
 pub mod table;
+pub mod table_cache;
 pub mod table_cgi;
 pub mod table_filters;
 pub mod values;

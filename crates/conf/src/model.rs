@@ -175,6 +175,8 @@ pub struct HttpConf {
     /// `limit_req_zone`s, then `limit_conn_zone`s (`rate` 0), in order.
     pub limit_req_zones: Vec<LimitZoneConf>,
     pub limit_conn_zones: Vec<LimitZoneConf>,
+    /// `proxy_cache_path` and its twins.
+    pub cache_paths: Vec<crate::cache::CachePathConf>,
     // geo
     pub geos: Vec<GeoConf>,
     // rewrite
@@ -1336,6 +1338,8 @@ pub struct ProxyConf {
     pub cookie_path: Vec<CookieRule>,
     /// `proxy_cookie_flags` rules in order (empty: `off` or none).
     pub cookie_flags: Vec<CookieFlags>,
+    /// `proxy_cache*` (or the gateway's `*_cache*`).
+    pub cache: Arc<crate::cache::CacheConf>,
 }
 
 /// `proxy_ignore_headers` bits (nginx's `NGX_HTTP_UPSTREAM_IGN_*`).

@@ -2010,6 +2010,7 @@ pub fn all() -> impl Iterator<Item = &'static Spec> {
     TABLE
         .iter()
         .chain(crate::table_cgi::TABLES.iter().flat_map(|t| t.iter()))
+        .chain(crate::table_cache::TABLES.iter().flat_map(|t| t.iter()))
         .chain(crate::table_filters::TABLE.iter())
 }
 

@@ -276,6 +276,7 @@ pub fn config(servers: Vec<ServerConf>) -> Config {
             split_clients: Vec::new(),
             limit_req_zones: Vec::new(),
             limit_conn_zones: Vec::new(),
+            cache_paths: Vec::new(),
             geos: Vec::new(),
             set_vars: Arc::from([]),
         }),

@@ -231,6 +231,17 @@ impl HttpCore {
             _ => None,
         };
         let method = ctx.req.method_name;
+        // The gateways' key has no default: nginx warns at load and keys
+        // every answer by "".
+        let cache = crate::cache::decide(
+            &self.caches,
+            &c.up.cache,
+            method,
+            ctx.req.header("Range"),
+            "",
+            &|t| v.expand(t),
+            peregrine_codec::date::unix_secs(ctx.now),
+        );
         let job = ProxyJob {
             limits: ctx.limits,
             conf: ctx.conf.clone(),
@@ -256,6 +267,7 @@ impl HttpCore {
                 Gateway::Scgi => Proto::Scgi,
             },
             tls: None,
+            cache: crate::cache::CacheSlot(cache),
         };
         Step::Upstream(Box::new(job))
     }

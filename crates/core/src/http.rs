@@ -101,6 +101,9 @@ pub struct HttpCore {
     // limits
     /// The configuration's `limit_req`/`limit_conn` zones.
     pub(crate) limit_zones: Rc<crate::limits::LimitZones>,
+    // cache
+    /// The configuration's upstream cache zones.
+    pub(crate) caches: Rc<crate::cache::Caches>,
     /// What the last request left the engine ([`HttpCore::take_held`]).
     pub(crate) held: Option<Box<crate::limits::Held>>,
     /// The state of a held request run again ([`HttpCore::resume`]).
@@ -356,6 +359,7 @@ impl HttpCore {
                     .unwrap_or_default(),
             ),
             limit_zones: Rc::new(crate::limits::LimitZones::of(&conf)),
+            caches: Rc::new(crate::cache::Caches::of(&conf)),
             held: None,
             resuming: None,
             sub_depth: 0,

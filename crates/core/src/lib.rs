@@ -21,6 +21,7 @@ mod auth_basic;
 mod autoindex;
 mod autoindex_format;
 mod bad_request;
+pub mod cache;
 mod charset;
 mod compress_variant;
 mod conditional;

@@ -645,6 +645,7 @@ impl Http1 {
         if cx.core.has_proxy()
             && let Some(job) = cx.core.take_proxy()
             && ex.resp.as_ref().is_some_and(|r| r.status != 413)
+            && let Some(job) = crate::upstream::cache_store::hit(&mut ex, job, &self.info, cx)
         {
             return self.start_proxy(t, ex, job, cx);
         }

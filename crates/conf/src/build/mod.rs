@@ -8,6 +8,7 @@
 
 pub mod access;
 pub mod auth_basic;
+pub mod cache;
 pub mod cgi;
 pub mod client_body;
 pub mod conn;
@@ -717,6 +718,7 @@ impl Builder {
         self.declare_named_captures(&servers);
         self.check_variables()?;
         check_locations(&servers, &|c| limit_zone::check_zones(c, &http.loc.zones))?;
+        check_locations(&servers, &|c| cache::check_zones(c, &http.loc.cache_paths))?;
         Ok(HttpConf {
             servers,
             log_formats: self.log_formats.clone(),
@@ -726,6 +728,7 @@ impl Builder {
             split_clients: http.split_clients.clone(),
             limit_req_zones: http.loc.zones.req.clone(),
             limit_conn_zones: http.loc.zones.conn.clone(),
+            cache_paths: http.loc.cache_paths.clone(),
             geos: http.geos.clone(),
             set_vars: Arc::from(self.set_vars.borrow().as_slice()),
         })

@@ -88,6 +88,8 @@ pub struct RawProxy {
     pub cookie_domain: Option<Vec<CookieRule>>,
     pub cookie_path: Option<Vec<CookieRule>>,
     pub cookie_flags: Option<Vec<CookieFlags>>,
+    /// `proxy_cache*` (and the gateways' twins): `super::cache`.
+    pub cache: super::cache::RawCache,
 }
 
 impl Default for ProxyConf {
@@ -120,6 +122,7 @@ impl Default for ProxyConf {
             cookie_domain: Vec::new(),
             cookie_path: Vec::new(),
             cookie_flags: Vec::new(),
+            cache: Arc::default(),
         }
     }
 }
@@ -164,6 +167,7 @@ impl RawProxy {
             cookie_domain: own_or(&self.cookie_domain, &p.cookie_domain),
             cookie_path: own_or(&self.cookie_path, &p.cookie_path),
             cookie_flags: own_or(&self.cookie_flags, &p.cookie_flags),
+            cache: Arc::new(self.cache.merge(&p.cache)),
         }
     }
 }

@@ -165,6 +165,8 @@ pub struct RawLoc {
     pub realip: super::realip::RawRealIp,
     /// `limit_req_zone`/`limit_conn_zone` (http level only).
     pub zones: super::limit_zone::RawZones,
+    /// `proxy_cache_path` and its twins (http level only).
+    pub cache_paths: Vec<crate::cache::CachePathConf>,
     pub auth_delay: Option<std::time::Duration>,
     pub satisfy_any: Option<bool>,
     // limit_except

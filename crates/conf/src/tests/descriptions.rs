@@ -598,6 +598,58 @@ pub static DESCRIPTIONS: &[(&str, &str)] = &[
         "off: the body streams upstream as it arrives",
     ),
     ("proxy_buffer_size", "the largest answer head"),
+    // cache (proxy_; the gateways' twins alike)
+    (
+        "proxy_cache_path",
+        "a cache directory (`levels`, `keys_zone`, `inactive`, `max_size`): nginx's file \
+         layout, a keys zone shared by the workers, files read back at start",
+    ),
+    (
+        "proxy_cache",
+        "the zone a location caches in (`off`, a name, variables)",
+    ),
+    (
+        "proxy_cache_key",
+        "the key (default `$scheme$proxy_host$request_uri`), its md5 names the file",
+    ),
+    (
+        "proxy_cache_valid",
+        "validity by status, after `X-Accel-Expires`, `Cache-Control` and `Expires`",
+    ),
+    (
+        "proxy_cache_methods",
+        "POST cached too (GET and HEAD always)",
+    ),
+    (
+        "proxy_cache_min_uses",
+        "stored from the Nth request for a key",
+    ),
+    (
+        "proxy_cache_bypass",
+        "not taken from the cache (`BYPASS`); stored still",
+    ),
+    ("proxy_no_cache", "not stored"),
+    (
+        "proxy_cache_use_stale",
+        "the expired answer for an error, timeout or status (`STALE`), or while \
+         another request updates it (`UPDATING`)",
+    ),
+    (
+        "proxy_cache_revalidate",
+        "an expired answer revalidated with `If-Modified-Since`/`If-None-Match` (`REVALIDATED`)",
+    ),
+    (
+        "proxy_cache_convert_head",
+        "a HEAD fills the cache with a GET",
+    ),
+    (
+        "proxy_cache_max_range_offset",
+        "accepted; ranges are answered from the whole cached answer",
+    ),
+    (
+        "fastcgi_cache_key",
+        "the key; no default (nginx warns): every answer under one key",
+    ),
     // gateways: fastcgi, uwsgi, scgi
     (
         "fastcgi_pass",

@@ -30,8 +30,8 @@ fn unsupported_directive() {
         "\"slice\" directive is not supported by Peregrine yet in /p/conf/nginx.conf:5"
     );
     assert!(
-        err(&server("location / { proxy_cache x; }"))
-            .starts_with("\"proxy_cache\" directive is not supported")
+        err(&server("location / { proxy_store on; }"))
+            .starts_with("\"proxy_store\" directive is not supported")
     );
     // Inside `if`, a refused directive is refused by name too.
     assert!(

@@ -2,6 +2,7 @@
 //! `nginx -t` (nginx 1.22.1) where nginx has the same directive.
 
 mod access;
+mod cache;
 mod cgi;
 mod descriptions;
 mod directives;

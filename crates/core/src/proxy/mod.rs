@@ -97,6 +97,8 @@ pub struct ProxyJob {
     pub origin: String,
     /// What `head` is: an HTTP/1 head, or a gateway's records.
     pub proto: Proto,
+    /// The request's use of the upstream cache (`proxy_cache`).
+    pub cache: crate::cache::CacheSlot,
     /// `https://`: TLS to the upstream (`None`: plain).
     pub tls: Option<Box<JobTls>>,
 }
@@ -113,6 +115,9 @@ pub struct JobTls {
     /// (`None`: no client certificate, an empty expansion included).
     pub certificate: Option<(PathBuf, PathBuf)>,
 }
+
+/// `proxy_cache_key`'s default.
+const DEFAULT_CACHE_KEY: &str = "$scheme$proxy_host$request_uri";
 
 impl ProxyJob {
     /// The upstream settings of the module that made the job (timeouts,
@@ -170,6 +175,8 @@ pub struct UpstreamVars {
     /// went to a temporary file (`ngx_http_variable_request_body`).
     pub request_body: Option<Arc<Vec<u8>>>,
     pub request_body_file: Option<Arc<str>>,
+    /// `$upstream_cache_status`.
+    pub cache_status: Option<&'static str>,
 }
 
 impl UpstreamVars {
@@ -254,6 +261,7 @@ impl UpstreamVars {
             "upstream_bytes_sent" => u.join(out, |t, o| {
                 let _ = write!(o, "{}", t.sent);
             }),
+            "upstream_cache_status" => out.push_str(u.cache_status.unwrap_or("")),
             _ => {
                 if let Some(h) = name.strip_prefix("upstream_http_") {
                     out.push_str(u.header(h).unwrap_or(""));
@@ -443,10 +451,23 @@ impl HttpCore {
             upstream: Some(&uv),
             ..ctx.vars()
         };
-        let method = match &p.method {
+        let mut method = match &p.method {
             Some(m) => v.expand(m),
             None => ctx.req.method_name.to_string(),
         };
+        let cache = crate::cache::decide(
+            &self.caches,
+            &p.cache,
+            ctx.req.method_name,
+            ctx.req.header("Range"),
+            DEFAULT_CACHE_KEY,
+            &|t| v.expand(t),
+            peregrine_codec::date::unix_secs(ctx.now),
+        );
+        if cache.is_some() && p.cache.convert_head && method == "HEAD" {
+            // `proxy_cache_convert_head`: the cache is filled by a GET.
+            method = "GET".to_string();
+        }
         let original = ctx.is_original();
         let uri = head::upstream_uri(&head::UriParts {
             pass_uri: uri_part,
@@ -456,11 +477,18 @@ impl HttpCore {
             args: ctx.args.as_deref(),
             loc_len: ctx.name_len,
         })?;
-        let set: Vec<head::Line<'_>> = p
+        let mut set: Vec<head::Line<'_>> = p
             .set_headers
             .iter()
             .map(|(n, val)| (n.as_str(), v.expand(val)))
             .collect();
+        if cache.as_ref().is_some_and(|c| c.cacheable) {
+            for (n, val) in crate::cache::upstream_headers(&p.cache, cache.as_deref()) {
+                if !set.iter().any(|(o, _)| o.eq_ignore_ascii_case(n)) {
+                    set.push((n, val));
+                }
+            }
+        }
         let host_line = match p
             .set_headers
             .iter()
@@ -540,6 +568,7 @@ impl HttpCore {
             origin: ctx.origin(),
             proto: Proto::Http,
             tls: None,
+            cache: crate::cache::CacheSlot(cache),
         })
     }
 

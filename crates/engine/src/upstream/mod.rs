@@ -16,6 +16,7 @@
 //! ```
 
 mod body_out;
+pub(crate) mod cache_store;
 pub mod gateway;
 mod h1;
 pub(crate) mod owner;
@@ -40,6 +41,7 @@ use crate::exchange::Exchange;
 use crate::http1::{Close, Step};
 use crate::transport::Transport;
 use body_out::BodyOut;
+use cache_store::CacheTurns;
 use owner::Owner;
 use resolve::Resolve;
 use sock::Sock;
@@ -135,6 +137,8 @@ enum State {
     Stream,
     /// After `101 Switching Protocols`: bytes both ways.
     Tunnel,
+    /// Waiting on `*_cache_lock` (`cache_store`).
+    CacheLock,
 }
 
 /// One proxied request in flight.
@@ -183,6 +187,8 @@ pub struct Proxy {
     /// The client's response held back while its body is read whole for
     /// the location's body filters (SSI, sub, addition).
     held: Option<Box<peregrine_core::Response>>,
+    /// The answer being written to the cache (`cache_store`).
+    cache_w: Option<Box<cache_store::Writer>>,
 }
 
 impl Proxy {
@@ -219,6 +225,7 @@ impl Proxy {
             State::Head => "while reading response header from upstream",
             State::Stream => "while reading upstream",
             State::Tunnel => "while proxying upgraded connection",
+            State::CacheLock => "",
         }
     }
 
@@ -305,9 +312,12 @@ pub(crate) trait Machine: Owner + Sized {
             .and_then(|e| e.req())
             .is_some_and(|r| r.expect_continue());
         let now = cx.now;
+        let locked = job.cache.0.as_ref().is_some_and(|c| c.locked.is_some());
         let mut p = Box::new(Proxy {
             job,
-            state: if unbuffered {
+            state: if locked {
+                State::CacheLock
+            } else if unbuffered {
                 State::Connect
             } else {
                 State::Body
@@ -349,9 +359,11 @@ pub(crate) trait Machine: Owner + Sized {
             born: now,
             gw: None,
             held: None,
+            cache_w: None,
         });
         p.vars.proxy_host = p.job.proxy_host.clone();
         p.vars.proxy_port = p.job.proxy_port.clone();
+        p.vars.cache_status = cache_store::status_of(&p.job);
         // nginx answers `Expect: 100-continue` when it reads the body,
         // which the proxy always does (`ngx_http_test_expect`).
         self.begin_job(t, p, expect && first, cx);
@@ -359,6 +371,9 @@ pub(crate) trait Machine: Owner + Sized {
     }
 
     fn proxy_turn(&mut self, p: &mut Proxy, t: &mut Transport, key: usize, cx: &mut Ctx) -> Step {
+        if p.state == State::CacheLock {
+            return self.cache_lock_turn(p, t, key, cx);
+        }
         if std::mem::take(&mut p.timed_out) {
             return self.on_proxy_timeout(p, t, key, cx);
         }
@@ -390,6 +405,7 @@ pub(crate) trait Machine: Owner + Sized {
                 State::Head => return self.head_step(p, t, key, cx),
                 State::Stream => return self.stream_step(p, t, key, cx),
                 State::Tunnel => return self.tunnel_step(p, t, key, cx),
+                State::CacheLock => return self.cache_lock_turn(p, t, key, cx),
             };
             match io {
                 Io::Done => {}
@@ -706,6 +722,18 @@ pub(crate) trait Machine: Owner + Sized {
             _ => None,
         };
         p.up_done = matches!(p.up_framing, Framing::None | Framing::Length(0));
+        if let Some(s) = self.serve_stale(p, f.bit(), t, key, cx) {
+            return s;
+        }
+        if let Some(s) = self.revalidated(p, h.status, t, key, cx) {
+            return s;
+        }
+        p.cache_w = cache_store::Writer::begin(
+            &p.job,
+            h.status,
+            &p.vars,
+            peregrine_codec::date::unix_secs(cx.wall),
+        );
         let rest = p.inb.split_off(h.len);
         let Some(mut ex) = self.ex_slot().take() else {
             return Step::Close(Close::Normal);
@@ -932,6 +960,9 @@ pub(crate) trait Machine: Owner + Sized {
     /// The answer went whole to the client: the upstream connection back
     /// to its pool, the exchange completes as any other.
     fn finish_proxy(&mut self, p: &mut Proxy, t: &mut Transport, key: usize, cx: &mut Ctx) -> Step {
+        if let Some(w) = p.cache_w.take() {
+            w.commit(&mut p.job);
+        }
         if let Some(tr) = p.vars.tries.last_mut() {
             tr.response = Some(cx.now - p.started);
         }
@@ -1053,6 +1084,9 @@ pub(crate) trait Machine: Owner + Sized {
             p.inb.clear();
             p.sent = 0;
             return None;
+        }
+        if let Some(s) = self.serve_stale(p, f.bit(), t, key, cx) {
+            return Some(s);
         }
         Some(self.error_page(p, f.status(), t, key, cx))
     }
@@ -1382,6 +1416,9 @@ fn frame_body(p: &mut Proxy) -> Result<(), ()> {
             None => (pos..data.len(), data.len() - pos, false),
         };
         if !piece.is_empty() {
+            if let Some(w) = p.cache_w.as_mut() {
+                w.write(&data[piece.clone()]);
+            }
             if let Some(t) = p.vars.tries.last_mut() {
                 t.length += piece.len() as u64;
             }
@@ -1420,6 +1457,9 @@ pub struct LogVars<'a>(pub &'a UpstreamVars);
 
 impl peregrine_log::UpstreamValues for LogVars<'_> {
     fn value(&self, name: &str) -> Option<String> {
+        if name == "upstream_cache_status" {
+            return self.0.cache_status.map(str::to_string);
+        }
         if self.0.tries.is_empty() {
             return None;
         }
