@@ -112,7 +112,7 @@ pub static ENTRIES: &[Entry] = &[
     e("server", MAIN, BLOCK | NOARGS, "stream_core", Yes),
     e("listen", SRV, MORE1, "stream_core", Yes),
     e("server_name", SRV, MORE1, "stream_core", No),
-    e("error_log", MAIN | SRV, MORE1, "stream_core", Yes),
+    e("error_log", MAIN | SRV, MORE1, "stream_core", No),
     e("resolver", MAIN | SRV, MORE1, "stream_core", No),
     e("resolver_timeout", MAIN | SRV, TAKE1, "stream_core", No),
     e("proxy_protocol_timeout", MAIN | SRV, TAKE1, "stream_core", Yes),
