@@ -197,7 +197,7 @@ fn version_and_help() {
     assert!(!args.contains("http_geo"), "{args}");
     assert!(args.contains(" --with-http_realip_module"), "{args}");
     assert!(
-        !args.contains("limit_req") && !args.contains("limit_conn"),
+        !args.contains("http_limit_req") && !args.contains("http_limit_conn"),
         "{args}"
     );
     assert!(args.contains(" --without-http-cache"), "{args}");

@@ -73,8 +73,10 @@ mod servers_locations;
 mod signals;
 mod socket_activation;
 mod split_clients;
+// stream
 mod ssi;
 mod static_files;
+mod stream;
 mod sub_filter;
 mod symlinks;
 mod syslog;

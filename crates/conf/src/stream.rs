@@ -13,7 +13,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::model::{AccessRule, ErrorLogConf, LogEscape, PeerAddr, Span, UpstreamConf};
+use crate::model::{AccessRule, LogEscape, PeerAddr, Span, UpstreamConf};
 
 /// `stream { }`.
 #[derive(Debug, Clone)]
@@ -127,7 +127,5 @@ pub struct StreamServer {
     pub access: Vec<AccessRule>,
     /// `access_log` (none by default: nginx's stream logs nothing unless told).
     pub access_log: Vec<StreamAccessLog>,
-    /// `error_log` of the server (or the block), if any.
-    pub error_log: Option<Vec<ErrorLogConf>>,
     pub span: Span,
 }

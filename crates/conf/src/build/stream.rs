@@ -50,7 +50,6 @@ struct RawStreamSrv {
     access: Option<Vec<AccessRule>>,
     /// `Some(vec![])`: `access_log off`.
     access_log: Option<Vec<StreamAccessLog>>,
-    error_log: Option<Vec<ErrorLogConf>>,
 }
 
 /// A server as read.
@@ -247,11 +246,6 @@ impl Builder {
                 if let Some(log) = access_log(d, formats, &self.prefix)? {
                     logs.push(log);
                 }
-                Ok(())
-            }
-            "error_log" => {
-                let conf = super::logs::error_log(d, &self.env(false))?;
-                s.error_log.get_or_insert_with(Vec::new).push(conf);
                 Ok(())
             }
             // Hash sizing: accepted, the values checked (Peregrine's
@@ -492,7 +486,6 @@ fn merge(s: &RawStreamServer, raw: &RawStream) -> Result<StreamServer> {
         proxy_protocol_timeout: pick!(proxy_protocol_timeout, DEFAULT_PROXY_PROTOCOL_TIMEOUT),
         access: pick!(access, Vec::new()),
         access_log: pick!(access_log, Vec::new()),
-        error_log: o.error_log.clone().or_else(|| m.error_log.clone()),
         span: s.span.clone(),
     })
 }

@@ -725,8 +725,10 @@ fn group_ref(conf: &Option<Arc<StreamConf>>, server: usize) -> GroupRef {
     }
 }
 
-fn log(errlog: &ErrorLog, max: LogLevel, level: LogLevel, text: &str) {
-    if level <= max {
+/// Logs `text` when `level` is at least the most verbose level configured
+/// (`LogLevel` orders `Debug` first).
+fn log(errlog: &ErrorLog, min: LogLevel, level: LogLevel, text: &str) {
+    if level >= min {
         errlog(level, text);
     }
 }
