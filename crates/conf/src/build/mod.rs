@@ -507,7 +507,9 @@ impl Builder {
                 if m.http.is_some() {
                     return Err(dup());
                 }
-                let mut http = RawHttp::default();
+                // Boxed: this function recurses once per nesting level, and in a
+                // debug build every arm's locals share one frame.
+                let mut http = Box::<RawHttp>::default();
                 self.walk(
                     &block.items,
                     block.error.as_ref(),
@@ -518,37 +520,37 @@ impl Builder {
                 Ok(())
             }
             (BlockKind::Server, Frame::Http(http)) => {
-                let mut server = RawServer {
+                let mut server = Box::new(RawServer {
                     span: d.span.clone(),
                     ..Default::default()
-                };
+                });
                 self.listens.current_server = http.servers.len();
                 self.walk(
                     &block.items,
                     block.error.as_ref(),
                     &mut Frame::Server(&mut server),
                 )?;
-                http.servers.push(server);
+                http.servers.push(*server);
                 Ok(())
             }
             (BlockKind::Location, Frame::Server(s)) => {
-                let mut loc = location::new(d, None)?;
+                let mut loc = Box::new(location::new(d, None)?);
                 self.walk(
                     &block.items,
                     block.error.as_ref(),
                     &mut Frame::Location(&mut loc),
                 )?;
-                s.locations.push(loc);
+                s.locations.push(*loc);
                 Ok(())
             }
             (BlockKind::Location, Frame::Location(parent)) => {
-                let mut loc = location::new(d, Some(parent))?;
+                let mut loc = Box::new(location::new(d, Some(parent))?);
                 self.walk(
                     &block.items,
                     block.error.as_ref(),
                     &mut Frame::Location(&mut loc),
                 )?;
-                parent.locations.push(loc);
+                parent.locations.push(*loc);
                 Ok(())
             }
             (BlockKind::Types, frame) => {
