@@ -323,10 +323,13 @@ pub fn ssl_session_cache(s: &mut RawSrv, d: &Directive, _: &Env<'_>) -> Result<(
             (_, t) => Some(t),
         };
     }
-    match out {
-        Some(c) => set(&mut s.ssl.session_cache, c, d),
-        None => Ok(()),
+    // `ngx_http_ssl_session_cache` has no duplicate check: a second line
+    // at a level replaces the first (certbot's options file beside a
+    // server's own line).
+    if out.is_some() {
+        s.ssl.session_cache = out;
     }
+    Ok(())
 }
 
 /// `ssl_session_ticket_key FILE` (several: the first seals, all open).
@@ -562,6 +565,26 @@ mod tests {
         assert_eq!(b.ciphers, "HIGH:!aNULL:!MD5");
         assert!(b.session_tickets);
         assert_eq!(b.session_cache, SslSessionCache::None);
+    }
+
+    /// nginx checks no duplicate `ssl_session_cache`: the last line at a
+    /// level is the one in force (certbot's options file and a server's
+    /// own line; `nginx -t` accepts both).
+    #[test]
+    fn a_second_session_cache_replaces_the_first() {
+        let c = conf(
+            "server { listen 127.0.0.1:8443; ssl_session_cache shared:A:10m; \
+             ssl_session_cache shared:B:1m; }",
+        )
+        .unwrap();
+        let s = &c.http.as_ref().unwrap().servers[0].ssl;
+        assert_eq!(
+            s.session_cache,
+            SslSessionCache::Shared {
+                name: "B".into(),
+                size: 1 << 20
+            }
+        );
     }
 
     #[test]
