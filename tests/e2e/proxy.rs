@@ -125,6 +125,45 @@ fn refused_is_502_with_nginx_log_line() {
         "{}",
         lines[0]
     );
+    // `host:` is the Host header as sent, port and case kept
+    // (`ngx_http_log_error_handler` prints headers_in.host's value).
+    s.raw(b"GET /y HTTP/1.1\r\nHost: LocalHost:8080\r\nConnection: close\r\n\r\n");
+    let lines = wait_for_lines(&s.prefix.dir.join("logs/error.log"), 2, |l| {
+        l.contains("connect() failed")
+    });
+    assert!(
+        lines[1].ends_with("host: \"LocalHost:8080\""),
+        "{}",
+        lines[1]
+    );
+}
+
+/// A unix-socket upstream whose file is missing fails at once, and nginx
+/// logs that as `connect() to unix:PATH failed` at crit
+/// (`ngx_event_connect_peer`), not as an asynchronous connect error.
+#[test]
+fn a_missing_unix_socket_is_logged_as_nginx_does() {
+    let sock = std::env::temp_dir().join(format!("peregrine-none-{}.sock", std::process::id()));
+    let s = proxy_to(
+        "proxy-unix-missing",
+        &format!(
+            "        location / {{ proxy_pass http://unix:{}; }}\n",
+            sock.display()
+        ),
+    );
+    assert_eq!(s.get("/x").status, 502);
+    let lines = wait_for_lines(&s.prefix.dir.join("logs/error.log"), 1, |l| {
+        l.contains("peregrine-none-")
+    });
+    assert!(
+        lines[0].contains("[crit] ")
+            && lines[0].contains(&format!(
+            "connect() to unix:{} failed (2: No such file or directory) while connecting to upstream",
+            sock.display()
+        )),
+        "{}",
+        lines[0]
+    );
 }
 
 #[test]

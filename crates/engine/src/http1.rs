@@ -592,7 +592,7 @@ impl Http1 {
             peer: self.info.peer,
             server: &server,
             request: req.map(|r| r.request_line()),
-            host: req.and_then(|r| r.host()),
+            host: req.and_then(|r| r.header("Host")),
         };
         let msg = if doing.is_empty() {
             text.to_string()

@@ -46,6 +46,47 @@ use owner::Owner;
 use resolve::Resolve;
 use sock::Sock;
 
+/// A connect that failed at once (not after `EINPROGRESS`), as nginx's
+/// `ngx_event_connect_peer` logs it: `socket() failed` at alert when no
+/// descriptor was left, else `connect() to PEER failed`, at error for the
+/// errors a peer or the network causes (Linux's EAGAIN for a unix socket
+/// whose accept queue is full among them) and at crit for the rest (a
+/// socket file that is missing, say). TLS failures keep their own words.
+fn sync_connect_failure(peer: &str, e: &io::Error) -> (LogLevel, String) {
+    if let Some(text) = tls_client::failure(e) {
+        return (LogLevel::Error, text);
+    }
+    match e.raw_os_error() {
+        Some(libc_errno::EMFILE | libc_errno::ENFILE) => {
+            (LogLevel::Alert, errlog::with_os_error("socket() failed", e))
+        }
+        Some(n) => {
+            let level = if libc_errno::PEER_OR_NETWORK.contains(&n) {
+                LogLevel::Error
+            } else {
+                LogLevel::Crit
+            };
+            (
+                level,
+                errlog::with_os_error(&format!("connect() to {peer} failed"), e),
+            )
+        }
+        None => (
+            LogLevel::Error,
+            errlog::with_os_error("connect() failed", e),
+        ),
+    }
+}
+
+/// The errno values [`sync_connect_failure`] tells apart (Linux's).
+mod libc_errno {
+    pub const EMFILE: i32 = 24;
+    pub const ENFILE: i32 = 23;
+    /// ECONNREFUSED, EAGAIN, ECONNRESET, ENETDOWN, ENETUNREACH, EHOSTDOWN,
+    /// EHOSTUNREACH: nginx logs these at error.
+    pub const PEER_OR_NETWORK: [i32; 7] = [111, 11, 104, 100, 101, 112, 113];
+}
+
 /// Added to a job's key for its upstream socket's token.
 pub const UPSTREAM_FLAG: usize = 1 << 40;
 /// A job key at or above this is an HTTP/2 stream's (a slot of
@@ -486,9 +527,8 @@ pub(crate) trait Machine: Owner + Sized {
             return match r {
                 Ok(()) => Io::Wait,
                 Err(e) => {
-                    let text = tls_client::failure(&e)
-                        .unwrap_or_else(|| errlog::with_os_error("connect() failed", &e));
-                    self.log_upstream(p, cx, LogLevel::Error, &text);
+                    let (level, text) = sync_connect_failure(&p.peer_name, &e);
+                    self.log_upstream(p, cx, level, &text);
                     Io::Fail(Fail::Error)
                 }
             };
@@ -560,9 +600,8 @@ pub(crate) trait Machine: Owner + Sized {
         match start_connect(p, &addr, registry.as_ref(), key) {
             Ok(()) => Io::Wait,
             Err(e) => {
-                let text = tls_client::failure(&e)
-                    .unwrap_or_else(|| errlog::with_os_error("connect() failed", &e));
-                self.log_upstream(p, cx, LogLevel::Error, &text);
+                let (level, text) = sync_connect_failure(&p.peer_name, &e);
+                self.log_upstream(p, cx, level, &text);
                 Io::Fail(Fail::Error)
             }
         }
@@ -1259,7 +1298,7 @@ pub(crate) trait Machine: Owner + Sized {
         if !p.peer_name.is_empty() {
             line.push_str(&format!(", upstream: \"{}\"", p.upstream_url()));
         }
-        if let Some(h) = req.and_then(|r| r.host()) {
+        if let Some(h) = req.and_then(|r| r.header("Host")) {
             line.push_str(&format!(", host: \"{h}\""));
         }
         match loc_log {
