@@ -10,13 +10,13 @@
 //! `CI=true` (`.ci/run` installs them) their absence fails it. Never run
 //! against nginx.
 
-use std::io::Write;
-use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crate::support::{BIN, IO_TIMEOUT, Prefix, Response, free_port, is_nginx, read_to_close};
+use crate::support::{
+    BIN, Prefix, free_port, get_at, is_nginx, must, system_test_ready, wait_until,
+};
 
 const REPO: &str = env!("CARGO_MANIFEST_DIR");
 /// The base image the test makes once and keeps (podman's store).
@@ -36,20 +36,10 @@ const LIMITS: &[&str] = &[
 const WAIT: Duration = Duration::from_secs(20);
 
 fn usable() -> bool {
-    let root = std::fs::read_to_string("/proc/self/status")
-        .unwrap_or_default()
-        .lines()
-        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"));
     let tools = ["/usr/bin/podman", "/usr/sbin/debootstrap", "/usr/sbin/runc"]
         .iter()
         .all(|t| Path::new(t).exists());
-    if root && tools {
-        return true;
-    }
-    let why = format!("needs root ({root}), podman, runc and debootstrap ({tools})");
-    assert!(std::env::var_os("CI").is_none(), "{why}");
-    eprintln!("skipped: {why}");
-    false
+    system_test_ready(tools, "podman, runc and debootstrap")
 }
 
 fn podman(args: &[&str]) -> (bool, String) {
@@ -65,15 +55,6 @@ fn podman(args: &[&str]) -> (bool, String) {
         String::from_utf8_lossy(&out.stderr)
     );
     (out.status.success(), text)
-}
-
-fn must(cmd: &str) {
-    let out = Command::new("sh").args(["-c", cmd]).output().unwrap();
-    assert!(
-        out.status.success(),
-        "`{cmd}` failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 /// The first `deb` source of this machine's apt: debootstrap fetches
@@ -131,20 +112,8 @@ fn context(work: &Path) -> std::path::PathBuf {
     ctx
 }
 
-fn get(port: u16, path: &str) -> Option<Response> {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    s.set_read_timeout(Some(IO_TIMEOUT)).unwrap();
-    let req = format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
-    s.write_all(req.as_bytes()).ok()?;
-    Response::parse(&read_to_close(&mut s))
-}
-
-fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
-    let deadline = Instant::now() + WAIT;
-    while !f() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+fn wait(what: &str, f: impl FnMut() -> bool) {
+    wait_until(what, WAIT, f)
 }
 
 struct Cleanup;
@@ -193,23 +162,23 @@ fn the_container_image_builds_serves_as_non_root_and_drains_on_stop() {
     .concat();
     let (ok, log) = podman(&run);
     assert!(ok, "podman run failed: {log}");
-    wait_until("the container's server", || get(port, "/").is_some());
-    let r = get(port, "/").unwrap();
+    wait("the container's server", || get_at(port, "/").is_some());
+    let r = get_at(port, "/").unwrap();
     assert_eq!(r.status, 200);
     assert!(
         r.body_str().contains("Welcome to Peregrine"),
         "{}",
         r.body_str()
     );
-    assert_eq!(get(port, "/healthz").map(|r| r.status), Some(200));
+    assert_eq!(get_at(port, "/healthz").map(|r| r.status), Some(200));
     let (ok, id) = podman(&["exec", CONTAINER, "id", "-u"]);
     assert!(ok && id.trim() == "101", "the server runs as {id}");
 
     // `podman stop` sends the image's STOPSIGNAL (QUIT): the health
     // endpoint says 503 while `shutdown_delay` lets balancers notice.
     let stopper = std::thread::spawn(|| podman(&["stop", "-t", "30", CONTAINER]));
-    wait_until("the health endpoint draining", || {
-        get(port, "/healthz").is_some_and(|r| r.status == 503)
+    wait("the health endpoint draining", || {
+        get_at(port, "/healthz").is_some_and(|r| r.status == 503)
     });
     let (ok, log) = stopper.join().unwrap();
     assert!(ok, "podman stop failed: {log}");

@@ -11,14 +11,12 @@
 //! `CI=true` (root, `.ci/run`) a missing tool fails it. Never run against
 //! nginx.
 
-use std::io::Write;
-use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::support::{
-    BIN, IO_TIMEOUT, Prefix, Response, free_port, is_nginx, read_to_close, send_signal,
+    BIN, Prefix, free_port, get_at, is_nginx, must, send_signal, sh, system_test_ready, wait_until,
 };
 
 const REPO: &str = env!("CARGO_MANIFEST_DIR");
@@ -29,40 +27,8 @@ const SITE: &str = "/etc/peregrine/sites-available/default";
 /// How long the server may take to answer, reload or stop.
 const WAIT: Duration = Duration::from_secs(10);
 
-/// Root and dpkg-deb, or why not; under CI their absence is a failure.
 fn usable() -> bool {
-    let root = std::fs::read_to_string("/proc/self/status")
-        .unwrap_or_default()
-        .lines()
-        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"));
-    let dpkg = Path::new("/usr/bin/dpkg-deb").exists();
-    if root && dpkg {
-        return true;
-    }
-    let why = format!("needs root ({root}) and dpkg-deb ({dpkg})");
-    assert!(std::env::var_os("CI").is_none(), "{why}");
-    eprintln!("skipped: {why}");
-    false
-}
-
-fn sh(cmd: &str) -> (bool, String) {
-    let out = Command::new("sh")
-        .args(["-c", cmd])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.success(), text)
-}
-
-fn must(cmd: &str) -> String {
-    let (ok, text) = sh(cmd);
-    assert!(ok, "`{cmd}` failed: {text}");
-    text
+    system_test_ready(Path::new("/usr/bin/dpkg-deb").exists(), "dpkg-deb")
 }
 
 /// The value of `Key=` in the installed unit.
@@ -73,20 +39,8 @@ fn unit_line(unit: &str, key: &str) -> String {
         .to_string()
 }
 
-fn get(port: u16, path: &str) -> Option<Response> {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    s.set_read_timeout(Some(IO_TIMEOUT)).unwrap();
-    let req = format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
-    s.write_all(req.as_bytes()).ok()?;
-    Response::parse(&read_to_close(&mut s))
-}
-
-fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
-    let deadline = Instant::now() + WAIT;
-    while !f() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+fn wait(what: &str, f: impl FnMut() -> bool) {
+    wait_until(what, WAIT, f)
 }
 
 fn access_log() -> String {
@@ -188,8 +142,8 @@ fn the_debian_package_installs_starts_reloads_and_removes() {
     };
 
     let mut service = Service::start(&unit);
-    wait_until("the default site", || get(port, "/").is_some());
-    let r = get(port, "/").unwrap();
+    wait("the default site", || get_at(port, "/").is_some());
+    let r = get_at(port, "/").unwrap();
     assert_eq!(r.status, 200);
     assert!(
         r.body_str().contains("Welcome to Peregrine"),
@@ -208,7 +162,7 @@ fn the_debian_package_installs_starts_reloads_and_removes() {
         status.lines().any(|l| l.starts_with("Uid:\t33\t")),
         "{status}"
     );
-    wait_until("the access log line", || {
+    wait("the access log line", || {
         access_log().contains("\"GET / HTTP/1.1\" 200")
     });
 
@@ -223,22 +177,22 @@ fn the_debian_package_installs_starts_reloads_and_removes() {
     )
     .unwrap();
     must(&unit_line(&unit, "ExecReload").replace("$MAINPID", &pid.to_string()));
-    wait_until("the reloaded site", || {
-        get(port, "/").is_some_and(|r| r.header("X-Edited") == Some("yes"))
+    wait("the reloaded site", || {
+        get_at(port, "/").is_some_and(|r| r.header("X-Edited") == Some("yes"))
     });
 
     // A plain rename and USR1 (as logrotate without `create` would do).
     std::fs::rename(ACCESS_LOG, format!("{ACCESS_LOG}.1")).unwrap();
     send_signal(pid as i32, 10);
-    wait_until("a line in the reopened log", || {
-        get(port, "/reopened").is_some() && access_log().contains("GET /reopened")
+    wait("a line in the reopened log", || {
+        get_at(port, "/reopened").is_some() && access_log().contains("GET /reopened")
     });
     let errors = std::fs::read_to_string("/var/log/peregrine/error.log").unwrap();
     assert!(!errors.contains("[emerg]"), "{errors}");
 
     assert!(service.stop().success());
     assert!(
-        get(port, "/").is_none(),
+        get_at(port, "/").is_none(),
         "still answering after the graceful stop"
     );
 

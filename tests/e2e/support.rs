@@ -394,3 +394,62 @@ fn try_complete(buf: &[u8], head_only: bool) -> Option<Response> {
     }
     Some(r)
 }
+
+/// For tests that change the system (install a package, build an image):
+/// whether this process is root and `tools_ok`; skipped otherwise with
+/// `why`, except under `CI=true`, where `.ci/run` provides both and their
+/// absence fails the test.
+pub fn system_test_ready(tools_ok: bool, tools: &str) -> bool {
+    let root = std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"));
+    if root && tools_ok {
+        return true;
+    }
+    let why = format!("needs root ({root}) and {tools} ({tools_ok})");
+    assert!(std::env::var_os("CI").is_none(), "{why}");
+    eprintln!("skipped: {why}");
+    false
+}
+
+/// Runs `cmd` with `sh -c`: whether it succeeded, and its stdout + stderr.
+pub fn sh(cmd: &str) -> (bool, String) {
+    let out = Command::new("sh")
+        .args(["-c", cmd])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
+/// [`sh`] that must succeed; its output.
+pub fn must(cmd: &str) -> String {
+    let (ok, text) = sh(cmd);
+    assert!(ok, "`{cmd}` failed: {text}");
+    text
+}
+
+/// One GET on a fresh connection to 127.0.0.1:`port`; `None` when nothing
+/// answers (not listening yet, or any more).
+pub fn get_at(port: u16, path: &str) -> Option<Response> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(IO_TIMEOUT)).unwrap();
+    let req = format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+    s.write_all(req.as_bytes()).ok()?;
+    Response::parse(&read_to_close(&mut s))
+}
+
+/// Polls `f` until it holds; fails the test after `within`.
+pub fn wait_until(what: &str, within: Duration, mut f: impl FnMut() -> bool) {
+    let deadline = Instant::now() + within;
+    while !f() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

@@ -57,6 +57,23 @@ impl std::fmt::Debug for ClientAuth {
     }
 }
 
+/// The CRLs of a PEM file (`ssl_crl`, `proxy_ssl_crl`), failing with
+/// OpenSSL's `X509_load_crl_file` words as nginx reports them.
+pub(crate) fn read_crls(
+    p: &std::path::Path,
+) -> Result<Vec<CertificateRevocationListDer<'static>>, TlsError> {
+    let err = |reason: String| {
+        TlsError::Invalid(format!(
+            "X509_load_crl_file(\"{}\") failed ({reason})",
+            p.display()
+        ))
+    };
+    CertificateRevocationListDer::pem_file_iter(p)
+        .map_err(|e| err(e.to_string()))?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| err(e.to_string()))
+}
+
 pub(crate) fn read_certs(path: &std::path::Path) -> Result<Vec<CertificateDer<'static>>, TlsError> {
     let err = |reason: String| TlsError::Certificate {
         path: path.to_path_buf(),
@@ -96,19 +113,10 @@ impl ClientAuthConf {
                 }
             }
         }
-        let mut crls = Vec::new();
-        if let Some(p) = &self.crl {
-            let err = |reason: String| {
-                TlsError::Invalid(format!(
-                    "X509_load_crl_file(\"{}\") failed ({reason})",
-                    p.display()
-                ))
-            };
-            crls = CertificateRevocationListDer::pem_file_iter(p)
-                .map_err(|e| err(e.to_string()))?
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| err(e.to_string()))?;
-        }
+        let crls = match &self.crl {
+            Some(p) => read_crls(p)?,
+            None => Vec::new(),
+        };
         let checker = if roots.is_empty() {
             None
         } else {

@@ -18,8 +18,7 @@ use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, Server
 use rustls::client::{ResolvesClientCert, Resumption, WebPkiServerVerifier};
 use rustls::crypto::aws_lc_rs as provider;
 use rustls::crypto::{CryptoProvider, WebPkiSupportedAlgorithms};
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, CertificateRevocationListDer, ServerName, UnixTime};
+use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::sign::CertifiedKey;
 use rustls::{
     CertificateError, ClientConfig, DigitallySignedStruct, OtherError, RootCertStore,
@@ -27,7 +26,7 @@ use rustls::{
 };
 
 use crate::certs::{CertPair, load_pair};
-use crate::client::{intermediates, read_certs, self_signed_or_unknown, v1_signature};
+use crate::client::{intermediates, read_certs, read_crls, self_signed_or_unknown, v1_signature};
 use crate::config::{cipher_suites, protocol_versions};
 use crate::error::TlsError;
 
@@ -122,19 +121,10 @@ impl UpstreamTls {
                 trusted.push(c);
             }
         }
-        let mut crls = Vec::new();
-        if let Some(p) = &self.crl {
-            let err = |reason: String| {
-                TlsError::Invalid(format!(
-                    "X509_load_crl_file(\"{}\") failed ({reason})",
-                    p.display()
-                ))
-            };
-            crls = CertificateRevocationListDer::pem_file_iter(p)
-                .map_err(|e| err(e.to_string()))?
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| err(e.to_string()))?;
-        }
+        let crls = match &self.crl {
+            Some(p) => read_crls(p)?,
+            None => Vec::new(),
+        };
         let webpki = if roots.is_empty() {
             None
         } else {

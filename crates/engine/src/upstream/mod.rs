@@ -57,11 +57,11 @@ fn sync_connect_failure(peer: &str, e: &io::Error) -> (LogLevel, String) {
         return (LogLevel::Error, text);
     }
     match e.raw_os_error() {
-        Some(libc_errno::EMFILE | libc_errno::ENFILE) => {
+        Some(libc::EMFILE | libc::ENFILE) => {
             (LogLevel::Alert, errlog::with_os_error("socket() failed", e))
         }
         Some(n) => {
-            let level = if libc_errno::PEER_OR_NETWORK.contains(&n) {
+            let level = if PEER_OR_NETWORK.contains(&n) {
                 LogLevel::Error
             } else {
                 LogLevel::Crit
@@ -78,14 +78,16 @@ fn sync_connect_failure(peer: &str, e: &io::Error) -> (LogLevel, String) {
     }
 }
 
-/// The errno values [`sync_connect_failure`] tells apart (Linux's).
-mod libc_errno {
-    pub const EMFILE: i32 = 24;
-    pub const ENFILE: i32 = 23;
-    /// ECONNREFUSED, EAGAIN, ECONNRESET, ENETDOWN, ENETUNREACH, EHOSTDOWN,
-    /// EHOSTUNREACH: nginx logs these at error.
-    pub const PEER_OR_NETWORK: [i32; 7] = [111, 11, 104, 100, 101, 112, 113];
-}
+/// The errors a peer or the network causes: nginx logs these at error.
+const PEER_OR_NETWORK: [i32; 7] = [
+    libc::ECONNREFUSED,
+    libc::EAGAIN,
+    libc::ECONNRESET,
+    libc::ENETDOWN,
+    libc::ENETUNREACH,
+    libc::EHOSTDOWN,
+    libc::EHOSTUNREACH,
+];
 
 /// Added to a job's key for its upstream socket's token.
 pub const UPSTREAM_FLAG: usize = 1 << 40;
