@@ -34,6 +34,7 @@
 pub mod body;
 pub mod date;
 mod error;
+pub mod fields;
 pub mod proxy_protocol;
 pub mod request;
 pub mod response;

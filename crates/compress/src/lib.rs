@@ -7,7 +7,7 @@
 //! precompressed-file rules of `gzip_static`, `brotli_static` and
 //! `zstd_static` ([`static_plan`]); the header side effects of compressing
 //! ([`weaken_etag`], [`header_edits`], [`range_handling`], and
-//! [`rewrite_head`] for core's serialized header lines); and streaming
+//! [`rewrite_head`] for a response's field list); and streaming
 //! encoders with bounded memory whose gzip output frames and sizes its
 //! deflate stream as nginx does ([`Encoder`], [`compress_all`]).
 //!

@@ -201,7 +201,7 @@ impl HttpCore {
         } else {
             Body::Shared(Arc::from(&body[slice]))
         };
-        let head = spec.write().lines();
+        let head = spec.write().into();
         Some(Step::Done(
             self.file_response(ctx, status, head, body, len, false),
         ))

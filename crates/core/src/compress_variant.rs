@@ -47,9 +47,11 @@ use std::os::unix::fs::FileExt;
 
 use crate::fcache::FileInfo;
 use crate::head::content_type;
+use peregrine_codec::fields::{FieldList, SharedFields};
+
 use crate::http::{Ctx, HttpCore};
 use crate::mcache::{MemEntry, Variant};
-use crate::response::{Body, HeadLines, Response};
+use crate::response::{Body, Head, Response};
 
 /// The end of a chunked body (RFC 9112 §7.1: the last chunk, no trailers).
 const LAST_CHUNK: &[u8] = b"\r\n0\r\n\r\n";
@@ -139,13 +141,11 @@ pub(crate) fn level(ctx: &Ctx<'_>, coding: Coding) -> i32 {
     Policy::of(&ctx.conf).level(coding)
 }
 
-/// Compresses `body` and rewrites the 200 head `head` (split at `split`)
-/// for it as the engine's filter does: `Content-Encoding`, weak ETag, no
+/// Compresses `body` and rewrites the 200 head `head` for it as the engine's filter does: `Content-Encoding`, weak ETag, no
 /// `Content-Length` or `Accept-Ranges`, `Vary` when `vary`; one head with
 /// `Transfer-Encoding: chunked`, one without.
 pub(crate) fn make_variant(
-    head: &[u8],
-    split: usize,
+    head: &FieldList,
     body: &[u8],
     coding: Coding,
     level: i32,
@@ -153,16 +153,16 @@ pub(crate) fn make_variant(
 ) -> Option<Variant> {
     let compressed = compress_all(coding, level, body).ok()?;
     let encoded = Encoded::OnTheFly(coding);
-    let (chunked, chunked_split) = rewrite_head(head, split, encoded, vary, true);
-    let (plain, plain_split) = rewrite_head(head, split, encoded, vary, false);
+    let mut chunked = head.clone();
+    rewrite_head(&mut chunked, encoded, vary, true);
+    let mut plain = head.clone();
+    rewrite_head(&mut plain, encoded, vary, false);
     Some(Variant {
         coding,
         level,
         vary,
-        head_chunked: Arc::from(chunked),
-        split_chunked: chunked_split,
-        head_plain: Arc::from(plain),
-        split_plain: plain_split,
+        head_chunked: Arc::new(SharedFields::new(chunked)),
+        head_plain: Arc::new(SharedFields::new(plain)),
         chunk_size: Arc::from(format!("{:x}\r\n", compressed.len()).into_bytes()),
         body: Arc::from(compressed),
     })
@@ -174,10 +174,10 @@ pub(crate) fn variant_response(ctx: &Ctx<'_>, v: &Variant) -> Response {
     let http11 = ctx.req.version >= (1, 1) && ctx.conf.conn.chunked_transfer_encoding;
     let header_only = ctx.header_only();
     let chunked = http11 && !header_only;
-    let (head, head_split) = if chunked {
-        (v.head_chunked.clone(), v.split_chunked)
+    let head = if chunked {
+        v.head_chunked.clone()
     } else {
-        (v.head_plain.clone(), v.split_plain)
+        v.head_plain.clone()
     };
     let body = if header_only {
         Body::Empty
@@ -192,8 +192,7 @@ pub(crate) fn variant_response(ctx: &Ctx<'_>, v: &Variant) -> Response {
     };
     Response {
         status: 200,
-        head: HeadLines::Shared(head),
-        head_split,
+        head: Head::Shared(head),
         body,
         content_length: None,
         // HTTP/1.0: neither a length nor chunks, the close ends the body.
@@ -226,14 +225,7 @@ impl HttpCore {
         let mut body = vec![0u8; size];
         file.read_exact_at(&mut body, 0).ok()?;
         let head = self.full_head(ctx, info, 200);
-        let v = make_variant(
-            &head.bytes,
-            head.split,
-            &body,
-            coding,
-            level(ctx, coding),
-            d.vary || pre.vary,
-        )?;
+        let v = make_variant(&head, &body, coding, level(ctx, coding), d.vary || pre.vary)?;
         self.mcache.compressions += 1;
         // `memory_hit` just revalidated a held entry: add to it.
         if !self
@@ -242,8 +234,7 @@ impl HttpCore {
         {
             let mut entry = MemEntry::new(
                 Arc::from(Vec::new()),
-                Arc::from(head.bytes),
-                head.split,
+                Arc::new(SharedFields::new(head)),
                 crate::static_file::owner(ctx),
                 info.mtime,
                 info.ino,
@@ -264,41 +255,31 @@ impl HttpCore {
 /// `head` with `Vary: Accept-Encoding` first after the split (where nginx's
 /// header filter writes it), for an uncompressed response that varies
 /// because a precompressed sibling exists.
-pub(crate) fn with_vary(head: &[u8], split: usize) -> (Vec<u8>, usize) {
-    rewrite_head(head, split, Encoded::No, true, false)
+pub(crate) fn with_vary(head: &mut FieldList) {
+    rewrite_head(head, Encoded::No, true, false)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fixtures::{fields_of, head_parts};
 
     const HEAD: &str = "Content-Type: text/html\r\nContent-Length: 9000\r\nLast-Modified: Mon, 30 Nov 2026 11:10:47 GMT\r\nETag: \"6b0d59b7-2328\"\r\nAccept-Ranges: bytes\r\n";
-    const SPLIT: usize = 93;
 
     #[test]
     fn variant_head_and_body() {
-        assert_eq!(&HEAD[SPLIT..SPLIT + 4], "ETag");
         let body = "<p>hello variants</p>\n".repeat(400);
-        let v = make_variant(
-            HEAD.as_bytes(),
-            SPLIT,
-            body.as_bytes(),
-            Coding::Gzip,
-            6,
-            true,
-        )
-        .unwrap();
-        let head = std::str::from_utf8(&v.head_chunked).unwrap();
+        let v = make_variant(&fields_of(HEAD, 3), body.as_bytes(), Coding::Gzip, 6, true).unwrap();
+        let (first, rest) = head_parts(v.head_chunked.list());
         let pre = "Content-Type: text/html\r\nLast-Modified: Mon, 30 Nov 2026 11:10:47 GMT\r\n";
         let post =
             "Vary: Accept-Encoding\r\nETag: W/\"6b0d59b7-2328\"\r\nContent-Encoding: gzip\r\n";
+        assert_eq!(first, format!("{pre}Transfer-Encoding: chunked\r\n"));
+        assert_eq!(rest, post);
         assert_eq!(
-            &head[..v.split_chunked],
-            format!("{pre}Transfer-Encoding: chunked\r\n")
+            head_parts(v.head_plain.list()),
+            (pre.to_string(), post.to_string())
         );
-        assert_eq!(&head[v.split_chunked..], post);
-        assert_eq!(&*v.head_plain, format!("{pre}{post}").as_bytes());
-        assert_eq!(v.split_plain, pre.len());
         assert_eq!(&*v.chunk_size, format!("{:x}\r\n", v.body.len()).as_bytes());
         // The streaming encoder's bytes for the whole body written at once.
         let mut e =
@@ -312,13 +293,19 @@ mod tests {
 
     #[test]
     fn vary_goes_first_after_the_split() {
-        let (out, split) = with_vary(b"A: b\r\nC: d\r\n", 6);
-        assert_eq!(out, b"A: b\r\nVary: Accept-Encoding\r\nC: d\r\n");
-        assert_eq!(split, 6);
+        let mut l = fields_of("A: b\r\nC: d\r\n", 1);
+        with_vary(&mut l);
+        assert_eq!(
+            head_parts(&l),
+            (
+                "A: b\r\n".to_string(),
+                "Vary: Accept-Encoding\r\nC: d\r\n".to_string()
+            )
+        );
     }
 
     #[test]
     fn bad_level_makes_no_variant() {
-        assert!(make_variant(HEAD.as_bytes(), SPLIT, b"x", Coding::Gzip, 99, false).is_none());
+        assert!(make_variant(&fields_of(HEAD, 3), b"x", Coding::Gzip, 99, false).is_none());
     }
 }

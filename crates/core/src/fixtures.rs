@@ -313,3 +313,41 @@ pub fn set_return(conf: &mut LocConf, code: u16, text: Option<&str>) {
         ops: vec![Op::Return { code, text }],
     }));
 }
+
+/// A head's fields as `Name: value\r\n` lines, for tests to compare with
+/// what nginx writes (the engine's HTTP/1 writer serializes them so).
+pub fn head_text(l: &peregrine_codec::fields::FieldList) -> String {
+    let (first, rest) = head_parts(l);
+    first + &rest
+}
+
+/// [`head_text`] of the fields before the split and of those after.
+pub fn head_parts(l: &peregrine_codec::fields::FieldList) -> (String, String) {
+    let t = |fs: &[peregrine_codec::fields::Field]| {
+        fs.iter()
+            .map(|f| {
+                format!(
+                    "{}: {}\r\n",
+                    String::from_utf8_lossy(&f.name),
+                    String::from_utf8_lossy(&f.value)
+                )
+            })
+            .collect::<String>()
+    };
+    (t(l.first()), t(l.rest()))
+}
+
+/// A field list from `Name: value\r\n` lines, the first `first` of them
+/// before the split.
+pub fn fields_of(text: &str, first: usize) -> peregrine_codec::fields::FieldList {
+    let mut l = peregrine_codec::fields::FieldList::new();
+    for (i, line) in text.split("\r\n").filter(|s| !s.is_empty()).enumerate() {
+        let (n, v) = line.split_once(": ").unwrap_or((line, ""));
+        if i < first {
+            l.push_first(n.to_string(), v.to_string());
+        } else {
+            l.push(n.to_string(), v.to_string());
+        }
+    }
+    l
+}

@@ -1,17 +1,16 @@
-//! Serializing the response header lines in nginx's order.
+//! The response header fields core sets, in nginx's order.
 //!
 //! `ngx_http_header_filter` writes, after the status line, `Server` and
 //! `Date`: Content-Type, Content-Length, Last-Modified, Location (when it is
 //! made absolute), Transfer-Encoding, then `Connection`/`Keep-Alive`, then
 //! the remaining headers in the order the modules added them (ETag,
 //! Content-Range, Accept-Ranges, a Location that was not made absolute).
-//! The engine writes Server, Date, Connection and Keep-Alive, so the lines
-//! here are split where Connection goes ([`Head::split`]).
+//! The engine writes Server, Date, Connection and Keep-Alive; the list's
+//! split is where Connection goes ([`FieldList::split`]).
 
-use peregrine_codec::response::{push_header, push_header_u64, push_hex_u64};
+use peregrine_codec::fields::{FieldList, IntoText, Text};
+use peregrine_codec::response::push_hex_u64;
 use peregrine_conf::model::LocConf;
-
-use crate::date::push_http_date;
 
 /// The header fields core sets; `None`/`false` fields are not written.
 #[derive(Debug, Default)]
@@ -34,65 +33,49 @@ pub(crate) struct HeadSpec<'a> {
     pub www_authenticate: Option<&'a str>,
 }
 
-/// Serialized lines and the offset where Connection/Keep-Alive go.
-#[derive(Debug, Default)]
-pub(crate) struct Head {
-    pub bytes: Vec<u8>,
-    pub split: usize,
-}
-
-impl Head {
-    /// The lines and split as a response carries them.
-    pub(crate) fn lines(self) -> (crate::response::HeadLines, usize) {
-        (crate::response::HeadLines::Owned(self.bytes), self.split)
-    }
-}
-
 impl HeadSpec<'_> {
-    pub(crate) fn write(&self) -> Head {
-        let mut b = Vec::with_capacity(256);
+    /// The fields in nginx's order, the header filter's own first.
+    pub(crate) fn write(&self) -> FieldList {
+        let mut l = FieldList::with_capacity(6);
         if let Some(ct) = self.content_type {
-            b.extend_from_slice(b"Content-Type: ");
-            b.extend_from_slice(ct.as_bytes());
-            if let Some(cs) = self.charset {
-                b.extend_from_slice(b"; charset=");
-                b.extend_from_slice(cs.as_bytes());
-            }
-            b.extend_from_slice(b"\r\n");
+            let v = match self.charset {
+                None => Text::copy(ct.as_bytes()),
+                Some(cs) => format!("{ct}; charset={cs}").into_text(),
+            };
+            l.push_first("Content-Type", v);
         }
         if let Some(len) = self.content_length {
-            push_header_u64(&mut b, b"Content-Length", len);
+            l.push_first("Content-Length", Text::copy(len.to_string().as_bytes()));
         }
         if let Some(t) = self.last_modified {
-            b.extend_from_slice(b"Last-Modified: ");
-            push_http_date(&mut b, t);
-            b.extend_from_slice(b"\r\n");
+            let mut v = [0u8; 29];
+            peregrine_codec::date::fmt_http_date(t, &mut v);
+            l.push_first("Last-Modified", Text::copy(&v));
         }
-        if let Some(l) = self.location_abs {
-            push_header(&mut b, b"Location", l.as_bytes());
+        if let Some(loc) = self.location_abs {
+            l.push_first("Location", Text::copy(loc.as_bytes()));
         }
         if self.chunked {
-            b.extend_from_slice(b"Transfer-Encoding: chunked\r\n");
+            l.push_first("Transfer-Encoding", "chunked");
         }
-        let split = b.len();
         if let Some(w) = self.www_authenticate {
-            push_header(&mut b, b"WWW-Authenticate", w.as_bytes());
+            l.push("WWW-Authenticate", Text::copy(w.as_bytes()));
         }
-        if let Some(l) = self.location_rel {
-            push_header(&mut b, b"Location", l.as_bytes());
+        if let Some(loc) = self.location_rel {
+            l.push("Location", Text::copy(loc.as_bytes()));
         }
         if let Some((mtime, size)) = self.etag {
-            b.extend_from_slice(b"ETag: ");
-            push_etag(&mut b, mtime, size);
-            b.extend_from_slice(b"\r\n");
+            let mut v = Vec::with_capacity(36);
+            push_etag(&mut v, mtime, size);
+            l.push("ETag", v);
         }
         if let Some(cr) = self.content_range {
-            push_header(&mut b, b"Content-Range", cr.as_bytes());
+            l.push("Content-Range", Text::copy(cr.as_bytes()));
         }
         if self.accept_ranges {
-            b.extend_from_slice(b"Accept-Ranges: bytes\r\n");
+            l.push("Accept-Ranges", "bytes");
         }
-        Head { bytes: b, split }
+        l
     }
 }
 
@@ -171,17 +154,27 @@ mod tests {
             ..HeadSpec::default()
         }
         .write();
-        let s = String::from_utf8(h.bytes.clone()).unwrap();
-        assert_eq!(
-            s,
-            "Content-Type: text/plain; charset=utf-8\r\nContent-Length: 20\r\n\
-             Last-Modified: Sun, 06 Nov 1994 08:49:37 GMT\r\n\
-             ETag: \"6b0d5a02-14\"\r\nAccept-Ranges: bytes\r\n"
-        );
-        assert_eq!(
-            &s[h.split..],
-            "ETag: \"6b0d5a02-14\"\r\nAccept-Ranges: bytes\r\n"
-        );
+        let fields: Vec<(String, String)> = h
+            .fields()
+            .iter()
+            .map(|f| {
+                let t = |b: &[u8]| String::from_utf8(b.to_vec()).unwrap();
+                (t(&f.name), t(&f.value))
+            })
+            .collect();
+        let want = [
+            ("Content-Type", "text/plain; charset=utf-8"),
+            ("Content-Length", "20"),
+            ("Last-Modified", "Sun, 06 Nov 1994 08:49:37 GMT"),
+            ("ETag", "\"6b0d5a02-14\""),
+            ("Accept-Ranges", "bytes"),
+        ];
+        let want: Vec<(String, String)> = want
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.to_string()))
+            .collect();
+        assert_eq!(fields, want);
+        assert_eq!(h.split(), 3);
     }
 
     #[test]

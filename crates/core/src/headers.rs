@@ -18,17 +18,17 @@
 //! (`fastpath::location_qualifies`): the filter runs on every answer.
 
 use std::borrow::Cow;
-use std::ops::Range;
 use std::time::SystemTime;
 
 use peregrine_conf::build::parse_expires;
 use peregrine_conf::model::{Expires, LocConf};
 
-use crate::date::push_http_date;
 use crate::http::Ctx;
 use std::sync::Arc;
 
-use crate::response::{Body, HeadLines, Response};
+use peregrine_codec::fields::{FieldList, IntoText, Text};
+
+use crate::response::{Body, Response};
 use crate::vars::VarCtx;
 
 /// `expires epoch`'s date (`ngx_http_set_expires`).
@@ -79,10 +79,6 @@ pub(crate) fn validators<'e>(
 }
 
 /// Applies `expires` and `add_header` to `resp` (`ngx_http_headers_filter`).
-///
-/// The usual case only adds lines: the head is then copied once, with the
-/// new lines in their place. Only `ETag` and `Last-Modified`, which edit a
-/// line of the response's own, work on a copy first.
 pub(crate) fn filter(resp: &mut Response, ctx: &Ctx<'_>) {
     // 444 sends nothing.
     if resp.status == 444 {
@@ -93,81 +89,90 @@ pub(crate) fn filter(resp: &mut Response, ctx: &Ctx<'_>) {
     if !conf.add_trailers.is_empty() {
         add_trailers(resp, ctx, safe);
     }
-    // The head with ETag/Last-Modified edits, once there is one.
-    let mut edited: Option<(Vec<u8>, usize)> = None;
-    let mut added = Vec::new();
     let vars = ctx.vars();
     let now = unix_secs(ctx.now);
+    let mut added = Added::new(&resp.head);
     if safe && conf.expires != Expires::Off {
-        let lines = resp.head.as_bytes();
-        let lm = find_line(lines, b"Last-Modified")
-            .and_then(|r| std::str::from_utf8(value_of(lines, r)).ok())
-            .and_then(peregrine_codec::date::parse_http_date);
-        push_expires(&mut added, &conf.expires, &vars, lm, now);
+        let lm = resp
+            .head
+            .get_str("Last-Modified")
+            .and_then(|v| peregrine_codec::date::parse_http_date(v.trim()));
+        if let Some((date, cc)) = expires(&conf.expires, &vars, lm, now) {
+            added.add(resp, date, cc);
+        }
     }
     for h in conf.add_headers.iter().filter(|h| safe || h.always) {
         let value = vars.expand_cow(&h.value);
-        let name = h.name.as_bytes();
-        let special = if h.name.eq_ignore_ascii_case("ETag") {
-            Some(&b"ETag"[..])
-        } else if h.name.eq_ignore_ascii_case("Last-Modified") {
-            Some(&b"Last-Modified"[..])
-        } else {
-            None
-        };
-        if let Some(special) = special {
-            let cur = edited.as_ref().map_or(resp.head.as_bytes(), |e| &e.0);
-            if let Some(r) = find_line(cur, special) {
-                let (lines, split) = edited.get_or_insert_with(|| {
-                    let head = resp.head.as_bytes().to_vec();
-                    let split = resp.head_split.min(head.len());
-                    (head, split)
-                });
-                let mut line = Vec::new();
-                if special == b"ETag" {
-                    push_line(&mut line, name, &value);
+        let etag = h.name.eq_ignore_ascii_case("ETag");
+        if etag || h.name.eq_ignore_ascii_case("Last-Modified") {
+            // nginx keeps one `headers_out.etag` (`ngx_http_set_response_header`):
+            // the ETag there, the response's own or one added before, gets
+            // the value in place; an empty value clears it. Last-Modified
+            // is cleared and added again where add_header adds.
+            let special = if etag { "ETag" } else { "Last-Modified" };
+            if let Some(at) = resp.head.position(special) {
+                let head = resp.head.to_mut();
+                if !etag || value.is_empty() {
+                    head.remove_at(at);
+                    added.removed(at);
+                } else {
+                    head.set_value(at, Text::copy(value.as_bytes()));
                 }
-                remove_or_replace(lines, split, r, &line);
-                if special == b"ETag" {
+                if etag {
                     continue;
                 }
             }
-            // An ETag this filter added before: replaced too (nginx keeps
-            // one `headers_out.etag`; an empty value clears it).
-            if special == b"ETag"
-                && let Some(r) = find_line(&added, special)
-            {
-                added.drain(r);
-            }
             // nginx's header filter drops Last-Modified but on these.
-            if special == b"Last-Modified" && !matches!(resp.status, 200 | 206 | 304) {
+            if !etag && !matches!(resp.status, 200 | 206 | 304) {
                 continue;
             }
         }
-        push_line(&mut added, name, &value);
+        if !value.is_empty() {
+            added.add_field(
+                resp,
+                Text::copy(h.name.as_bytes()),
+                Text::copy(value.as_bytes()),
+            );
+        }
     }
-    if added.is_empty() && edited.is_none() {
-        return;
+}
+
+/// Where the filter's fields go: after the others of the list, before
+/// Content-Range and Accept-Ranges (the range filter's, which runs after
+/// it), in the order added.
+struct Added {
+    at: usize,
+}
+
+impl Added {
+    fn new(head: &FieldList) -> Added {
+        let split = head.split();
+        let at = head.fields()[split..]
+            .iter()
+            .position(|f| f.is("Content-Range") || f.is("Accept-Ranges"))
+            .map_or(head.len(), |i| i + split);
+        Added { at }
     }
-    let (lines, split) = match &edited {
-        Some((lines, split)) => (&lines[..], *split),
-        None => (
-            resp.head.as_bytes(),
-            resp.head_split.min(resp.head.as_bytes().len()),
-        ),
-    };
-    // Content-Range and Accept-Ranges are the range filter's: after these.
-    let at = [&b"Content-Range"[..], b"Accept-Ranges"]
-        .iter()
-        .filter_map(|n| find_line(&lines[split..], n).map(|r| r.start + split))
-        .min()
-        .unwrap_or(lines.len());
-    let mut head = Vec::with_capacity(lines.len() + added.len());
-    head.extend_from_slice(&lines[..at]);
-    head.extend_from_slice(&added);
-    head.extend_from_slice(&lines[at..]);
-    resp.head = HeadLines::Owned(head);
-    resp.head_split = split;
+
+    /// `Expires` and `Cache-Control`.
+    fn add(&mut self, resp: &mut Response, date: Text, cc: Text) {
+        self.add_field(resp, "Expires".into_text(), date);
+        self.add_field(resp, "Cache-Control".into_text(), cc);
+    }
+
+    fn add_field(&mut self, resp: &mut Response, name: Text, value: Text) {
+        let head = resp.head.to_mut();
+        let at = self.at.max(head.split()).min(head.len());
+        head.insert(at, name, value);
+        self.at = at + 1;
+    }
+
+    /// The field at `at` was removed.
+    fn removed(&mut self, at: usize) {
+        if at < self.at {
+            self.at -= 1;
+        }
+    }
 }
 
 /// `add_trailer` (`ngx_http_trailers_filter`, written by nginx's chunked
@@ -188,31 +193,32 @@ fn add_trailers(resp: &mut Response, ctx: &Ctx<'_>, safe: bool) {
     {
         return;
     }
-    let mut end = b"0\r\n".to_vec();
+    let mut trailers = FieldList::new();
     for t in ctx.conf.add_trailers.iter().filter(|t| safe || t.always) {
         // nginx evaluates each trailer after the ones before it are in
         // the list: `$sent_trailer_*` sees them, `$sent_http_*` the head.
         let value = {
             let vars = VarCtx {
-                sent: Some((resp.head.as_bytes(), &end[3..])),
+                sent: Some((&resp.head, &trailers)),
                 ..ctx.vars()
             };
             vars.expand_cow(&t.value).into_owned()
         };
-        push_line(&mut end, t.name.as_bytes(), &value);
+        if !value.is_empty() {
+            trailers.push(t.name.clone().into_bytes(), value.into_bytes());
+        }
+    }
+    let mut end = b"0\r\n".to_vec();
+    for f in trailers.fields() {
+        push_line(&mut end, &f.name, &f.value);
     }
     end.extend_from_slice(b"\r\n");
-    if find_line(resp.head.as_bytes(), b"Transfer-Encoding").is_some() {
+    if resp.head.has("Transfer-Encoding") {
         return replace_last_chunk(&mut resp.body, &end);
     }
-    let mut head = resp.head.as_bytes().to_vec();
-    let mut split = resp.head_split.min(head.len());
-    if let Some(r) = find_line(&head, b"Content-Length") {
-        remove_or_replace(&mut head, &mut split, r, b"");
-    }
-    const CHUNKED: &[u8] = b"Transfer-Encoding: chunked\r\n";
-    head.splice(split..split, CHUNKED.iter().copied());
-    split += CHUNKED.len();
+    let head = resp.head.to_mut();
+    head.remove("Content-Length");
+    head.push_first("Transfer-Encoding", "chunked");
     let len = resp.body.len();
     let body = std::mem::replace(&mut resp.body, Body::Empty);
     let mut parts = Vec::with_capacity(4);
@@ -226,8 +232,6 @@ fn add_trailers(resp: &mut Response, ctx: &Ctx<'_>, safe: bool) {
     }
     parts.push(Body::Shared(Arc::from(end)));
     resp.body = Body::Parts(parts);
-    resp.head = HeadLines::Owned(head);
-    resp.head_split = split;
     resp.content_length = None;
     resp.compressible = false;
 }
@@ -261,81 +265,27 @@ fn replace_last_chunk(body: &mut Body, end: &[u8]) {
 /// The end of a body chunked by core.
 const LAST_CHUNK: &[u8] = b"0\r\n\r\n";
 
-/// `Name: value\r\n`.
-/// Appends `name: value\r\n` to `out`; an empty value adds nothing.
-fn push_line(out: &mut Vec<u8>, name: &[u8], value: &str) {
-    if value.is_empty() {
-        return;
-    }
+/// Appends the trailer line `name: value\r\n` to `out` (trailers are
+/// written by the chunked framing, inside the body).
+fn push_line(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
     out.reserve(name.len() + value.len() + 4);
     out.extend_from_slice(name);
     out.extend_from_slice(b": ");
-    out.extend_from_slice(value.as_bytes());
+    out.extend_from_slice(value);
     out.extend_from_slice(b"\r\n");
 }
 
-/// Puts `with` (whole lines, maybe none) where the line `r` was.
-pub(crate) fn remove_or_replace(
-    lines: &mut Vec<u8>,
-    split: &mut usize,
-    r: Range<usize>,
-    with: &[u8],
-) {
-    if r.start < *split {
-        *split = *split + with.len() - r.len();
-    }
-    lines.splice(r, with.iter().copied());
-}
-
-/// The value of field `name` (`_` for `-`, any case) in serialized
-/// `lines` (`$sent_http_*`, `$sent_trailer_*`).
-pub(crate) fn field_value<'a>(lines: &'a [u8], name: &str) -> Option<&'a str> {
-    let mut at = 0;
-    while at < lines.len() {
-        let end = memchr::memchr(b'\n', &lines[at..]).map_or(lines.len(), |n| at + n + 1);
-        let line = &lines[at..end];
-        let n = name.len();
-        if line.len() > n
-            && line[n] == b':'
-            && line[..n]
+/// The value of field `name` (`_` for `-`, any case) in `list`
+/// (`$sent_http_*`, `$sent_trailer_*`).
+pub(crate) fn field_value<'a>(list: &'a FieldList, name: &str) -> Option<&'a str> {
+    let f = list.fields().iter().find(|f| {
+        f.name.len() == name.len()
+            && f.name
                 .iter()
                 .zip(name.bytes())
                 .all(|(&a, b)| a.eq_ignore_ascii_case(&b) || (a == b'-' && b == b'_'))
-        {
-            let v = std::str::from_utf8(&line[n + 1..]).ok()?;
-            return Some(v.trim_matches([' ', '\t', '\r', '\n']));
-        }
-        at = end;
-    }
-    None
-}
-
-/// The byte range of the line (CRLF included) whose field name is `name`.
-pub(crate) fn find_line(lines: &[u8], name: &[u8]) -> Option<Range<usize>> {
-    let mut at = 0;
-    while at < lines.len() {
-        // Lines end in CRLF, and a serialized head has no other LF.
-        let end = memchr::memchr(b'\n', &lines[at..]).map_or(lines.len(), |n| at + n + 1);
-        let line = &lines[at..end];
-        if line.len() > name.len()
-            && line[name.len()] == b':'
-            && line[..name.len()].eq_ignore_ascii_case(name)
-        {
-            return Some(at..end);
-        }
-        at = end;
-    }
-    None
-}
-
-/// The value of the line at `r` (after `Name: `, before CRLF).
-pub(crate) fn value_of(lines: &[u8], r: Range<usize>) -> &[u8] {
-    let line = &lines[r];
-    let colon = line.iter().position(|&c| c == b':').unwrap_or(0);
-    line[colon + 1..]
-        .strip_suffix(b"\r\n")
-        .unwrap_or(&line[colon + 1..])
-        .trim_ascii()
+    })?;
+    std::str::from_utf8(&f.value).ok().map(str::trim)
 }
 
 fn unix_secs(t: SystemTime) -> i64 {
@@ -351,24 +301,21 @@ fn next_time(when: i64, now: i64) -> i64 {
     if next > now { next } else { next + DAY_SECS }
 }
 
-/// `Expires` and `Cache-Control` as `ngx_http_set_expires` writes them;
-/// `lm`: the response's Last-Modified time.
-fn push_expires(out: &mut Vec<u8>, e: &Expires, vars: &VarCtx<'_>, lm: Option<i64>, now: i64) {
+/// `Expires` (a date) and `Cache-Control` as `ngx_http_set_expires` writes
+/// them; `lm`: the response's Last-Modified time.
+fn expires(e: &Expires, vars: &VarCtx<'_>, lm: Option<i64>, now: i64) -> Option<(Text, Text)> {
     // nginx tests the configured time's sign (0 for a value with variables).
     let (e, conf_negative) = match e {
         Expires::Variable { modified, value } => {
-            match parse_expires(&vars.expand(value), *modified) {
-                Ok(e) => (e, false),
-                Err(_) => return,
-            }
+            (parse_expires(&vars.expand(value), *modified).ok()?, false)
         }
         Expires::Access(t) | Expires::Modified(t) | Expires::Daily(t) => (e.clone(), *t < 0),
         e => (e.clone(), false),
     };
     let (when, max_age) = match e {
-        Expires::Off | Expires::Variable { .. } => return,
-        Expires::Epoch => return push_pair(out, EPOCH_DATE, b"no-cache"),
-        Expires::Max => return push_pair(out, MAX_DATE, MAX_AGE_MAX),
+        Expires::Off | Expires::Variable { .. } => return None,
+        Expires::Epoch => return Some((Text::Static(EPOCH_DATE), Text::Static(b"no-cache"))),
+        Expires::Max => return Some((Text::Static(MAX_DATE), Text::Static(MAX_AGE_MAX))),
         Expires::Access(0) | Expires::Modified(0) => (now, 0),
         Expires::Daily(t) => {
             let next = next_time(t, now);
@@ -380,22 +327,14 @@ fn push_expires(out: &mut Vec<u8>, e: &Expires, vars: &VarCtx<'_>, lm: Option<i6
         }
         Expires::Access(t) | Expires::Modified(t) => (now.saturating_add(t), t),
     };
-    let mut date = Vec::with_capacity(29);
-    push_http_date(&mut date, when);
+    let mut date = [0u8; 29];
+    peregrine_codec::date::fmt_http_date(when, &mut date);
     let cc = if conf_negative || max_age < 0 {
-        Cow::Borrowed("no-cache")
+        Text::Static(b"no-cache")
     } else {
-        Cow::Owned(format!("max-age={max_age}"))
+        Text::copy(format!("max-age={max_age}").as_bytes())
     };
-    push_pair(out, &date, cc.as_bytes());
-}
-
-fn push_pair(out: &mut Vec<u8>, date: &[u8], cc: &[u8]) {
-    out.extend_from_slice(b"Expires: ");
-    out.extend_from_slice(date);
-    out.extend_from_slice(b"\r\nCache-Control: ");
-    out.extend_from_slice(cc);
-    out.extend_from_slice(b"\r\n");
+    Some((Text::copy(&date), cc))
 }
 
 #[cfg(test)]
@@ -403,12 +342,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn lines_are_found_by_name_ignoring_case() {
-        let h = b"Content-Type: text/html\r\nETag: \"a\"\r\nAccept-Ranges: bytes\r\n";
-        assert_eq!(find_line(h, b"etag"), Some(25..36));
-        assert_eq!(value_of(h, 25..36), b"\"a\"");
-        assert_eq!(find_line(h, b"Content"), None);
-        assert_eq!(find_line(h, b"Accept-Ranges").map(|r| r.end), Some(h.len()));
+    fn sent_fields_are_found_with_underscores_for_dashes() {
+        let mut l = FieldList::new();
+        l.push("Content-Type", "text/html");
+        l.push("X-Foo-Bar", " v ");
+        assert_eq!(field_value(&l, "content_type"), Some("text/html"));
+        assert_eq!(field_value(&l, "x_foo_bar"), Some("v"));
+        assert_eq!(field_value(&l, "x_foo"), None);
     }
 
     #[test]

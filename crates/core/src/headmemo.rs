@@ -14,6 +14,8 @@
 
 use std::sync::Arc;
 
+use peregrine_codec::fields::SharedFields;
+
 use crate::fcache::FileInfo;
 use crate::fxhash::FxHashMap;
 use crate::mcache::Owner;
@@ -30,8 +32,7 @@ struct Memo {
     mtime: i64,
     ino: u64,
     dev: u64,
-    head: Arc<[u8]>,
-    split: usize,
+    head: Arc<SharedFields>,
 }
 
 #[derive(Debug, Default)]
@@ -51,26 +52,25 @@ impl Memo {
 }
 
 impl HeadMemo {
-    /// The head lines and split remembered for `path`, if they were made
+    /// The head fields remembered for `path`, if they were made
     /// for this location, extension and file.
     pub(crate) fn get(
         &self,
         path: &str,
         owner: &Owner<'_>,
         info: &FileInfo,
-    ) -> Option<(Arc<[u8]>, usize)> {
+    ) -> Option<Arc<SharedFields>> {
         let m = self.map.get(path)?;
-        m.matches(owner, info).then(|| (m.head.clone(), m.split))
+        m.matches(owner, info).then(|| m.head.clone())
     }
 
-    /// Remembers the head lines of `path`'s 200.
+    /// Remembers the head fields of `path`'s 200.
     pub(crate) fn put(
         &mut self,
         path: &str,
         owner: &Owner<'_>,
         info: &FileInfo,
-        head: Arc<[u8]>,
-        split: usize,
+        head: Arc<SharedFields>,
     ) {
         if self.map.len() >= HEAD_MEMO_MAX && !self.map.contains_key(path) {
             self.map.clear();
@@ -83,7 +83,6 @@ impl HeadMemo {
             ino: info.ino,
             dev: info.dev,
             head,
-            split,
         };
         self.map.insert(path.into(), memo);
     }
@@ -119,8 +118,13 @@ mod tests {
         let mut m = HeadMemo::default();
         let own = owner(7, "html");
         let f = info(100, 5, 9);
-        m.put("/www/a.html", &own, &f, Arc::from(&b"H"[..]), 1);
-        assert_eq!(m.get("/www/a.html", &own, &f).map(|h| h.1), Some(1));
+        let mut h = peregrine_codec::fields::FieldList::new();
+        h.push_first("H", "1");
+        m.put("/www/a.html", &own, &f, Arc::new(SharedFields::new(h)));
+        assert_eq!(
+            m.get("/www/a.html", &own, &f).map(|h| h.list().split()),
+            Some(1)
+        );
         let upper = owner(7, "HTML");
         assert!(
             m.get("/www/a.html", &upper, &f).is_some(),
@@ -145,8 +149,7 @@ mod tests {
                 &format!("/f{i}"),
                 &own,
                 &info(1, 1, 1),
-                Arc::from(&b""[..]),
-                0,
+                Arc::new(SharedFields::default()),
             );
             assert!(m.len() <= HEAD_MEMO_MAX);
         }

@@ -8,8 +8,10 @@
 //! stub_status, and keep the per-worker open-file and memory caches and
 //! the static hit fast path's routes (`fastpath`); run the rewrite
 //! module's scripts ([`rewrite`]: `rewrite`, `if`, `set`, `return`).
-//! The result is a [`Response`] description: status, serialized header
-//! lines and where the body bytes live; the engine writes it.
+//! The result is a [`Response`] description: status, the header fields as
+//! a structured list ([`FieldList`], in nginx's order; serialized only by
+//! the engine's protocol writers) and where the body bytes live; the
+//! engine writes it.
 //!
 //! Not owned here: sockets and the event loop (engine), HTTP parsing
 //! (codec), compression (compress: [`Response::compressible`] marks the
@@ -77,8 +79,9 @@ pub mod zone;
 mod geo;
 
 pub use http::{HttpCore, MAX_URI_CHANGES};
+pub use peregrine_codec::fields::{Field, FieldList, SharedFields};
 pub use request::{Method, RequestView};
-pub use response::{Body, ConnInfo, HeadLines, Response, StatusSource, StubStatus};
+pub use response::{Body, ConnInfo, Head, Response, StatusSource, StubStatus};
 pub use vars::request_id;
 // stream: `allow`/`deny` in stream servers match as http's.
 pub use access::net_matches as access_net_matches;

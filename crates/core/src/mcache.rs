@@ -1,6 +1,6 @@
 //! Peregrine's per-worker memory cache for small static files
 //! (`memory_cache size=... max_file=...`): the body as `Arc<[u8]>` and the
-//! pre-serialized 200 head, so a hit costs neither a system call nor an
+//! 200 head's fields (serialized once by the HTTP/1 writer), so a hit costs neither a system call nor an
 //! allocation. An entry is trusted for `open_file_cache_valid`, then
 //! re-checked with one `stat`: a different inode, size or mtime drops it and
 //! the new content is served (and cached again).
@@ -19,6 +19,7 @@ use std::os::unix::fs::MetadataExt;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use peregrine_codec::fields::SharedFields;
 use peregrine_compress::Coding;
 
 use crate::fxhash::FxHashMap;
@@ -30,13 +31,10 @@ pub(crate) struct Variant {
     pub level: i32,
     /// The head says `Vary: Accept-Encoding`.
     pub vary: bool,
-    /// Head lines with `Transfer-Encoding: chunked` (HTTP/1.1 GET), and
-    /// where Connection goes in them.
-    pub head_chunked: Arc<[u8]>,
-    pub split_chunked: usize,
-    /// Head lines without it (HEAD, HTTP/1.0).
-    pub head_plain: Arc<[u8]>,
-    pub split_plain: usize,
+    /// Head fields with `Transfer-Encoding: chunked` (HTTP/1.1 GET).
+    pub head_chunked: Arc<SharedFields>,
+    /// Head fields without it (HEAD, HTTP/1.0).
+    pub head_plain: Arc<SharedFields>,
     /// The chunk-size line of the single chunk the body is sent as.
     pub chunk_size: Arc<[u8]>,
     /// The compressed body.
@@ -62,9 +60,9 @@ pub(crate) struct MemEntry {
     /// does not go back).
     fresh_until: Option<SystemTime>,
     used: SystemTime,
-    /// Head lines for a GET/HEAD 200 and where Connection goes.
-    pub head: Arc<[u8]>,
-    pub split: usize,
+    /// Head fields for a GET/HEAD 200 (the HTTP/1 writer keeps their
+    /// serialization with them).
+    pub head: Arc<SharedFields>,
     pub body: Arc<[u8]>,
     pub size: u64,
     /// `body` is the file. `false`: an entry kept only for its compressed
@@ -91,8 +89,7 @@ impl MemEntry {
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         body: Arc<[u8]>,
-        head: Arc<[u8]>,
-        split: usize,
+        head: Arc<SharedFields>,
         owner: Owner<'_>,
         mtime: i64,
         ino: u64,
@@ -104,7 +101,6 @@ impl MemEntry {
             size: body.len() as u64,
             body,
             head,
-            split,
             conf_id: owner.conf_id,
             exten: owner.exten.into(),
             mtime,
@@ -368,8 +364,7 @@ mod tests {
         let m = std::fs::metadata(path).unwrap();
         MemEntry::new(
             body.into(),
-            Arc::from(&b"H"[..]),
-            0,
+            Arc::new(SharedFields::default()),
             Owner {
                 conf_id: 7,
                 exten: "txt",

@@ -18,7 +18,9 @@ use peregrine_conf::model::LocConf;
 
 use crate::http::{Ctx, HttpCore, Step};
 use crate::request::Method;
-use crate::response::{Body, HeadLines, Response};
+use peregrine_codec::fields::FieldList;
+
+use crate::response::{Body, Response};
 use crate::special::{self, PageCtx, Special};
 
 /// Server blocks counted separately in `peregrine_requests_total`; blocks
@@ -275,15 +277,13 @@ impl HttpCore {
         let names: Vec<&str> = self.servers.iter().map(|s| s.name.as_str()).collect();
         let mut text = String::with_capacity(4096);
         render(snap, &names, &mut text);
-        let head = format!(
-            "Content-Type: text/plain; version=0.0.4\r\nContent-Length: {}\r\n",
-            text.len()
-        );
+        let mut head = FieldList::with_capacity(2);
+        head.push_first("Content-Type", "text/plain; version=0.0.4");
+        head.set_content_length(Some(text.len() as u64));
         let header_only = method == Method::Head;
         Response {
             status: 200,
-            head_split: head.len(),
-            head: HeadLines::Owned(head.into_bytes()),
+            head: head.into(),
             content_length: Some(text.len() as u64),
             body: if header_only {
                 Body::Empty

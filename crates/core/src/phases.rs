@@ -9,7 +9,7 @@ use crate::fcache::{self, Call, Errno, FileInfo, OpenError, Policy};
 use crate::head::{HeadSpec, charset_for, content_type};
 use crate::http::{Ctx, HttpCore, Step, split_args};
 use crate::request::Method;
-use crate::response::{Body, ErrorNote, HeadLines, Response, StubStatus};
+use crate::response::{Body, ErrorNote, Head, Response, StubStatus};
 use crate::special::Special;
 
 /// [`escapes_root`] for a path mapped under `conf`'s `root`/`alias`: the
@@ -515,8 +515,7 @@ pub(crate) fn simple(
     let h = head.write();
     Response {
         status,
-        head: HeadLines::Owned(h.bytes),
-        head_split: h.split,
+        head: h.into(),
         body,
         content_length: len,
         keepalive: true,
@@ -531,8 +530,7 @@ pub(crate) fn simple(
 fn close_silently(conf: &Arc<peregrine_conf::model::LocConf>) -> Response {
     Response {
         status: 444,
-        head: HeadLines::default(),
-        head_split: 0,
+        head: Head::default(),
         body: Body::Empty,
         content_length: None,
         keepalive: false,

@@ -10,6 +10,7 @@ use std::net::SocketAddr;
 use std::rc::Rc;
 use std::sync::Arc;
 
+use peregrine_codec::fields::{FieldList, SharedFields};
 use peregrine_conf::model::{LocConf, ServerConf};
 
 /// What the engine knows about the connection a request arrived on.
@@ -84,27 +85,49 @@ impl Body {
     }
 }
 
-/// Serialized header lines, each `Name: value\r\n`, without the final blank
-/// line.
+/// A response's header fields: shared with a cache (a memory-cache hit
+/// allocates nothing) or the response's own. Serialized only by the
+/// engine's protocol writers.
 #[derive(Debug, Clone)]
-pub enum HeadLines {
-    /// Pre-serialized and cached (memory-cache hits): no allocation per request.
-    Shared(Arc<[u8]>),
-    Owned(Vec<u8>),
+pub enum Head {
+    Shared(Arc<SharedFields>),
+    Owned(FieldList),
 }
 
-impl HeadLines {
-    pub fn as_bytes(&self) -> &[u8] {
+impl Head {
+    /// The fields, to change: a shared list is copied first.
+    pub fn to_mut(&mut self) -> &mut FieldList {
+        if let Head::Shared(s) = self {
+            *self = Head::Owned(s.list().clone());
+        }
         match self {
-            HeadLines::Shared(b) => b,
-            HeadLines::Owned(b) => b,
+            Head::Owned(l) => l,
+            Head::Shared(_) => unreachable!("made owned above"),
         }
     }
 }
 
-impl Default for HeadLines {
+impl std::ops::Deref for Head {
+    type Target = FieldList;
+
+    #[inline]
+    fn deref(&self) -> &FieldList {
+        match self {
+            Head::Shared(l) => l.list(),
+            Head::Owned(l) => l,
+        }
+    }
+}
+
+impl Default for Head {
     fn default() -> Self {
-        HeadLines::Owned(Vec::new())
+        Head::Owned(FieldList::new())
+    }
+}
+
+impl From<FieldList> for Head {
+    fn from(l: FieldList) -> Head {
+        Head::Owned(l)
     }
 }
 
@@ -115,17 +138,12 @@ impl Default for HeadLines {
 #[derive(Debug, Clone)]
 pub struct Response {
     pub status: u16,
-    /// Serialized header lines (`Name: value\r\n`...) EXCEPT `Server`,
-    /// `Date`, `Connection` and `Keep-Alive`, which the engine writes.
-    /// Includes Content-Type, Content-Length (when known), Last-Modified,
-    /// ETag, Accept-Ranges, Location, Content-Range, ...
-    pub head: HeadLines,
-    /// Where in `head` the engine writes `Connection` and `Keep-Alive`:
-    /// nginx puts them after Content-Type, Content-Length, Last-Modified,
-    /// an absolute Location and Transfer-Encoding, but before ETag,
-    /// Accept-Ranges, Content-Range and other headers. The engine writes
-    /// `head[..head_split]`, Connection/Keep-Alive, `head[head_split..]`.
-    pub head_split: usize,
+    /// The header fields, in nginx's order, EXCEPT `Server`, `Date`,
+    /// `Connection` and `Keep-Alive`, which the protocol writer adds:
+    /// Content-Type, Content-Length (when known), Last-Modified, ETag,
+    /// Accept-Ranges, Location, Content-Range, ... The list's split is where
+    /// nginx's header filter puts `Connection` in HTTP/1.
+    pub head: Head,
     pub body: Body,
     /// The body length announced in `Content-Length` (also for HEAD, where
     /// the body is not sent). `None` when the head has no Content-Length:

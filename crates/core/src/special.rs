@@ -11,7 +11,7 @@ use peregrine_conf::model::{ErrorPageConf, LocConf, ServerTokens};
 use crate::fastpath::FastReq;
 use crate::head::{HeadSpec, charset_for};
 use crate::http::HttpCore;
-use crate::response::{Body, ConnInfo, ErrorNote, HeadLines, Response};
+use crate::response::{Body, ConnInfo, ErrorNote, Response};
 
 /// nginx's `ngx_http_msie_padding`: appended to 4xx/5xx pages for MSIE and
 /// Chrome so that they show the page instead of their own.
@@ -141,8 +141,7 @@ pub(crate) fn builtin(sp: &Special, ctx: &PageCtx<'_>) -> Response {
     };
     Response {
         status,
-        head: HeadLines::Owned(head.bytes),
-        head_split: head.split,
+        head: head.into(),
         body,
         content_length: (!no_length).then_some(len as u64),
         keepalive: !closes_connection(status),

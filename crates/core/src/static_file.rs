@@ -18,7 +18,9 @@ use crate::mcache::{MemEntry, Owner};
 use crate::phases::{map_uri, open_error_status};
 use crate::range::{self, Ranges};
 use crate::request::Method;
-use crate::response::{Body, ErrorNote, HeadLines, Response};
+use peregrine_codec::fields::SharedFields;
+
+use crate::response::{Body, ErrorNote, Head, Response};
 use crate::special::Special;
 use crate::static_variants::Precompressed;
 
@@ -141,8 +143,7 @@ impl HttpCore {
                 // `variant_insert` makes it from the file.
                 return None;
             }
-            let made =
-                compress_variant::make_variant(&e.head, e.split, &e.body, coding, level, vary);
+            let made = compress_variant::make_variant(e.head.list(), &e.body, coding, level, vary);
             if let Some(v) = made {
                 self.mcache.compressions += 1;
                 let r = compress_variant::variant_response(ctx, &v);
@@ -182,8 +183,7 @@ impl HttpCore {
         let head = self.full_head(ctx, info, 200);
         let entry = MemEntry::new(
             Arc::from(body),
-            Arc::from(head.bytes),
-            head.split,
+            Arc::new(SharedFields::new(head)),
             owner(ctx),
             info.mtime,
             info.ino,
@@ -203,7 +203,7 @@ impl HttpCore {
         ctx: &Ctx<'_>,
         info: &FileInfo,
         status: u16,
-    ) -> crate::head::Head {
+    ) -> peregrine_codec::fields::FieldList {
         let (ty, cs) = content_type(&ctx.conf, &ctx.uri);
         HeadSpec {
             // `default_type ""`: nginx sends no Content-Type at all.
@@ -288,10 +288,9 @@ impl HttpCore {
         // `gzip_static` ran before the file was opened (static_variants).
         let body = whole_file_body(ctx, info);
         let head = if status == 200 {
-            let (lines, split) = self.memo_head(ctx, info);
-            (HeadLines::Shared(lines), split)
+            Head::Shared(self.memo_head(ctx, info))
         } else {
-            self.full_head(ctx, info, status).lines()
+            self.full_head(ctx, info, status).into()
         };
         let r = self.file_response(ctx, status, head, body, info.size, true);
         // The engine's filter adds `Vary` when it finds the file eligible;
@@ -301,23 +300,21 @@ impl HttpCore {
 
     /// The 200 head lines of a file answered from its descriptor, from the
     /// head memo when it holds them for this file.
-    fn memo_head(&mut self, ctx: &Ctx<'_>, info: &FileInfo) -> (Arc<[u8]>, usize) {
+    fn memo_head(&mut self, ctx: &Ctx<'_>, info: &FileInfo) -> Arc<SharedFields> {
         let owner = owner(ctx);
         if let Some(h) = self.heads.get(&self.path_buf, &owner, info) {
             return h;
         }
-        let head = self.full_head(ctx, info, 200);
-        let lines: Arc<[u8]> = Arc::from(head.bytes);
-        self.heads
-            .put(&self.path_buf, &owner, info, lines.clone(), head.split);
-        (lines, head.split)
+        let head = Arc::new(SharedFields::new(self.full_head(ctx, info, 200)));
+        self.heads.put(&self.path_buf, &owner, info, head.clone());
+        head
     }
 
     pub(crate) fn file_response(
         &self,
         ctx: &Ctx<'_>,
         status: u16,
-        (head, head_split): (HeadLines, usize),
+        head: Head,
         body: Body,
         len: u64,
         compressible: bool,
@@ -325,7 +322,6 @@ impl HttpCore {
         Response {
             status,
             head,
-            head_split,
             body,
             content_length: Some(len),
             keepalive: true,
@@ -346,8 +342,7 @@ impl HttpCore {
         .write();
         Response {
             status: 304,
-            head: HeadLines::Owned(head.bytes),
-            head_split: head.split,
+            head: head.into(),
             body: Body::Empty,
             content_length: None,
             keepalive: true,
@@ -379,7 +374,7 @@ impl HttpCore {
             },
             _ => Body::Empty,
         };
-        self.file_response(ctx, 206, head.lines(), body, end - start, false)
+        self.file_response(ctx, 206, head.into(), body, end - start, false)
     }
 
     /// multipart/byteranges as `ngx_http_range_multipart_header`.
@@ -420,7 +415,7 @@ impl HttpCore {
         }
         .write();
         let body = if ctx.header_only() { Body::Empty } else { body };
-        self.file_response(ctx, 206, head.lines(), body, len, false)
+        self.file_response(ctx, 206, head.into(), body, len, false)
     }
 }
 
@@ -469,8 +464,7 @@ pub(crate) fn plain_hit(
     let header_only = method == Method::Head;
     Response {
         status: 200,
-        head: HeadLines::Shared(e.head.clone()),
-        head_split: e.split,
+        head: Head::Shared(e.head.clone()),
         body: if header_only {
             Body::Empty
         } else {
@@ -501,9 +495,7 @@ pub(crate) fn vary_if(r: Response, vary: bool) -> Response {
 
 /// `r` with `Vary: Accept-Encoding`.
 fn add_vary(mut r: Response) -> Response {
-    let (lines, split) = compress_variant::with_vary(r.head.as_bytes(), r.head_split);
-    r.head = HeadLines::Owned(lines);
-    r.head_split = split;
+    compress_variant::with_vary(r.head.to_mut());
     r
 }
 

@@ -20,7 +20,6 @@ use crate::fcache::{FileInfo, open_uncached};
 use crate::head::etag_value;
 use crate::http::{Ctx, HttpCore, Step};
 use crate::request::Method;
-use crate::response::HeadLines;
 use crate::special::Special;
 
 /// The outcome of looking for precompressed siblings.
@@ -97,19 +96,15 @@ impl HttpCore {
                 Verdict::PreconditionFailed => return Step::Special(Special::status(412)),
                 Verdict::NotModified => {
                     let mut r = self.not_modified(ctx, info);
-                    let (lines, split) =
-                        rewrite_head(r.head.as_bytes(), r.head_split, encoded, vary, false);
-                    r.head = HeadLines::Owned(lines);
-                    r.head_split = split;
+                    rewrite_head(r.head.to_mut(), encoded, vary, false);
                     return Step::Done(r);
                 }
             }
         }
-        let head = self.full_head(ctx, info, status);
-        let (bytes, split) = rewrite_head(&head.bytes, head.split, encoded, vary, false);
+        let mut head = self.full_head(ctx, info, status);
+        rewrite_head(&mut head, encoded, vary, false);
         let body = crate::static_file::whole_file_body(ctx, info);
-        let head = (crate::HeadLines::Owned(bytes), split);
-        Step::Done(self.file_response(ctx, status, head, body, info.size, false))
+        Step::Done(self.file_response(ctx, status, head.into(), body, info.size, false))
     }
 }
 
@@ -155,7 +150,7 @@ mod tests {
     }
 
     fn head(r: &Response) -> String {
-        String::from_utf8(r.head.as_bytes().to_vec()).unwrap()
+        crate::fixtures::head_text(&r.head)
     }
 
     /// The data of a chunked body made of a single chunk (the compressed

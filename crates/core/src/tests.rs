@@ -107,8 +107,8 @@ impl Fixture {
             headers: &r.headers,
         };
         let resp = self.core.handle_view(&conn(self.local), &view, self.now);
-        let head = String::from_utf8(resp.head.as_bytes().to_vec()).unwrap();
-        let pre = head[..resp.head_split].to_string();
+        let (pre, rest) = crate::fixtures::head_parts(&resp.head);
+        let head = format!("{pre}{rest}");
         let body = body_bytes(&resp.body);
         Out {
             status: resp.status,
@@ -395,7 +395,7 @@ fn return_directive_variants() {
     assert!(o.pre.ends_with("Location: http://a.test:8080/x?y\r\n"));
     let o = f.run(&get("/ret301abs"));
     assert_eq!(
-        &o.head[o.resp.head_split..],
+        &o.head[o.pre.len()..],
         "Location: https://example.com/z\r\n"
     );
     let o = f.run(&get("/ret404"));
@@ -466,10 +466,7 @@ fn error_pages() {
     }
     let o = f.run(&get("/ep4/x"));
     assert_eq!(o.status, 302);
-    assert_eq!(
-        &o.head[o.resp.head_split..],
-        "Location: http://example.com/e\r\n"
-    );
+    assert_eq!(&o.head[o.pre.len()..], "Location: http://example.com/e\r\n");
     assert_eq!(f.run(&get("/ep5/x")).status, 301);
     let o = f.run(&get("/ep6/x"));
     assert_eq!((o.status, o.body.as_slice()), (404, &b"named /ep6/x"[..]));
@@ -733,7 +730,7 @@ fn memory_cache_serves_shared_and_revalidates() {
     let second = f.run(&get("/r.txt"));
     assert_eq!(first.head, second.head);
     assert_eq!(second.body, b"abc");
-    assert!(matches!(second.resp.head, crate::HeadLines::Shared(_)));
+    assert!(matches!(second.resp.head, crate::Head::Shared(_)));
     assert!(matches!(second.resp.body, Body::Shared(_)));
     assert_eq!(f.core.mcache.syscalls, 0);
     // Conditional and range requests still work on cached files.
@@ -792,7 +789,7 @@ fn large_file_head_is_remembered_per_file_and_extension() {
     let first = f.run(&get("/big.html"));
     let second = f.run(&get("/big.html"));
     assert_eq!(first.head, second.head);
-    assert!(matches!(second.resp.head, crate::HeadLines::Shared(_)));
+    assert!(matches!(second.resp.head, crate::Head::Shared(_)));
     assert!(matches!(second.resp.body, Body::File { .. }));
     assert_eq!(f.core.heads.len(), 1);
     assert!(

@@ -18,7 +18,7 @@ use std::net::IpAddr;
 use peregrine_conf::model::{USERID_MAX_EXPIRES, UseridConf, UseridMode};
 
 use crate::http::Ctx;
-use crate::response::{HeadLines, Response};
+use crate::response::Response;
 use crate::secure_link::{decode_base64, encode_base64};
 use crate::vars::VarCtx;
 
@@ -265,19 +265,11 @@ fn set_cookie(v: &VarCtx<'_>, conf: &UseridConf, uid: &Uid, r: &mut Response) {
         c.push_str("; samesite=");
         c.push_str(s);
     }
-    let mut head = match std::mem::take(&mut r.head) {
-        HeadLines::Owned(b) => b,
-        HeadLines::Shared(b) => b.to_vec(),
-    };
-    head.extend_from_slice(b"Set-Cookie: ");
-    head.extend_from_slice(c.as_bytes());
-    head.extend_from_slice(b"\r\n");
+    let head = r.head.to_mut();
+    head.push("Set-Cookie", c);
     if !conf.p3p.is_empty() {
-        head.extend_from_slice(b"P3P: ");
-        head.extend_from_slice(conf.p3p.as_bytes());
-        head.extend_from_slice(b"\r\n");
+        head.push("P3P", conf.p3p.clone());
     }
-    r.head = HeadLines::Owned(head);
 }
 
 /// `ngx_http_cookie_time`: `Thu, 31-Dec-37 23:55:55 GMT` (two-digit years

@@ -60,9 +60,12 @@ pub(crate) struct VarCtx<'a> {
     // geo
     pub geos: &'a [peregrine_conf::model::GeoConf],
     // trailers
-    /// The response's serialized head and the trailer fields so far, once
+    /// The response's header fields and the trailer fields so far, once
     /// known (`$sent_http_*`, `$sent_trailer_*` in `add_trailer`).
-    pub sent: Option<(&'a [u8], &'a [u8])>,
+    pub sent: Option<(
+        &'a peregrine_codec::fields::FieldList,
+        &'a peregrine_codec::fields::FieldList,
+    )>,
 }
 
 impl VarCtx<'_> {
@@ -224,13 +227,14 @@ impl VarCtx<'_> {
             n if self.sent.is_some()
                 && (n.starts_with("sent_http_") || n.starts_with("sent_trailer_")) =>
             {
-                let (head, trailers) = self.sent.unwrap_or_default();
-                let (lines, field) = match n.strip_prefix("sent_http_") {
-                    Some(f) => (head, f),
-                    None => (trailers, &n["sent_trailer_".len()..]),
-                };
-                if let Some(v) = crate::headers::field_value(lines, field) {
-                    out.push_str(v);
+                if let Some((head, trailers)) = self.sent {
+                    let (list, field) = match n.strip_prefix("sent_http_") {
+                        Some(f) => (head, f),
+                        None => (trailers, &n["sent_trailer_".len()..]),
+                    };
+                    if let Some(v) = crate::headers::field_value(list, field) {
+                        out.push_str(v);
+                    }
                 }
             }
             n if n.starts_with("proxy_protocol_") => crate::proxy_protocol::push(self.conn, n, out),

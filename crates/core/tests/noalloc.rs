@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime};
 
 use peregrine_conf::model::MemoryCacheConf;
 use peregrine_core::fixtures::{config, conn, loc, loc_conf, request, server_with};
-use peregrine_core::{Body, HeadLines, HttpCore};
+use peregrine_core::{Body, Head, HttpCore};
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 
 #[global_allocator]
@@ -48,7 +48,7 @@ fn memory_cache_hit_allocates_nothing() {
     let resp = core.handle_view(&conn, &view, now);
     let stats = region.change();
     assert!(matches!(resp.body, Body::Shared(_)));
-    assert!(matches!(resp.head, HeadLines::Shared(_)));
+    assert!(matches!(resp.head, Head::Shared(_)));
     assert_eq!(resp.content_length, Some(3));
     drop(resp);
     std::fs::remove_dir_all(&dir).unwrap();

@@ -56,11 +56,7 @@ impl Site {
             .core
             .handle_view(&conn("127.0.0.1:8080"), &view, SystemTime::now());
         let body = body_bytes(&r.body);
-        (
-            r.status,
-            String::from_utf8_lossy(r.head.as_bytes()).into_owned(),
-            body,
-        )
+        (r.status, peregrine_core::fixtures::head_text(&r.head), body)
     }
 }
 

@@ -16,25 +16,13 @@ use peregrine_codec::{Request, Version};
 use peregrine_compress::{
     Accepted, Encoded, Encoder, Policy, RequestFacts, ResponseFacts, decide, rewrite_head,
 };
-use peregrine_core::{HeadLines, Response};
+use peregrine_core::Response;
 
 /// A body to be sent through an encoder.
 pub struct Compressing {
     pub encoder: Encoder,
     /// HTTP/1.1: chunked transfer coding; HTTP/1.0: delimited by close.
     pub chunked: bool,
-}
-
-/// The value of header `name` in serialized head lines.
-fn head_value<'a>(head: &'a [u8], name: &str) -> Option<&'a str> {
-    head.split(|&b| b == b'\n').find_map(|line| {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        let colon = line.iter().position(|&b| b == b':')?;
-        if !line[..colon].eq_ignore_ascii_case(name.as_bytes()) {
-            return None;
-        }
-        std::str::from_utf8(&line[colon + 1..]).ok().map(str::trim)
-    })
 }
 
 /// Decides and, when compressing or varying, rewrites `resp`'s head.
@@ -71,13 +59,7 @@ pub fn apply(req: &Request, resp: &mut Response, now: SystemTime) -> Option<Box<
     let coding = encoder.as_ref().map(Encoder::coding);
     let chunked = http11 && !resp.header_only;
     let encoded = coding.map_or(Encoded::No, Encoded::OnTheFly);
-    let (out, new_split) = rewrite_head(
-        resp.head.as_bytes(),
-        resp.head_split,
-        encoded,
-        vary,
-        chunked,
-    );
+    rewrite_head(resp.head.to_mut(), encoded, vary, chunked);
     if coding.is_some() {
         resp.content_length = None;
         if !http11 {
@@ -85,8 +67,6 @@ pub fn apply(req: &Request, resp: &mut Response, now: SystemTime) -> Option<Box<
             resp.keepalive = false;
         }
     }
-    resp.head = HeadLines::Owned(out);
-    resp.head_split = new_split;
     let encoder = encoder?;
     (!resp.header_only).then(|| Box::new(Compressing { encoder, chunked }))
 }
@@ -98,7 +78,7 @@ fn facts<'a>(
     resp: &'a Response,
     now: SystemTime,
 ) -> (RequestFacts<'a>, ResponseFacts<'a>) {
-    let head = resp.head.as_bytes();
+    let head = &resp.head;
     let req_facts = RequestFacts {
         accepted: Accepted::from_header(req.header("accept-encoding")),
         http_version: if req.version() == Version::Http11 {
@@ -113,12 +93,12 @@ fn facts<'a>(
     };
     let resp_facts = ResponseFacts {
         status: resp.status,
-        content_type: head_value(head, "content-type"),
+        content_type: head.get_str("content-type").map(str::trim),
         content_length: resp.content_length,
-        content_encoding: head_value(head, "content-encoding"),
+        content_encoding: head.get_str("content-encoding").map(str::trim),
         // A static file's Last-Modified is made after the filters ran.
         last_modified: false,
-        etag: head_value(head, "etag").is_some(),
+        etag: head.has("etag"),
         now: peregrine_codec::date::unix_secs(now),
         ..ResponseFacts::default()
     };
@@ -129,6 +109,7 @@ fn facts<'a>(
 mod tests {
     use super::*;
     use peregrine_core::Body;
+    use peregrine_core::fixtures::{fields_of, head_parts, head_text};
 
     fn request(text: &str) -> Request {
         let mut r = Request::new();
@@ -137,7 +118,9 @@ mod tests {
         r
     }
 
-    fn response(head: &str, split: usize) -> Response {
+    /// A response with the fields of `head` (`Name: value` lines), the
+    /// first `first` of them before the split.
+    fn response(head: &str, first: usize) -> Response {
         let conf = peregrine_conf::parse_str(
             "events {} http { gzip on; server { listen 8080; } }",
             "/tmp/peregrine-compress-test/nginx.conf",
@@ -146,8 +129,7 @@ mod tests {
         let loc = conf.http.as_ref().unwrap().servers[0].conf.clone();
         Response {
             status: 200,
-            head: HeadLines::Owned(head.as_bytes().to_vec()),
-            head_split: split,
+            head: fields_of(head, first).into(),
             body: Body::Static(b"x"),
             content_length: Some(100),
             keepalive: true,
@@ -160,50 +142,43 @@ mod tests {
 
     #[test]
     fn rewrites_head_like_nginx() {
-        let head = "Content-Type: text/html\r\nContent-Length: 100\r\nETag: bogus\r\nno colon\r\nAccept-Ranges: bytes\r\n";
-        let mut resp = response(head, 46);
+        let head = "Content-Type: text/html\r\nContent-Length: 100\r\nETag: bogus\r\nX-No-Value: \r\nAccept-Ranges: bytes\r\n";
+        let mut resp = response(head, 2);
         let req = request("GET / HTTP/1.1\r\nHost: x\r\nAccept-Encoding: gzip\r\n\r\n");
         let c = apply(&req, &mut resp, SystemTime::now()).expect("compresses");
         assert!(c.chunked);
-        let text = String::from_utf8(resp.head.as_bytes().to_vec()).unwrap();
         // An ETag that is not a quoted tag is dropped (ngx_http_weak_etag).
         assert_eq!(
-            text,
-            "Content-Type: text/html\r\nTransfer-Encoding: chunked\r\nno colon\r\nContent-Encoding: gzip\r\n"
+            head_parts(&resp.head),
+            (
+                "Content-Type: text/html\r\nTransfer-Encoding: chunked\r\n".to_string(),
+                "X-No-Value: \r\nContent-Encoding: gzip\r\n".to_string()
+            )
         );
-        assert_eq!(resp.head_split, 53);
         assert_eq!(resp.content_length, None);
     }
 
     #[test]
     fn untouched_when_not_compressible_or_not_accepted() {
         let head = "Content-Type: text/plain\r\nContent-Length: 100\r\n";
-        let mut resp = response(head, head.len());
+        let mut resp = response(head, 2);
         resp.compressible = false;
         let req = request("GET / HTTP/1.1\r\nHost: x\r\nAccept-Encoding: gzip\r\n\r\n");
         assert!(apply(&req, &mut resp, SystemTime::now()).is_none());
-        assert_eq!(resp.head.as_bytes(), head.as_bytes());
+        assert_eq!(head_text(&resp.head), head);
         // text/plain is not in gzip_types (default text/html only): no Vary either.
         resp.compressible = true;
         assert!(apply(&req, &mut resp, SystemTime::now()).is_none());
-        assert_eq!(resp.head.as_bytes(), head.as_bytes());
+        assert_eq!(head_text(&resp.head), head);
     }
 
     #[test]
     fn vary_is_not_repeated() {
         let head = "Content-Type: text/html\r\nContent-Length: 100\r\nVary: Accept-Encoding\r\n";
-        let mut resp = response(head, 46);
+        let mut resp = response(head, 2);
         let req = request("GET / HTTP/1.1\r\nHost: x\r\nAccept-Encoding: gzip\r\n\r\n");
         assert!(apply(&req, &mut resp, SystemTime::now()).is_some());
-        let text = String::from_utf8(resp.head.as_bytes().to_vec()).unwrap();
+        let text = head_text(&resp.head);
         assert_eq!(text.matches("Vary").count(), 1, "{text}");
-    }
-
-    #[test]
-    fn finds_header_values() {
-        let h = b"Content-Type: text/html\r\nETag: \"x\"\r\n";
-        assert_eq!(head_value(h, "content-type"), Some("text/html"));
-        assert_eq!(head_value(h, "ETAG"), Some("\"x\""));
-        assert_eq!(head_value(h, "vary"), None);
     }
 }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use peregrine_conf::model::{Config, LogLevel, ServerName};
-use peregrine_log::{AccessLogs, ReopenSignal, RequestLog, SerializedHeaders};
+use peregrine_log::{AccessLogs, ReopenSignal, RequestLog};
 
 use crate::{AccessEntry, AccessLog, AccessLogFactory, ErrorLog};
 
@@ -66,7 +66,7 @@ impl AccessLog for Nginx {
         let Some(list) = self.logs.list_id(conf) else {
             return;
         };
-        let sent = SerializedHeaders(e.response.head.as_bytes());
+        let sent: &peregrine_core::FieldList = &e.response.head;
         // An exact name (the usual case) is borrowed; wildcard and regex
         // names are rebuilt in nginx's spelling.
         let server_name: std::borrow::Cow<'_, str> = match e
@@ -92,7 +92,7 @@ impl AccessLog for Nginx {
             rec = rec.with_request(r);
         }
         let rec = RequestLog {
-            response_headers: &sent,
+            response_headers: sent,
             status: e.status,
             bytes_sent: e.bytes_sent,
             body_bytes_sent: e.body_bytes_sent,

@@ -7,8 +7,9 @@ use std::os::unix::fs::FileExt;
 use std::rc::Rc;
 use std::time::Duration;
 
+use peregrine_codec::fields::{Field, FieldList, Wire};
 use peregrine_conf::model::ServerTokens;
-use peregrine_core::{Body, Response};
+use peregrine_core::{Body, Head, Response};
 
 use crate::compress::Compressing;
 use crate::pool::{FILE_BUF_SIZE, Pool};
@@ -97,13 +98,29 @@ impl HeadStart {
         }
     }
 
-    fn date(&self) -> &[u8] {
+    /// The current IMF-fixdate (`Date`'s value).
+    pub(crate) fn date(&self) -> &[u8] {
         &self.ok[OK_START.len()..OK_LEN - 2]
     }
 }
 
+/// `Server`'s value for `server_tokens` (the HTTP/2 session's, from the
+/// same constants as the HTTP/1 lines).
+pub(crate) fn server_value(tokens: ServerTokens) -> &'static [u8] {
+    let line = match tokens {
+        ServerTokens::On => SERVER_DATE,
+        ServerTokens::Off => SERVER_DATE_OFF,
+        ServerTokens::Build => SERVER_DATE_BUILD,
+    };
+    let v = line.strip_prefix(b"Server: ").unwrap_or(line);
+    v.strip_suffix(b"\r\nDate: ").unwrap_or(v)
+}
+
 /// Serializes the whole head into `out`: status line, `Server`, `Date`, the
-/// core's lines up to `head_split`, `Connection` (+`Keep-Alive`), the rest, blank line.
+/// fields before the list's split, `Connection` (+`Keep-Alive`), the rest,
+/// blank line. This is the one place a response head becomes HTTP/1 text.
+/// A list shared by a cache keeps its lines (`FieldList::wire`), so a
+/// cache hit copies them instead of writing each field again.
 /// Always inlined (the plain response's caller, and the proxy's): as a
 /// call it cost the plain response some 40 instructions, and with the
 /// proxy's second caller LLVM stopped inlining it by itself.
@@ -115,10 +132,14 @@ pub fn serialize_head(
     conn: &ConnHeader,
     expect_continue: bool,
 ) {
-    let head = resp.head.as_bytes();
+    let wire = match &resp.head {
+        Head::Shared(l) => Some(l.wire().get_or_init(|| field_lines(l.list()))),
+        Head::Owned(_) => None,
+    };
     // One reservation for the usual head (the longest Connection line, no
     // Keep-Alive, no 100 Continue): the copies below then never reallocate.
-    out.reserve(OK_LEN + head.len() + CONNECTION_KEEP_ALIVE.len() + 2);
+    let fields_len = wire.map_or(OWNED_FIELDS_GUESS, |w| w.0.len());
+    out.reserve(OK_LEN + fields_len + CONNECTION_KEEP_ALIVE.len() + 2);
     if expect_continue {
         out.extend_from_slice(CONTINUE);
     }
@@ -141,10 +162,12 @@ pub fn serialize_head(
         out.extend_from_slice(start.date());
         out.extend_from_slice(b"\r\n");
     }
-    // Core says where nginx's header filter puts Connection (after
-    // Content-Type, Content-Length, Last-Modified, Location).
-    let split = resp.head_split.min(head.len());
-    out.extend_from_slice(&head[..split]);
+    // Where nginx's header filter puts Connection (after Content-Type,
+    // Content-Length, Last-Modified, Location, Transfer-Encoding).
+    match wire {
+        Some((lines, split)) => out.extend_from_slice(&lines[..*split]),
+        None => push_fields(out, resp.head.first()),
+    }
     if conn.keepalive {
         out.extend_from_slice(CONNECTION_KEEP_ALIVE);
         if let Some(t) = conn.keepalive_header {
@@ -153,8 +176,40 @@ pub fn serialize_head(
     } else {
         out.extend_from_slice(b"Connection: close\r\n");
     }
-    out.extend_from_slice(&head[split..]);
+    match wire {
+        Some((lines, split)) => out.extend_from_slice(&lines[*split..]),
+        None => push_fields(out, resp.head.rest()),
+    }
     out.extend_from_slice(b"\r\n");
+}
+
+/// A guess at an uncached head's fields, for the one reservation.
+const OWNED_FIELDS_GUESS: usize = 256;
+
+/// Appends `fields` as `Name: value\r\n` lines.
+#[inline]
+fn push_fields(out: &mut Vec<u8>, fields: &[Field]) {
+    for f in fields {
+        f.name.write_to(out);
+        out.extend_from_slice(b": ");
+        f.value.write_to(out);
+        out.extend_from_slice(b"\r\n");
+    }
+}
+
+/// The fields as `Name: value\r\n` lines, and the offset of the first
+/// field after the list's split.
+pub fn field_lines(l: &FieldList) -> Wire {
+    let size: usize = l
+        .fields()
+        .iter()
+        .map(|f| f.name.len() + f.value.len() + 4)
+        .sum();
+    let mut b = Vec::with_capacity(size);
+    push_fields(&mut b, l.first());
+    let split = b.len();
+    push_fields(&mut b, l.rest());
+    (b.into_boxed_slice(), split)
 }
 
 const CONNECTION_KEEP_ALIVE: &[u8] = b"Connection: keep-alive\r\n";

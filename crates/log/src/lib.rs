@@ -49,11 +49,11 @@
 //! let mut logs = AccessLogs::new(&http, elog.clone())?;
 //! logs.watch(&reopen);
 //! // per finished request (last byte handed to the kernel):
-//! let resp = SerializedHeaders(head_bytes);               // "Name: value\r\n"...
+//! let resp: &FieldList = &response.head;                 // the response's fields
 //! let rec = RequestLog {
 //!     status, bytes_sent, body_bytes_sent, request_length,
 //!     connection: conn.id, connection_requests: conn.requests,
-//!     server_name, response_headers: &resp, uri: Some(final_uri),
+//!     server_name, response_headers: resp, uri: Some(final_uri),
 //!     ..RequestLog::new(conn.peer, conn.local, start, now).with_request(&req)
 //! };
 //! logs.log(&loc_conf /* &Arc<LocConf> that produced the response */, &rec);
@@ -94,8 +94,6 @@ pub use error::{FormatError, LogError, OsErr};
 pub use format::{COMBINED, LogFormat};
 pub use logfile::{GZIP_DEFAULT_BUFFER, WRITE_ERROR_REPORT_INTERVAL};
 pub use peregrine_conf::model::{LogEscape, LogLevel};
-pub use record::{
-    HeaderPairs, Headers, NoHeaders, RequestLog, SerializedHeaders, SslValues, UpstreamValues,
-};
+pub use record::{HeaderPairs, Headers, NoHeaders, RequestLog, SslValues, UpstreamValues};
 pub use sink::LOG_FILE_MODE;
 pub use time::TimeCache;

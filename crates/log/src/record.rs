@@ -59,21 +59,12 @@ impl Headers for peregrine_codec::Request {
     }
 }
 
-/// Serialized header lines, `Name: value\r\n` each (a response head
-/// without its status line); a line without `:` is skipped, spaces and
-/// tabs around the value trimmed.
-#[derive(Debug, Clone, Copy)]
-pub struct SerializedHeaders<'a>(pub &'a [u8]);
-
-impl Headers for SerializedHeaders<'_> {
+/// A response's header fields as core made them (`$sent_http_*`), values
+/// trimmed of spaces and tabs.
+impl Headers for peregrine_codec::fields::FieldList {
     fn visit(&self, f: &mut dyn FnMut(&[u8], &[u8]) -> bool) {
-        for line in self.0.split(|&b| b == b'\n') {
-            let line = line.strip_suffix(b"\r").unwrap_or(line);
-            let Some(colon) = line.iter().position(|&b| b == b':') else {
-                continue;
-            };
-            let value = line[colon + 1..].trim_ascii();
-            if !f(&line[..colon], value) {
+        for field in self.fields() {
+            if !f(&field.name, field.value.trim_ascii()) {
                 break;
             }
         }
@@ -332,10 +323,11 @@ mod tests {
     }
 
     #[test]
-    fn serialized_lines() {
-        let head = SerializedHeaders(
-            b"Content-Type: text/html\r\nX-Empty:\r\nbogus\r\nCache-Control:  a \r\n",
-        );
+    fn response_fields() {
+        let mut head = peregrine_codec::fields::FieldList::new();
+        head.push_first("Content-Type", "text/html");
+        head.push("X-Empty", "");
+        head.push("Cache-Control", " a ");
         let mut got = Vec::new();
         head.visit(&mut |n, v| {
             got.push((

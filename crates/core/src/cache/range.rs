@@ -8,19 +8,17 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::headers::{find_line, remove_or_replace, value_of};
+use peregrine_codec::fields::FieldList;
+
 use crate::range::{Ranges, parse_max};
-use crate::response::{Body, HeadLines, Response};
+use crate::response::{Body, Response};
 
 /// multipart boundaries: ten digits, as nginx's (a counter here).
 static BOUNDARY: AtomicU64 = AtomicU64::new(0);
 
-fn header(lines: &[u8], name: &[u8]) -> Option<String> {
-    find_line(lines, name).map(|r| {
-        String::from_utf8_lossy(value_of(lines, r))
-            .trim()
-            .to_string()
-    })
+fn header(list: &FieldList, name: &str) -> Option<String> {
+    list.get(name)
+        .map(|v| String::from_utf8_lossy(v).trim().to_string())
 }
 
 /// Applies `range` (and `if_range`) to a cached 200 whose body is the
@@ -38,22 +36,17 @@ pub fn apply(
     if resp.status != 200 || max_ranges == Some(0) {
         return;
     }
-    let mut lines = resp.head.as_bytes().to_vec();
-    let mut split = resp.head_split;
     let Some(range) = range else {
-        if find_line(&lines, b"accept-ranges").is_none() {
-            let at = lines.len();
-            remove_or_replace(&mut lines, &mut split, at..at, b"Accept-Ranges: bytes\r\n");
-            resp.head = HeadLines::Owned(lines);
-            resp.head_split = split;
+        if !resp.head.has("accept-ranges") {
+            resp.head.to_mut().push("Accept-Ranges", "bytes");
         }
         return;
     };
     if let Some(ir) = if_range {
         let want = if ir.starts_with('"') || ir.starts_with("W/") {
-            header(&lines, b"etag")
+            header(&resp.head, "etag")
         } else {
-            header(&lines, b"last-modified")
+            header(&resp.head, "last-modified")
         };
         if want.as_deref() != Some(ir.trim()) {
             return;
@@ -63,24 +56,18 @@ pub fn apply(
         Ranges::Satisfiable(r) => r,
         _ => return,
     };
-    let ctype = header(&lines, b"content-type");
-    let drop = |lines: &mut Vec<u8>, split: &mut usize, name: &[u8]| {
-        if let Some(r) = find_line(lines, name) {
-            remove_or_replace(lines, split, r, b"");
-        }
-    };
-    drop(&mut lines, &mut split, b"content-length");
+    let ctype = header(&resp.head, "content-type");
+    let lines = resp.head.to_mut();
+    lines.remove("content-length");
     let body = if let [(s, e)] = ranges[..] {
-        let cr = format!("Content-Range: bytes {}-{}/{size}\r\n", s, e - 1);
-        let at = lines.len();
-        remove_or_replace(&mut lines, &mut split, at..at, cr.as_bytes());
+        lines.push("Content-Range", format!("bytes {}-{}/{size}", s, e - 1));
         Body::File {
             file,
             offset: base + s,
             len: e - s,
         }
     } else {
-        drop(&mut lines, &mut split, b"content-type");
+        lines.remove("content-type");
         let b = BOUNDARY.fetch_add(1, Ordering::Relaxed) + 1;
         let boundary = format!("{b:010}");
         let part = match &ctype {
@@ -100,17 +87,13 @@ pub fn apply(
         parts.push(Body::Shared(Arc::from(
             format!("\r\n--{boundary}--\r\n").into_bytes(),
         )));
-        let ct = format!("Content-Type: multipart/byteranges; boundary={boundary}\r\n");
-        remove_or_replace(&mut lines, &mut split, 0..0, ct.as_bytes());
+        let ct = format!("multipart/byteranges; boundary={boundary}");
+        lines.push_front("Content-Type", ct);
         Body::Parts(parts)
     };
     let n = body.len();
-    let cl = format!("Content-Length: {n}\r\n");
-    let at = find_line(&lines, b"content-type").map_or(0, |r| r.end);
-    remove_or_replace(&mut lines, &mut split, at..at, cl.as_bytes());
+    lines.set_content_length(Some(n));
     resp.status = 206;
     resp.content_length = Some(n);
-    resp.head = HeadLines::Owned(lines);
-    resp.head_split = split;
     resp.body = if resp.header_only { Body::Empty } else { body };
 }

@@ -25,9 +25,10 @@ use std::sync::Arc;
 
 use peregrine_conf::filters::{FiltersConf, type_matches};
 
-use crate::headers::{find_line, remove_or_replace, value_of};
+use peregrine_codec::fields::FieldList;
+
 use crate::http::{Ctx, HttpCore, ServerRt};
-use crate::response::{Body, HeadLines, Response};
+use crate::response::{Body, Response};
 
 /// The largest body the filters read into memory (a larger file is sent
 /// unfiltered, as the charset filter does).
@@ -47,7 +48,7 @@ pub(crate) fn apply(
     }
     let f = Arc::clone(&ctx.conf.filters);
     let ty = content_type(resp);
-    let head_ok = resp.status != 304 && resp.status != 204 && !has_line(resp, b"content-encoding");
+    let head_ok = resp.status != 304 && resp.status != 204 && !has_line(resp, "content-encoding");
     let addition = head_ok
         && resp.status == 200
         && core.sub_depth == 0
@@ -103,15 +104,15 @@ fn add(
     out
 }
 
-fn has_line(resp: &Response, name: &[u8]) -> bool {
-    find_line(resp.head.as_bytes(), name).is_some()
+fn has_line(resp: &Response, name: &str) -> bool {
+    resp.head.has(name)
 }
 
 /// The response's media type (empty without a Content-Type).
 fn content_type(resp: &Response) -> String {
-    let head = resp.head.as_bytes();
-    find_line(head, b"content-type")
-        .map(|r| String::from_utf8_lossy(value_of(head, r)).into_owned())
+    resp.head
+        .get("content-type")
+        .map(|v| String::from_utf8_lossy(v).trim().to_string())
         .unwrap_or_default()
 }
 
@@ -148,17 +149,9 @@ fn push_body(body: &Body, out: &mut Vec<u8>) -> bool {
 /// The head's framing for a body of `len` bytes (`None`: no length, a
 /// HEAD's): no Transfer-Encoding (a proxied answer's chunked coding is
 /// undone), a Content-Length where nginx's header filter puts it.
-pub(crate) fn set_length(lines: &mut Vec<u8>, split: &mut usize, len: Option<u64>) {
-    for name in [b"content-length".as_slice(), b"transfer-encoding"] {
-        if let Some(r) = find_line(lines, name) {
-            remove_or_replace(lines, split, r, b"");
-        }
-    }
-    if let Some(n) = len {
-        let at = find_line(lines, b"content-type").map_or(0, |r| r.end);
-        let line = format!("Content-Length: {n}\r\n");
-        remove_or_replace(lines, split, at..at, line.as_bytes());
-    }
+pub(crate) fn set_length(head: &mut FieldList, len: Option<u64>) {
+    head.remove("transfer-encoding");
+    head.set_content_length(len);
 }
 
 /// The head of a filtered body: its new length (nginx clears it and
@@ -166,28 +159,19 @@ pub(crate) fn set_length(lines: &mut Vec<u8>, split: &mut usize, len: Option<u64
 /// unless `*_last_modified on` (then the ETag is weak,
 /// `ngx_http_weak_etag`).
 fn edit_head(resp: &mut Response, len: Option<u64>, keep_validators: bool) {
-    let mut lines = resp.head.as_bytes().to_vec();
-    let mut split = resp.head_split;
-    let drop = |lines: &mut Vec<u8>, split: &mut usize, name: &[u8], with: &[u8]| {
-        if let Some(r) = find_line(lines, name) {
-            remove_or_replace(lines, split, r, with);
-        }
-    };
-    set_length(&mut lines, &mut split, len);
-    drop(&mut lines, &mut split, b"accept-ranges", b"");
+    let head = resp.head.to_mut();
+    set_length(head, len);
+    head.remove("accept-ranges");
     if keep_validators {
-        if let Some(r) = find_line(&lines, b"etag") {
-            let v = value_of(&lines, r.clone()).to_vec();
+        if let Some(at) = head.position("etag") {
+            let v = head.fields()[at].value.clone();
             if v.starts_with(b"\"") {
-                let weak = [b"ETag: W/".as_slice(), &v, b"\r\n"].concat();
-                remove_or_replace(&mut lines, &mut split, r, &weak);
+                head.set_value(at, [b"W/".as_slice(), &v].concat());
             }
         }
     } else {
-        drop(&mut lines, &mut split, b"last-modified", b"");
-        drop(&mut lines, &mut split, b"etag", b"");
+        head.remove("last-modified");
+        head.remove("etag");
     }
     resp.content_length = len;
-    resp.head = HeadLines::Owned(lines);
-    resp.head_split = split;
 }

@@ -14,7 +14,9 @@ use peregrine_codec::upstream::{Framing, UpstreamHead};
 
 use super::{ProxyJob, Redirect, UpstreamVars, view_of};
 use crate::http::HttpCore;
-use crate::response::{Body, ConnInfo, HeadLines, Response};
+use peregrine_codec::fields::FieldList;
+
+use crate::response::{Body, ConnInfo, Response};
 use crate::special::Special;
 
 /// How the body goes to the client.
@@ -119,17 +121,16 @@ pub(crate) fn with_captures(to: &str, caps: &[String]) -> String {
     out
 }
 
-/// The serialized lines before and after where the engine puts
-/// `Connection` (nginx's header filter order: Content-Type,
-/// Content-Length, Last-Modified, Location, Transfer-Encoding first).
-pub fn head_lines(
+/// The client's header fields for the answer, in nginx's header filter
+/// order (Content-Type, Content-Length, Last-Modified, Location,
+/// Transfer-Encoding before the split where `Connection` goes).
+pub fn head_fields(
     job: &ProxyJob,
     uh: &UpstreamHead,
     buf: &[u8],
     framing: ClientFraming,
-) -> (Vec<u8>, usize) {
-    let mut first = Vec::with_capacity(256);
-    let mut rest = Vec::with_capacity(256);
+) -> FieldList {
+    let mut head = FieldList::with_capacity(uh.headers.len() + 2);
     let text = |r: &std::ops::Range<usize>| String::from_utf8_lossy(&buf[r.clone()]).into_owned();
     let mut ctype = None;
     let mut lastmod = None;
@@ -140,11 +141,11 @@ pub fn head_lines(
         if !passed(job, &lower) {
             continue;
         }
-        let value = text(v);
         match lower.as_str() {
-            "content-type" if ctype.is_none() => ctype = Some(value),
-            "last-modified" if lastmod.is_none() => lastmod = Some(value),
+            "content-type" if ctype.is_none() => ctype = Some(buf[v.clone()].to_vec()),
+            "last-modified" if lastmod.is_none() => lastmod = Some(buf[v.clone()].to_vec()),
             "location" if location.is_none() => {
+                let value = text(v);
                 let mut l = rewrite_redirect(&value, &job.redirects).into_owned();
                 if l.starts_with('/') {
                     l = format!("{}{l}", job.origin);
@@ -152,6 +153,7 @@ pub fn head_lines(
                 location = Some(l);
             }
             "refresh" => {
+                let value = text(v);
                 let r = match value.find("url=") {
                     Some(i) => {
                         let (a, b) = value.split_at(i + 4);
@@ -159,42 +161,41 @@ pub fn head_lines(
                     }
                     None => value.clone(),
                 };
-                push(&mut rest, &name, &r);
+                head.push(name, r);
             }
             "set-cookie" if job.proto == super::Proto::Http && job.cookies.is_some() => {
+                let value = text(v);
                 let c = job
                     .cookies
                     .as_deref()
                     .and_then(|c| super::cookie::rewrite(&value, c));
-                push(&mut rest, &name, c.as_deref().unwrap_or(&value));
+                head.push(name, c.unwrap_or(value));
             }
-            _ => push(&mut rest, &name, &value),
+            _ => head.push(name, buf[v.clone()].to_vec()),
         }
     }
-    if let Some(t) = &ctype {
-        push(&mut first, "Content-Type", t);
+    if let Some(t) = ctype {
+        head.push_first("Content-Type", t);
     }
     match framing {
-        ClientFraming::Length(n) => push(&mut first, "Content-Length", &n.to_string()),
+        ClientFraming::Length(n) => head.push_first("Content-Length", n.to_string()),
         ClientFraming::None => {
             if let Some(n) = uh.content_length {
-                push(&mut first, "Content-Length", &n.to_string());
+                head.push_first("Content-Length", n.to_string());
             }
         }
         _ => {}
     }
-    if let Some(t) = &lastmod {
-        push(&mut first, "Last-Modified", t);
+    if let Some(t) = lastmod {
+        head.push_first("Last-Modified", t);
     }
-    if let Some(l) = &location {
-        push(&mut first, "Location", l);
+    if let Some(l) = location {
+        head.push_first("Location", l);
     }
     if framing == ClientFraming::Chunked {
-        push(&mut first, "Transfer-Encoding", "chunked");
+        head.push_first("Transfer-Encoding", "chunked");
     }
-    let split = first.len();
-    first.extend_from_slice(&rest);
-    (first, split)
+    head
 }
 
 /// The answer's headers an `X-Accel-Redirect` keeps (those of
@@ -224,43 +225,15 @@ fn keep_redirect_headers(r: &mut Response, up: &UpstreamVars) {
     if kept.is_empty() {
         return;
     }
-    let old = r.head.as_bytes().to_vec();
-    let mut first = Vec::with_capacity(old.len() + 128);
-    let mut rest = Vec::new();
-    let mut pos = 0;
-    for line in old.split_inclusive(|&b| b == b'\n') {
-        let at = pos;
-        pos += line.len();
-        let name = line.split(|&b| b == b':').next().unwrap_or(&[]);
-        let replaced = kept
-            .iter()
-            .any(|(n, _)| n.as_bytes().eq_ignore_ascii_case(name));
-        if replaced {
-            continue;
-        }
-        if at < r.head_split {
-            first.extend_from_slice(line);
-        } else {
-            rest.extend_from_slice(line);
-        }
-    }
-    for (n, v) in &kept {
+    let head = r.head.to_mut();
+    head.retain(|f| !kept.iter().any(|(n, _)| f.is(n)));
+    for (n, v) in kept {
         if n.eq_ignore_ascii_case("content-type") {
-            push(&mut first, n, v);
+            head.push_first(n, v);
         } else {
-            push(&mut rest, n, v);
+            head.push(n, v);
         }
     }
-    r.head_split = first.len();
-    first.extend_from_slice(&rest);
-    r.head = HeadLines::Owned(first);
-}
-
-fn push(out: &mut Vec<u8>, n: &str, v: &str) {
-    out.extend_from_slice(n.as_bytes());
-    out.extend_from_slice(b": ");
-    out.extend_from_slice(v.as_bytes());
-    out.extend_from_slice(b"\r\n");
 }
 
 impl HttpCore {
@@ -279,13 +252,12 @@ impl HttpCore {
         buf: &[u8],
         framing: ClientFraming,
     ) -> Response {
-        let (head, head_split) = head_lines(job, uh, buf, framing);
+        let head = head_fields(job, uh, buf, framing);
         let header_only =
             framing == ClientFraming::None || matches!(req.method(), peregrine_codec::Method::Head);
         let resp = Response {
             status: uh.status,
-            head: HeadLines::Owned(head),
-            head_split,
+            head: head.into(),
             body: Body::Empty,
             content_length: match framing {
                 ClientFraming::Length(n) => Some(n),
@@ -316,15 +288,12 @@ impl HttpCore {
         if status == 401 {
             // An intercepted 401 keeps the upstream's challenges
             // (`ngx_http_upstream_intercept_errors`).
-            let mut head = r.head.as_bytes().to_vec();
+            let head = r.head.to_mut();
             for (n, v) in &up.headers {
                 if up.head[n.clone()].eq_ignore_ascii_case(b"WWW-Authenticate") {
-                    head.extend_from_slice(b"WWW-Authenticate: ");
-                    head.extend_from_slice(&up.head[v.clone()]);
-                    head.extend_from_slice(b"\r\n");
+                    head.push("WWW-Authenticate", up.head[v.clone()].to_vec());
                 }
             }
-            r.head = HeadLines::Owned(head);
         }
         r
     }
@@ -421,9 +390,7 @@ impl HttpCore {
         body: Vec<u8>,
     ) {
         let len = body.len() as u64;
-        let mut lines = resp.head.as_bytes().to_vec();
-        crate::filters::set_length(&mut lines, &mut resp.head_split, Some(len));
-        resp.head = HeadLines::Owned(lines);
+        crate::filters::set_length(resp.head.to_mut(), Some(len));
         resp.content_length = Some(len);
         resp.body = Body::Shared(Arc::from(body));
         let servers = self.servers.clone();

@@ -1,11 +1,15 @@
-//! The adapters between HTTP/2 heads and what core speaks today: a
-//! request's fields become an HTTP/1.1 head parsed by the same codec (so
-//! every check and limit of an HTTP/1 head applies), and a response's
-//! serialized HTTP/1 head becomes the field list HPACK encodes (names
-//! lowercased, the connection-specific fields of RFC 9113 §8.2.2 dropped).
-//! Until core's heads are structured, this is the one place the two meet.
+//! The adapters between HTTP/2 heads and core: a request's fields become
+//! an HTTP/1.1 head parsed by the same codec (so every check and limit of
+//! an HTTP/1 head applies), and a response's field list becomes the fields
+//! HPACK encodes (`server` and `date` first as nginx's HTTP/2 header filter
+//! writes them, names lowercased, the connection-specific fields of RFC
+//! 9113 §8.2.2 dropped).
 
+use peregrine_conf::model::ServerTokens;
+use peregrine_core::Response;
 use peregrine_h2::RequestHead;
+
+use crate::write::server_value;
 
 // The response fields an HTTP/2 head must not carry (RFC 9113 §8.2.2).
 use peregrine_h2::request::CONNECTION_SPECIFIC;
@@ -52,48 +56,51 @@ pub fn request_text(head: &RequestHead, out: &mut Vec<u8>) {
     out.extend_from_slice(b"\r\n");
 }
 
-/// The fields of a serialized HTTP/1 response head (status line first,
-/// the blank line last): `(name, value)` byte ranges of `head`, names to
-/// be lowercased by [`lowercase_names`], connection-specific ones left
-/// out. Also says whether the body is chunk-framed (core frames some
-/// HTTP/1.1 bodies itself; the session takes the framing off).
-pub fn response_fields(head: &[u8], fields: &mut Vec<(usize, usize, usize, usize)>) -> bool {
-    fields.clear();
-    let mut chunked = false;
-    let mut pos = match find_crlf(head, 0) {
-        Some(e) => e + 2,
-        None => return false,
-    };
-    while let Some(end) = find_crlf(head, pos) {
-        if end == pos {
-            break;
-        }
-        let line = &head[pos..end];
-        if let Some(colon) = line.iter().position(|&b| b == b':') {
-            let name = &line[..colon];
-            let mut v = colon + 1;
-            while line.get(v) == Some(&b' ') {
-                v += 1;
-            }
-            let lower = name.to_ascii_lowercase();
-            if lower == b"transfer-encoding" {
-                chunked |= line[v..].eq_ignore_ascii_case(b"chunked");
-            }
-            if !CONNECTION_SPECIFIC.contains(&lower.as_slice()) {
-                fields.push((pos, pos + colon, pos + v, end));
-            }
-        }
-        pos = end + 2;
-    }
-    chunked
-}
+/// A field as HPACK encodes it: (lowercase name, value).
+pub type H2Field<'a> = (&'a [u8], &'a [u8]);
 
-/// Lowercases the names [`response_fields`] found, in place (HTTP/2
-/// field names are lowercase, §8.2.1).
-pub fn lowercase_names(head: &mut [u8], fields: &[(usize, usize, usize, usize)]) {
-    for &(n0, n1, _, _) in fields {
-        head[n0..n1].make_ascii_lowercase();
+/// The fields HPACK encodes for `resp`: `server` (by `server_tokens`),
+/// `date`, then the response's own with lowercased names (kept in
+/// `names`), connection-specific ones left out; and whether the body is
+/// chunk-framed (core frames some HTTP/1.1 bodies itself; the session
+/// takes the framing off).
+pub fn response_fields<'a>(
+    resp: &'a Response,
+    date: &'a [u8],
+    names: &'a mut Vec<u8>,
+) -> (Vec<H2Field<'a>>, bool) {
+    let tokens = resp
+        .conf
+        .as_ref()
+        .map_or(ServerTokens::On, |c| c.server_tokens);
+    let list = resp.head.fields();
+    names.clear();
+    let mut ends = Vec::with_capacity(list.len());
+    let mut chunked = false;
+    for f in list {
+        let start = names.len();
+        names.extend(f.name.iter().map(u8::to_ascii_lowercase));
+        let lower = &names[start..];
+        if lower == b"transfer-encoding" {
+            chunked |= f.value.trim_ascii().eq_ignore_ascii_case(b"chunked");
+        }
+        if CONNECTION_SPECIFIC.contains(&lower) {
+            names.truncate(start);
+            ends.push(None);
+        } else {
+            ends.push(Some(start..names.len()));
+        }
     }
+    let names: &'a [u8] = names;
+    let mut out = Vec::with_capacity(list.len() + 2);
+    out.push((&b"server"[..], server_value(tokens)));
+    out.push((&b"date"[..], date));
+    for (f, r) in list.iter().zip(ends) {
+        if let Some(r) = r {
+            out.push((&names[r], f.value.trim_ascii()));
+        }
+    }
+    (out, chunked)
 }
 
 fn find_crlf(b: &[u8], from: usize) -> Option<usize> {
@@ -161,21 +168,36 @@ mod tests {
 
     #[test]
     fn response_heads_lose_connection_fields() {
-        let mut head = b"HTTP/1.1 200 OK\r\nServer: nginx\r\nConnection: keep-alive\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
-        let mut f = Vec::new();
-        assert!(response_fields(&head, &mut f));
-        lowercase_names(&mut head, &f);
-        let got: Vec<(&[u8], &[u8])> = f
-            .iter()
-            .map(|&(a, b, c, d)| (&head[a..b], &head[c..d]))
-            .collect();
+        let mut l = peregrine_core::FieldList::new();
+        l.push_first("Content-Type", "text/html");
+        l.push_first("Transfer-Encoding", "chunked");
+        l.push("X-Up", "1");
+        l.push("Keep-Alive", "timeout=5");
+        let resp = peregrine_core::Response {
+            status: 200,
+            head: l.into(),
+            body: peregrine_core::Body::Empty,
+            content_length: None,
+            keepalive: true,
+            header_only: false,
+            conf: None,
+            server: None,
+            compressible: false,
+        };
+        let mut names = Vec::new();
+        let (got, chunked) = response_fields(&resp, b"DATE", &mut names);
+        assert!(chunked);
         assert_eq!(
             got,
             [
-                (&b"server"[..], &b"nginx"[..]),
-                (&b"content-type"[..], &b"text/html"[..])
+                (&b"server"[..], server_value(ServerTokens::On)),
+                (&b"date"[..], &b"DATE"[..]),
+                (&b"content-type"[..], &b"text/html"[..]),
+                (&b"x-up"[..], &b"1"[..]),
             ]
         );
+        assert!(server_value(ServerTokens::On).starts_with(b"nginx/"));
+        assert_eq!(server_value(ServerTokens::Off), b"nginx");
         assert_eq!(unchunk(b"3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n"), b"abcde");
     }
 }

@@ -40,7 +40,6 @@ use crate::http1::Step;
 use crate::transport::Transport;
 use crate::upstream::owner::Owner;
 use crate::upstream::{Machine, Proxy};
-use crate::write::{ConnHeader, serialize_head};
 
 /// A proxied stream's state between turns.
 pub(super) struct Job {
@@ -203,19 +202,8 @@ impl Owner for View<'_> {
         cx: &mut Ctx,
     ) {
         resp.status = peregrine_codec::response::wire_status(resp.status);
-        let mut text = Vec::with_capacity(256);
-        let ch = ConnHeader {
-            keepalive: true,
-            keepalive_header: None,
-        };
-        serialize_head(&mut text, &resp, &cx.head_start, &ch, false);
-        let mut ranges = Vec::with_capacity(16);
-        head::response_fields(&text, &mut ranges);
-        head::lowercase_names(&mut text, &ranges);
-        let fields: Vec<(&[u8], &[u8])> = ranges
-            .iter()
-            .map(|&(a, b, c, d)| (&text[a..b], &text[c..d]))
-            .collect();
+        let mut names = Vec::with_capacity(128);
+        let (fields, _) = head::response_fields(&resp, cx.head_start.date(), &mut names);
         if resp.header_only {
             p.framing = ClientFraming::None;
         }

@@ -20,7 +20,6 @@ use crate::ctx::Ctx;
 use crate::errlog::{self, Context};
 use crate::exchange::Exchange;
 use crate::stats::Gauge;
-use crate::write::{ConnHeader, serialize_head};
 
 /// Body bytes in memory, shared with core's caches or made for this
 /// response (a body whose chunked framing was taken off).
@@ -244,19 +243,8 @@ impl H2Session {
             self.going = true;
             self.conn.shutdown();
         }
-        let mut text = Vec::with_capacity(256);
-        let ch = ConnHeader {
-            keepalive: true,
-            keepalive_header: None,
-        };
-        serialize_head(&mut text, resp, &cx.head_start, &ch, false);
-        let mut ranges = Vec::with_capacity(16);
-        let chunked = head::response_fields(&text, &mut ranges);
-        head::lowercase_names(&mut text, &ranges);
-        let fields: Vec<(&[u8], &[u8])> = ranges
-            .iter()
-            .map(|&(a, b, c, d)| (&text[a..b], &text[c..d]))
-            .collect();
+        let mut names = Vec::with_capacity(128);
+        let (fields, chunked) = head::response_fields(resp, cx.head_start.date(), &mut names);
         if !resp.header_only {
             flatten(&resp.body, &mut s.pieces);
         }

@@ -230,9 +230,7 @@ impl Owner for Http1 {
             )
         };
         if let Some(up) = p.vars.header("upgrade") {
-            let mut head = resp.head.as_bytes().to_vec();
-            head.extend_from_slice(format!("Upgrade: {up}\r\n").as_bytes());
-            resp.head = peregrine_core::response::HeadLines::Owned(head);
+            resp.head.to_mut().push("Upgrade", up.to_string());
         }
         resp.keepalive = false;
         p.inb = rest;

@@ -1,15 +1,19 @@
 use super::*;
 use mio::net::TcpStream;
 use peregrine_codec::response::{SERVER_NAME, SERVER_VERSION};
-use peregrine_core::HeadLines;
 use std::io::Read;
 use std::sync::Arc;
 
 fn response(head: &str, body: Body) -> Response {
     Response {
         status: 200,
-        head: HeadLines::Owned(head.as_bytes().to_vec()),
-        head_split: head.find("ETag").unwrap_or(head.len()),
+        head: peregrine_core::fixtures::fields_of(
+            head,
+            head[..head.find("ETag").unwrap_or(head.len())]
+                .matches("\r\n")
+                .count(),
+        )
+        .into(),
         content_length: Some(body.len()),
         body,
         keepalive: true,
