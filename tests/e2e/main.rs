@@ -48,6 +48,7 @@ mod listen_refused;
 mod location_error_log;
 mod log_flush;
 mod log_formats;
+mod log_vars;
 mod logs;
 mod map;
 mod metrics;

@@ -158,6 +158,11 @@ pub struct EventsConf {
 #[derive(Debug, Clone)]
 pub struct HttpConf {
     pub servers: Vec<Arc<ServerConf>>,
+    /// The variable names the configuration defines (`map`, `geo`,
+    /// `split_clients`, `set`, named captures), lowercase: a `log_format`
+    /// may use them (nginx resolves every variable once all modules have
+    /// registered theirs, `ngx_http_variables_init_vars`).
+    pub declared_variables: Vec<String>,
     /// `log_format` definitions by name, `combined` always present.
     pub log_formats: Vec<LogFormatConf>,
     // request

@@ -269,6 +269,7 @@ pub fn config(servers: Vec<ServerConf>) -> Config {
         stream: None,
         http: Some(HttpConf {
             servers: servers.into_iter().map(Arc::new).collect(),
+            declared_variables: Vec::new(),
             log_formats: Vec::new(),
             charset_maps: Vec::new(),
             upstreams: Vec::new(),

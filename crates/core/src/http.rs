@@ -226,6 +226,7 @@ impl Ctx<'_> {
             limits: &self.limits,
             geos: self.geos,
             sent: None,
+            sent_status: None,
         }
     }
 

@@ -45,6 +45,7 @@ mod limit_conn;
 mod limit_req;
 pub mod limits;
 mod locations;
+mod log_vars;
 mod map;
 mod mcache;
 pub mod metrics;

@@ -66,6 +66,9 @@ pub(crate) struct VarCtx<'a> {
         &'a peregrine_codec::fields::FieldList,
         &'a peregrine_codec::fields::FieldList,
     )>,
+    /// The status sent, once the response is (`$status` in a `map` an
+    /// access log's format or `if=` asks for).
+    pub sent_status: Option<u16>,
 }
 
 impl VarCtx<'_> {
@@ -137,6 +140,11 @@ impl VarCtx<'_> {
             "remote_port" => {}
             "realip_remote_port" => {
                 let _ = write!(out, "{}", self.conn.peer.port());
+            }
+            "status" => {
+                if let Some(s) = self.sent_status {
+                    let _ = write!(out, "{s:03}");
+                }
             }
             "limit_req_status" => {
                 out.push_str(self.limits.req.map_or("", |s| s.as_str()));
@@ -433,6 +441,7 @@ mod tests {
             limits: &Default::default(),
             geos: &[],
             sent: None,
+            sent_status: None,
         };
         assert_eq!(
             v.expand("https://$host$request_uri"),

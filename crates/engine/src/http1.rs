@@ -1272,6 +1272,7 @@ impl Http1 {
             pipelined: self.pipelined,
             upstream: None,
             conn_peer: None,
+            core: Some(&cx.core),
         };
         if let Some(log) = cx.access.as_mut() {
             log.log(&entry);
@@ -1339,6 +1340,7 @@ impl Http1 {
             pipelined: self.pipelined,
             upstream: ex.upstream.as_deref(),
             conn_peer: ex.held.as_ref().and_then(|h| h.conn_peer),
+            core: Some(&cx.core),
         };
         log.log(&entry);
     }

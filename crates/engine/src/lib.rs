@@ -135,6 +135,9 @@ pub struct AccessEntry<'a> {
     /// The connection's own address while realip replaced `conn.peer`
     /// (`$realip_remote_addr`); `None` when it was not replaced.
     pub conn_peer: Option<std::net::SocketAddr>,
+    /// Core, for the variables a format asks that the log does not
+    /// compute (`map`, `geo`...: `HttpCore::log_variable`).
+    pub core: Option<&'a peregrine_core::HttpCore>,
 }
 
 impl AccessEntry<'_> {

@@ -80,6 +80,10 @@ impl AccessLog for Nginx {
             None => std::borrow::Cow::Borrowed(""),
         };
         let up = e.upstream.map(crate::upstream::LogVars);
+        let modules = e
+            .core
+            .zip(e.request)
+            .map(|(core, req)| CoreVars { core, req, e });
         let ssl = e.conn.ssl.as_deref().map(SslLog);
         let mut rec = RequestLog::new(e.conn.peer, e.conn.local, e.start, e.end);
         rec.conn_remote = e.conn_peer;
@@ -104,6 +108,9 @@ impl AccessLog for Nginx {
             upstream: up.as_ref().map(|u| u as &dyn peregrine_log::UpstreamValues),
             https: e.conn.https(),
             ssl: ssl.as_ref().map(|v| v as &dyn peregrine_log::SslValues),
+            modules: modules
+                .as_ref()
+                .map(|v| v as &dyn peregrine_log::ModuleVars),
             proxy_protocol: e.conn.proxy.as_deref(),
             request_id: rid.as_deref().map(str::as_bytes),
             ..rec
@@ -113,6 +120,22 @@ impl AccessLog for Nginx {
 
     fn flush(&mut self) {
         self.logs.tick(Instant::now());
+    }
+}
+
+/// The variables a format asks of core (`map`, `geo`...), computed on the
+/// finished request.
+struct CoreVars<'a> {
+    core: &'a peregrine_core::HttpCore,
+    req: &'a peregrine_codec::Request,
+    e: &'a AccessEntry<'a>,
+}
+
+impl peregrine_log::ModuleVars for CoreVars<'_> {
+    fn value(&self, name: &str, out: &mut String) -> bool {
+        let e = self.e;
+        self.core
+            .log_variable(e.conn, self.req, e.response, e.status, e.end, name, out)
     }
 }
 

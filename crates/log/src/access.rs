@@ -87,6 +87,9 @@ struct Plan {
     scripts: Vec<ScriptLog>,
     /// `syslog:` peers, one UDP socket each (per worker, as the plan).
     syslogs: Vec<crate::syslog::SyslogOut>,
+    /// The variables the configuration defines (see
+    /// [`LogFormat::compile_declared`]).
+    declared: Vec<String>,
 }
 
 /// Hashes `LocConf` addresses: a multiply folds the always-zero low bits
@@ -147,7 +150,7 @@ impl AccessLogs {
     /// Validates every `log_format` and `access_log` without opening files
     /// (for `-t` and before forking workers).
     pub fn check(http: &HttpConf) -> Result<(), LogError> {
-        let mut plan = Plan::new(&http.log_formats)?;
+        let mut plan = Plan::new(&http.log_formats, &http.declared_variables)?;
         for_each_conf(http, &mut |conf| {
             plan.list_for(&conf.access_log).map(|_| ())
         })
@@ -156,7 +159,7 @@ impl AccessLogs {
     /// Compiles formats and conditions, opens every file of every context
     /// of `http` (`O_APPEND|O_CREAT`, 0644). Call once per worker.
     pub fn new(http: &HttpConf, error_log: Arc<ErrorLog>) -> Result<AccessLogs, LogError> {
-        let mut plan = Plan::new(&http.log_formats)?;
+        let mut plan = Plan::new(&http.log_formats, &http.declared_variables)?;
         let mut by_conf = PtrMap::default();
         for_each_conf(http, &mut |conf| {
             let id = plan.list_for(&conf.access_log)?;
@@ -173,7 +176,7 @@ impl AccessLogs {
         lists: &[Vec<AccessLogConf>],
         error_log: Arc<ErrorLog>,
     ) -> Result<(AccessLogs, Vec<ListId>), LogError> {
-        let mut plan = Plan::new(log_formats)?;
+        let mut plan = Plan::new(log_formats, &[])?;
         let ids = lists
             .iter()
             .map(|l| plan.list_for(l))
@@ -463,13 +466,14 @@ fn for_each_conf(
 }
 
 impl Plan {
-    fn new(log_formats: &[LogFormatConf]) -> Result<Plan, LogError> {
+    fn new(log_formats: &[LogFormatConf], declared: &[String]) -> Result<Plan, LogError> {
         let mut formats = Vec::with_capacity(log_formats.len() + 1);
         let mut format_names = Vec::with_capacity(log_formats.len() + 1);
         for f in log_formats {
-            let compiled = LogFormat::compile_parts(
+            let compiled = LogFormat::compile_declared(
                 &f.parts.iter().map(String::as_str).collect::<Vec<_>>(),
                 f.escape,
+                declared,
             )
             .map_err(|error| LogError::Format {
                 error,
@@ -491,6 +495,7 @@ impl Plan {
             list_needs_id: Vec::new(),
             scripts: Vec::new(),
             syslogs: Vec::new(),
+            declared: declared.to_vec(),
         })
     }
 
@@ -524,12 +529,14 @@ impl Plan {
                 span: c.span.clone(),
             })?;
         let condition = match &c.condition {
-            Some(text) => Some(LogFormat::compile(text, LogEscape::None).map_err(|error| {
-                LogError::Format {
-                    error,
-                    span: c.span.clone(),
-                }
-            })?),
+            Some(text) => Some(
+                LogFormat::compile_declared(&[text], LogEscape::None, &self.declared).map_err(
+                    |error| LogError::Format {
+                        error,
+                        span: c.span.clone(),
+                    },
+                )?,
+            ),
             None => None,
         };
         let dest = self.dest(c)?;
@@ -591,11 +598,12 @@ impl Plan {
             });
         }
         let text = p.to_string_lossy();
-        let path =
-            LogFormat::compile(&text, LogEscape::None).map_err(|error| LogError::Format {
+        let path = LogFormat::compile_declared(&[&text], LogEscape::None, &self.declared).map_err(
+            |error| LogError::Format {
                 error,
                 span: span(),
-            })?;
+            },
+        )?;
         self.scripts.push(ScriptLog::new(path, c.cache));
         Ok(self.scripts.len() - 1)
     }

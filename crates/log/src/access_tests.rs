@@ -63,6 +63,7 @@ fn rec(uri: &'static str, args: Option<&'static [u8]>) -> RequestLog<'static> {
         userid: None,
         upstream: None,
         ssl: None,
+        modules: None,
         proxy_protocol: None,
     }
 }

@@ -41,10 +41,21 @@ impl LogFormat {
 
     /// Compiles the arguments of a `log_format` directive, as written.
     pub fn compile_parts(parts: &[&str], escape: LogEscape) -> Result<LogFormat, FormatError> {
+        Self::compile_declared(parts, escape, &[])
+    }
+
+    /// [`LogFormat::compile_parts`] where the configuration also defines
+    /// the variables `declared` (lowercase, sorted: `map`, `geo`, `set`...),
+    /// which are rendered by the request's [`crate::record::ModuleVars`].
+    pub fn compile_declared(
+        parts: &[&str],
+        escape: LogEscape,
+        declared: &[String],
+    ) -> Result<LogFormat, FormatError> {
         let mut segments = Vec::new();
         let mut literal = Vec::new();
         for part in parts {
-            compile_one(part, &mut literal, &mut segments)?;
+            compile_one(part, declared, &mut literal, &mut segments)?;
         }
         if !literal.is_empty() {
             segments.push(Segment::Literal(literal.into()));
@@ -87,6 +98,7 @@ impl LogFormat {
 /// `literal` so it merges across arguments.
 fn compile_one(
     s: &str,
+    declared: &[String],
     literal: &mut Vec<u8>,
     segments: &mut Vec<Segment>,
 ) -> Result<(), FormatError> {
@@ -127,10 +139,16 @@ fn compile_one(
         if name.is_empty() {
             return Err(invalid());
         }
-        // A name of the configuration's list the log cannot render (a
-        // module's variable) is logged as not found, `-`.
+        // A name the log cannot render itself, of the configuration's
+        // list or one the configuration defines, is the request's to give
+        // (core's variables); without a value it is logged as not found.
+        let lower = name.to_ascii_lowercase();
         let var = Var::parse(name)
-            .or_else(|| peregrine_conf::variables::is_known(name).then_some(Var::NotFound))
+            .or_else(|| {
+                let known = peregrine_conf::variables::is_known(name)
+                    || declared.binary_search(&lower).is_ok();
+                known.then(|| Var::Module(lower.into()))
+            })
             .ok_or_else(|| FormatError::UnknownVariable(name.to_owned()))?;
         if !literal.is_empty() {
             segments.push(Segment::Literal(std::mem::take(literal).into()));

@@ -56,6 +56,7 @@ fn base<'a>(req: &'a dyn Headers, resp: &'a dyn Headers) -> RequestLog<'a> {
         userid: None,
         upstream: None,
         ssl: None,
+        modules: None,
         proxy_protocol: None,
     }
 }
@@ -410,4 +411,35 @@ fn realip_remote_addr_is_the_connections_address() {
         render(f, LogEscape::Default, &rec),
         "192.0.2.1:5000 127.0.0.5:41000"
     );
+}
+
+/// Variables the configuration defines compile where declared, and are
+/// rendered by the request's `ModuleVars`; without one, as not found.
+#[test]
+fn declared_variables_are_asked_of_the_request() {
+    struct Vars;
+    impl crate::record::ModuleVars for Vars {
+        fn value(&self, name: &str, out: &mut String) -> bool {
+            out.push_str(name);
+            name != "empty"
+        }
+    }
+    let declared = ["anon".to_string(), "empty".to_string()];
+    assert_eq!(
+        LogFormat::compile_declared(&["$anon"], LogEscape::Default, &[]).err(),
+        Some(FormatError::UnknownVariable("anon".into()))
+    );
+    let f = LogFormat::compile_declared(&["$Anon|$empty"], LogEscape::Default, &declared).unwrap();
+    let mut out = Vec::new();
+    let mut time = TimeCache::utc();
+    f.render(&base(&NoHeaders, &NoHeaders), &mut time, &mut out);
+    assert_eq!(out, b"-|-");
+    let vars = Vars;
+    let with = RequestLog {
+        modules: Some(&vars),
+        ..base(&NoHeaders, &NoHeaders)
+    };
+    out.clear();
+    f.render(&with, &mut time, &mut out);
+    assert_eq!(out, b"anon|-");
 }

@@ -94,6 +94,8 @@ pub use error::{FormatError, LogError, OsErr};
 pub use format::{COMBINED, LogFormat};
 pub use logfile::{GZIP_DEFAULT_BUFFER, WRITE_ERROR_REPORT_INTERVAL};
 pub use peregrine_conf::model::{LogEscape, LogLevel};
-pub use record::{HeaderPairs, Headers, NoHeaders, RequestLog, SslValues, UpstreamValues};
+pub use record::{
+    HeaderPairs, Headers, ModuleVars, NoHeaders, RequestLog, SslValues, UpstreamValues,
+};
 pub use sink::LOG_FILE_MODE;
 pub use time::TimeCache;

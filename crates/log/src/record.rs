@@ -71,6 +71,15 @@ impl Headers for peregrine_codec::fields::FieldList {
     }
 }
 
+/// The variables of a request the log does not compute itself (the
+/// configuration's `map`, `geo`, `split_clients`; modules'), computed by
+/// whoever answered the request (core) when a format uses them.
+pub trait ModuleVars {
+    /// Appends the value of `name` (lowercase) to `out`; `false` when the
+    /// variable has no value (logged as not found).
+    fn value(&self, name: &str, out: &mut String) -> bool;
+}
+
 /// One request as the access log sees it. `None` means "not known" and is
 /// logged as `-` (or nothing with `escape=json|none`), as nginx logs a
 /// variable that is "not found".
@@ -143,6 +152,8 @@ pub struct RequestLog<'a> {
     // ssl
     /// The TLS session's `$ssl_*` values (`None`: a plain connection).
     pub ssl: Option<&'a dyn SslValues>,
+    /// The request's other variables ([`ModuleVars`]; `None`: not found).
+    pub modules: Option<&'a dyn ModuleVars>,
     // proxy_protocol
     /// The connection's PROXY protocol header (`$proxy_protocol_*`).
     pub proxy_protocol: Option<&'a peregrine_codec::proxy_protocol::ProxyHeader>,
@@ -193,6 +204,7 @@ impl RequestLog<'static> {
             userid: None,
             upstream: None,
             ssl: None,
+            modules: None,
             proxy_protocol: None,
         }
     }

@@ -53,6 +53,10 @@ pub(crate) enum Var {
     /// upstreams, no `gzip_ratio` yet): accepted so configurations load,
     /// logged as not found (`-`), as nginx logs them for a static request.
     NotFound,
+    /// A variable the log does not compute itself: the configuration's
+    /// (`map`, `geo`, `split_clients`...) or a module's, asked of the
+    /// request's [`crate::record::ModuleVars`] (lowercase name).
+    Module(Box<str>),
     /// `$http_NAME`: the suffix, lowercase, `-` as `_`.
     Http(Box<[u8]>),
     /// `$sent_http_NAME`.
@@ -235,6 +239,13 @@ impl Var {
                 IpAddr::V6(ip) => push_escaped(out, mode, &ip.octets()),
             },
             Var::NotFound => out.extend_from_slice(missing(mode)),
+            Var::Module(name) => {
+                let mut v = String::new();
+                match rec.modules {
+                    Some(m) if m.value(name, &mut v) => push_escaped(out, mode, v.as_bytes()),
+                    _ => out.extend_from_slice(missing(mode)),
+                }
+            }
             Var::Http(name) => push_header(out, mode, rec, name, false),
             Var::SentHttp(name) => push_header(out, mode, rec, name, true),
             Var::Arg(name) => s(out, find_arg(rec.args, name)),

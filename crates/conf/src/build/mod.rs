@@ -721,8 +721,11 @@ impl Builder {
         self.check_variables()?;
         check_locations(&servers, &|c| limit_zone::check_zones(c, &http.loc.zones))?;
         check_locations(&servers, &|c| cache::check_zones(c, &http.loc.cache_paths))?;
+        let mut declared_variables: Vec<String> = self.declared_vars.iter().cloned().collect();
+        declared_variables.sort();
         Ok(HttpConf {
             servers,
+            declared_variables,
             log_formats: self.log_formats.clone(),
             charset_maps: http.charset_maps.clone(),
             upstreams: http.upstreams.clone(),

@@ -279,7 +279,7 @@ pub(crate) fn idempotent(method: &str) -> bool {
 
 /// A request view of a parsed request (the engine hands the request back
 /// after the upstream answered).
-fn view_of(req: &peregrine_codec::Request) -> RequestView<'_> {
+pub(crate) fn view_of(req: &peregrine_codec::Request) -> RequestView<'_> {
     RequestView {
         method: Method::from_name(req.method_str()),
         method_name: req.method_str(),

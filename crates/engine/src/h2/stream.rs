@@ -314,6 +314,7 @@ impl H2Session {
                 pipelined: false,
                 upstream: s.ex.upstream.as_deref(),
                 conn_peer: s.ex.held.as_ref().and_then(|h| h.conn_peer),
+                core: Some(&cx.core),
             };
             if let Some(log) = cx.access.as_mut() {
                 log.log(&entry);
