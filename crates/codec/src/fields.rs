@@ -121,7 +121,16 @@ pub struct FieldList {
     /// The first `split` fields are the header filter's own (before
     /// `Connection` in HTTP/1).
     split: usize,
+    /// The protocol writer leaves out its own `Server` / `Date`: a
+    /// backend's, passed on, stands for it (nginx's header filter writes
+    /// them only while `r->headers_out.server` / `date` are unset).
+    own_server: Omit,
+    own_date: Omit,
 }
+
+/// Whether the writer leaves out one of the fields it adds.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct Omit(bool);
 
 impl Clone for FieldList {
     fn clone(&self) -> Self {
@@ -130,6 +139,8 @@ impl Clone for FieldList {
         FieldList {
             fields,
             split: self.split,
+            own_server: self.own_server,
+            own_date: self.own_date,
         }
     }
 }
@@ -170,7 +181,7 @@ impl FieldList {
     pub fn with_capacity(n: usize) -> Self {
         FieldList {
             fields: Vec::with_capacity(n),
-            split: 0,
+            ..FieldList::default()
         }
     }
 
@@ -178,6 +189,22 @@ impl FieldList {
     #[inline]
     pub fn fields(&self) -> &[Field] {
         &self.fields
+    }
+
+    /// The writer adds no `Server` of its own.
+    pub fn omit_own_server(&mut self) {
+        self.own_server = Omit(true);
+    }
+
+    /// The writer adds no `Date` of its own.
+    pub fn omit_own_date(&mut self) {
+        self.own_date = Omit(true);
+    }
+
+    /// Whether the writer adds its `Server` and its `Date`.
+    #[inline]
+    pub fn own_server_and_date(&self) -> (bool, bool) {
+        (!self.own_server.0, !self.own_date.0)
     }
 
     /// How many of the fields go before `Connection`.

@@ -147,20 +147,24 @@ pub fn serialize_head(
         .conf
         .as_ref()
         .map_or(ServerTokens::On, |c| c.server_tokens);
-    if resp.status == 200 && tokens == ServerTokens::On {
+    let (own_server, own_date) = resp.head.own_server_and_date();
+    if resp.status == 200 && tokens == ServerTokens::On && own_server && own_date {
         out.extend_from_slice(&start.ok);
     } else {
         out.extend_from_slice(peregrine_codec::response::status_line(
             peregrine_codec::Version::Http11,
             resp.status,
         ));
-        out.extend_from_slice(match tokens {
-            ServerTokens::On => SERVER_DATE,
-            ServerTokens::Off => SERVER_DATE_OFF,
-            ServerTokens::Build => SERVER_DATE_BUILD,
-        });
-        out.extend_from_slice(start.date());
-        out.extend_from_slice(b"\r\n");
+        if own_server {
+            out.extend_from_slice(b"Server: ");
+            out.extend_from_slice(server_value(tokens));
+            out.extend_from_slice(b"\r\n");
+        }
+        if own_date {
+            out.extend_from_slice(b"Date: ");
+            out.extend_from_slice(start.date());
+            out.extend_from_slice(b"\r\n");
+        }
     }
     // Where nginx's header filter puts Connection (after Content-Type,
     // Content-Length, Last-Modified, Location, Transfer-Encoding).

@@ -195,6 +195,17 @@ pub fn head_fields(
     if framing == ClientFraming::Chunked {
         head.push_first("Transfer-Encoding", "chunked");
     }
+    // A backend's Date or Server passed on stands for nginx's own, and a
+    // `*_pass_header` of one leaves none when the backend sent none
+    // (`ngx_http_upstream_process_headers`).
+    let p = job.up();
+    let named = |n: &str| p.pass_headers.iter().any(|h| h == n);
+    if head.has("Date") || named("date") {
+        head.omit_own_date();
+    }
+    if head.has("Server") || named("server") {
+        head.omit_own_server();
+    }
     head
 }
 

@@ -93,8 +93,13 @@ pub fn response_fields<'a>(
     }
     let names: &'a [u8] = names;
     let mut out = Vec::with_capacity(list.len() + 2);
-    out.push((&b"server"[..], server_value(tokens)));
-    out.push((&b"date"[..], date));
+    let (own_server, own_date) = resp.head.own_server_and_date();
+    if own_server {
+        out.push((&b"server"[..], server_value(tokens)));
+    }
+    if own_date {
+        out.push((&b"date"[..], date));
+    }
     for (f, r) in list.iter().zip(ends) {
         if let Some(r) = r {
             out.push((&names[r], f.value.trim_ascii()));

@@ -30,6 +30,33 @@ fn ok_start_is_the_codec_status_line_then_server_and_date() {
     assert_eq!(OK_START, [line, SERVER_DATE].concat());
 }
 
+/// A backend's Server or Date passed on stands for the writer's own.
+#[test]
+fn own_server_and_date_can_be_left_out() {
+    let start = HeadStart::new(b"Mon, 30 Nov 2026 11:11:03 GMT");
+    let ch = ConnHeader {
+        keepalive: false,
+        keepalive_header: None,
+    };
+    let mut r = response("Date: passed\r\n", Body::Empty);
+    r.head.to_mut().omit_own_date();
+    let mut out = Vec::new();
+    serialize_head(&mut out, &r, &start, &ch, false);
+    assert_eq!(
+        String::from_utf8(out).unwrap(),
+        format!(
+            "HTTP/1.1 200 OK\r\nServer: {SERVER_VERSION}\r\nDate: passed\r\nConnection: close\r\n\r\n"
+        )
+    );
+    r.head.to_mut().omit_own_server();
+    let mut out = Vec::new();
+    serialize_head(&mut out, &r, &start, &ch, false);
+    assert_eq!(
+        String::from_utf8(out).unwrap(),
+        "HTTP/1.1 200 OK\r\nDate: passed\r\nConnection: close\r\n\r\n"
+    );
+}
+
 #[test]
 fn head_layout_matches_nginx() {
     let r = response(
