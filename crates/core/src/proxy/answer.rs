@@ -44,13 +44,14 @@ pub fn client_framing(f: Framing, client_http11: bool, chunked_on: bool) -> Clie
 }
 
 /// Headers that describe the upstream connection, never passed on
-/// (`ngx_http_upstream_headers_in`: ignored or handled apart).
+/// (`ngx_http_upstream_headers_in`: ignored or handled apart). `Upgrade`
+/// is passed (nginx 1.29 keeps a backend's `Upgrade` in any answer to an
+/// HTTP/1.1 client; the HTTP/2 session drops it as connection-specific).
 const CONNECTION_HEADERS: &[&str] = &[
     "connection",
     "keep-alive",
     "transfer-encoding",
     "content-length",
-    "upgrade",
 ];
 
 /// The gateways' answer headers nginx does not pass to the client

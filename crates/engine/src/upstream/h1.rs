@@ -229,7 +229,9 @@ impl Owner for Http1 {
                 ClientFraming::None,
             )
         };
-        if let Some(up) = p.vars.header("upgrade") {
+        if let Some(up) = p.vars.header("upgrade")
+            && !resp.head.has("Upgrade")
+        {
             resp.head.to_mut().push("Upgrade", up.to_string());
         }
         resp.keepalive = false;
