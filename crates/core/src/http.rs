@@ -633,6 +633,7 @@ impl HttpCore {
                     if ctx.conf.filters.active {
                         crate::filters::apply(self, ctx, servers, &mut r);
                     }
+                    self.own_rate(ctx, &mut r);
                     return r;
                 }
                 Step::Special(sp) => self.special(ctx, sp),
