@@ -489,7 +489,7 @@ impl HttpCore {
         }
         let original = ctx.is_original();
         let uri = head::upstream_uri(&head::UriParts {
-            pass_uri: uri_part,
+            pass_uri: uri_part.filter(|_| vars || ctx.valid_location),
             vars,
             unparsed: original.then_some(ctx.req.target),
             uri: &ctx.uri,
