@@ -256,6 +256,8 @@ pub struct Proxy {
     /// timer armed is its pause (not a timeout).
     paced_since: Option<Instant>,
     pacing: bool,
+    /// After `101`: the client's head bytes still to write in the tunnel.
+    tunnel_head: usize,
 }
 
 impl Proxy {
@@ -429,6 +431,7 @@ pub(crate) trait Machine: Owner + Sized {
             cache_w: None,
             paced_since: None,
             pacing: false,
+            tunnel_head: 0,
         });
         p.vars.proxy_host = p.job.proxy_host.clone();
         p.vars.proxy_port = p.job.proxy_port.clone();
