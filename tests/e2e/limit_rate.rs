@@ -121,3 +121,90 @@ fn a_client_closing_during_the_pause_ends_the_request() {
         "the closed client is still counted: {text}"
     );
 }
+
+/// A server whose `/var/` paces by the request's arguments (nginx 1.27:
+/// variables in `limit_rate` and `limit_rate_after`), `/set` sets
+/// `$limit_rate`, `/up` takes an upstream's `X-Accel-Limit-Rate`; each
+/// shows the request's `$limit_rate` in `X-Rate`.
+fn site_with_variables() -> (Server, std::net::TcpListener) {
+    let backend = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let b = backend.local_addr().unwrap().port();
+    let p = Prefix::new("limit-rate-vars");
+    p.write("html/var/f.txt", body());
+    let s = Server::start(
+        p,
+        &conf_with(&format!(
+            "    server {{\n        listen 127.0.0.1:PORT;\n        root html;\n\
+             add_header X-Rate $limit_rate;\n\
+             location /var/ {{ limit_rate $arg_l; limit_rate_after $arg_a; }}\n\
+             location /set {{ set $limit_rate $arg_l; add_header X-Rate $limit_rate; \
+             return 200 ok; }}\n\
+             location /up {{ proxy_pass http://127.0.0.1:{b}; }}\n    }}\n"
+        )),
+    );
+    (s, backend)
+}
+
+/// `limit_rate $arg_l` at 2k: paced as `limit_rate 2k` (at least 1.9 s,
+/// a lower bound); `$limit_rate` is the request's rate, and a value that
+/// is no size is 0 with nginx's `invalid size` line.
+#[test]
+fn variables_in_limit_rate_are_evaluated_per_request() {
+    if crate::support::is_nginx() {
+        return; // Debian's nginx 1.22 predates variables here.
+    }
+    let (s, _b) = site_with_variables();
+    let mut c = s.connect();
+    c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let t = Instant::now();
+    use std::io::Write;
+    c.write_all(b"GET /var/f.txt?l=2k&a=0 HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    let r = read_responses(&mut c, 1, false);
+    assert!(r.len() == 1 && r[0].body == body());
+    assert_eq!(r[0].header("X-Rate"), Some("2048"));
+    let d = t.elapsed();
+    assert!(
+        d >= Duration::from_millis(1900),
+        "paced response took {d:?}"
+    );
+    let r = s.get("/var/f.txt?l=fast");
+    assert_eq!((r.status, r.header("X-Rate")), (200, Some("0")));
+    let r = s.get("/var/f.txt?l=4k&a=1m");
+    assert_eq!((r.status, r.header("X-Rate")), (200, Some("4096")));
+    let err = s.prefix.dir.join("logs/error.log");
+    let lines = crate::support::wait_for_lines(&err, 1, |l| l.contains("invalid size"));
+    assert!(
+        lines.len() == 1
+            && lines[0].contains("[error]")
+            && lines[0].contains("invalid size \"fast\""),
+        "{lines:?}"
+    );
+}
+
+/// `set $limit_rate` sets the request's rate; `$limit_rate` reads it back
+/// as bytes (an invalid size leaves 0). An upstream's
+/// `X-Accel-Limit-Rate` is the request's rate (and not passed on).
+#[test]
+fn set_limit_rate_and_x_accel_limit_rate() {
+    let (s, backend) = site_with_variables();
+    std::thread::spawn(move || {
+        if let Ok((mut u, _)) = backend.accept() {
+            use std::io::{Read, Write};
+            let mut buf = [0u8; 4096];
+            let _ = u.read(&mut buf);
+            let _ = u.write_all(
+                b"HTTP/1.1 200 OK\r\nX-Accel-Limit-Rate: 13000\r\nContent-Length: 2\r\n\
+                  Connection: close\r\n\r\nup",
+            );
+        }
+    });
+    let r = s.get("/set?l=40k");
+    assert_eq!(r.header("X-Rate"), Some("40960"));
+    let r = s.get("/set?l=many");
+    assert_eq!(r.header("X-Rate"), Some("0"));
+    let r = s.get("/up");
+    assert_eq!((r.status, r.body_str()), (200, "up"));
+    assert_eq!(r.header("X-Accel-Limit-Rate"), None);
+    assert_eq!(r.header("X-Rate"), Some("13000"));
+}

@@ -55,6 +55,7 @@ mod metrics;
 mod package;
 mod proxy;
 mod proxy_cache;
+mod proxy_client_abort;
 mod proxy_protocol;
 mod proxy_ssl;
 mod random_index;

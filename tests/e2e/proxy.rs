@@ -397,6 +397,48 @@ fn upgrade_becomes_a_byte_tunnel() {
     }
 }
 
+/// An upgraded connection's access-log line: `$bytes_sent` is the head
+/// and every tunnelled byte to the client, `$body_bytes_sent` the
+/// tunnelled bytes only (as nginx counts them), `$sent_http_connection`
+/// `upgrade`.
+#[test]
+fn upgrade_bytes_in_the_access_log() {
+    let b = upgrade_echo_backend();
+    let s = Server::start(
+        Prefix::new("proxy-upgrade-log"),
+        &conf_with(&format!(
+            "    log_format b '$bytes_sent $body_bytes_sent $sent_http_connection';\n    server {{\n        \
+             listen 127.0.0.1:PORT;\n        server_name localhost;\n        \
+             location / {{ proxy_pass http://127.0.0.1:{b}; proxy_http_version 1.1; \
+             proxy_set_header Upgrade $http_upgrade; proxy_set_header Connection upgrade; \
+             access_log logs/up.log b; }}\n    }}\n"
+        )),
+    );
+    let mut c = s.connect();
+    c.write_all(
+        b"GET /ws HTTP/1.1\r\nHost: localhost\r\nUpgrade: echo\r\nConnection: Upgrade\r\n\r\n",
+    )
+    .unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !got.windows(4).any(|w| w == b"\r\n\r\n") {
+        let n = c.read(&mut buf).unwrap();
+        assert!(n > 0, "closed early");
+        got.extend_from_slice(&buf[..n]);
+    }
+    let head = got.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+    c.write_all(b"twelve bytes").unwrap();
+    while got.len() < head + 12 {
+        let n = c.read(&mut buf).unwrap();
+        assert!(n > 0, "tunnel closed");
+        got.extend_from_slice(&buf[..n]);
+    }
+    drop(c);
+    let log = s.prefix.dir.join("logs/up.log");
+    let lines = wait_for_lines(&log, 1, |_| true);
+    assert_eq!(lines, [format!("{} 12 upgrade", head + 12)]);
+}
+
 /// A proxied answer's filters see what the request's own phases found:
 /// `$limit_conn_status` is the one its preaccess phase set.
 #[test]

@@ -212,3 +212,60 @@ fn request_buffering_off_streams_the_body() {
     let (plain, _) = crate::support::dechunk(&seen.body).expect("chunked upstream body");
     assert_eq!(plain, b"hello world");
 }
+
+/// With `proxy_request_buffering off`, the body bytes that came in the
+/// same read as the request's head go to the upstream with its head, not
+/// after the client's next bytes (nginx's preread buffer is in the first
+/// chain it sends): two chunks read at once are one chunk upstream.
+#[test]
+fn request_buffering_off_sends_the_preread_body_with_the_head() {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let b = l.local_addr().unwrap().port();
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        let Ok((mut u, _)) = l.accept() else { return };
+        u.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        // What the upstream has before the client sends anything more.
+        let mut seen = Vec::new();
+        let mut buf = [0u8; 4096];
+        while !seen.ends_with(b"many\r\n") {
+            match u.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => seen.extend_from_slice(&buf[..n]),
+            }
+        }
+        let _ = tx.send(seen);
+        let mut rest = Vec::new();
+        while !rest.ends_with(b"0\r\n\r\n") {
+            match u.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => rest.extend_from_slice(&buf[..n]),
+            }
+        }
+        let _ = u.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nOK");
+        let _ = tx.send(rest);
+    });
+    let s = server(
+        "body-preread",
+        &format!(
+            "        location / {{ proxy_pass http://127.0.0.1:{b}; \
+             proxy_request_buffering off; proxy_http_version 1.1; }}\n"
+        ),
+    );
+    let mut c = s.connect();
+    c.write_all(
+        b"POST / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\
+          Transfer-Encoding: chunked\r\n\r\n5\r\n01234\r\n4\r\nmany\r\n",
+    )
+    .unwrap();
+    let early = rx.recv_timeout(Duration::from_secs(10)).unwrap();
+    let early = String::from_utf8_lossy(&early).into_owned();
+    let body = early.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+    assert_eq!(body, "9\r\n01234many\r\n", "{early}");
+    c.write_all(b"0\r\n\r\n").unwrap();
+    let rest = rx.recv_timeout(Duration::from_secs(10)).unwrap();
+    assert_eq!(rest, b"0\r\n\r\n");
+    let r = Response::parse(&read_to_close(&mut c)).unwrap();
+    assert_eq!(r.status, 200);
+    assert_eq!(r.body_str(), "OK");
+}

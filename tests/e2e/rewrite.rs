@@ -422,3 +422,23 @@ fn rewrite_log_and_uninitialized_variables_reach_the_error_log() {
     );
     assert!(all.contains("request: \"GET /a HTTP/1.1\""), "{all}");
 }
+
+/// A URI changed by `rewrite` and kept in its location by `break` (or the
+/// `break` flag) goes upstream whole: `proxy_pass`'s own URI part is
+/// ignored (nginx's `r->valid_location` cleared); without a rewrite the
+/// part replaces the location's prefix as usual.
+#[test]
+fn proxy_pass_uri_part_is_ignored_after_rewrite_and_break() {
+    let s = site(
+        "rewrite-valid-location",
+        "        location /seen/ { return 200 \"seen $uri\"; }\n\
+         location /brk { rewrite ^ /seen/by-rewrite; break; \
+         proxy_pass http://127.0.0.1:PORT/seen/part; }\n\
+         location /flag/ { rewrite ^/flag/(.*)$ /seen/$1 break; \
+         proxy_pass http://127.0.0.1:PORT/ignored/; }\n\
+         location /kept/ { proxy_pass http://127.0.0.1:PORT/seen/; }",
+    );
+    assert_eq!(s.get("/brk").body_str(), "seen /seen/by-rewrite");
+    assert_eq!(s.get("/flag/x").body_str(), "seen /seen/x");
+    assert_eq!(s.get("/kept/a").body_str(), "seen /seen/a");
+}

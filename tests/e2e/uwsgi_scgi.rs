@@ -165,3 +165,41 @@ fn scgi_netstring_content_length_first_and_cgi_status() {
     assert_eq!(var(&seen, "SCGI").as_deref(), Some("1"));
     assert_eq!(seen.body, b"abc");
 }
+
+/// A chunked body is read whole before the packet is made, and the
+/// parameters are evaluated then (as nginx creates the request after
+/// reading the body): `$content_length` is the bytes received, an empty
+/// chunked body's is 0, even after `set` read `$content_length` early;
+/// a `set` variable keeps its value.
+#[test]
+fn uwsgi_content_length_of_a_chunked_body() {
+    let (port, seen) = backend(
+        read_uwsgi,
+        b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
+    );
+    let conf = conf_with(&format!(
+        "server {{ listen 127.0.0.1:PORT;\n set $early $content_length;\n set $mine kept;\n \
+         location / {{ uwsgi_pass 127.0.0.1:{port};\n \
+         uwsgi_param CONTENT_LENGTH $content_length if_not_empty;\n \
+         uwsgi_param MINE $mine;\n uwsgi_param LEN_TOO len=$content_length;\n }}\n}}"
+    ));
+    let s = Server::start(Prefix::new("uwsgi-chunked"), &conf);
+    for (chunks, len, body) in [
+        ("3\r\nfoo\r\n4\r\nbarr\r\n0\r\n\r\n", "7", &b"foobarr"[..]),
+        ("0\r\n\r\n", "0", &b""[..]),
+    ] {
+        let mut c = s.connect();
+        let req = format!(
+            "POST / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\
+             Transfer-Encoding: chunked\r\n\r\n{chunks}"
+        );
+        c.write_all(req.as_bytes()).unwrap();
+        let r = Response::parse(&crate::support::read_to_close(&mut c)).expect("a response");
+        assert_eq!(r.status, 200);
+        let seen = seen.recv().unwrap();
+        assert_eq!(var(&seen, "CONTENT_LENGTH").as_deref(), Some(len));
+        assert_eq!(var(&seen, "LEN_TOO"), Some(format!("len={len}")));
+        assert_eq!(var(&seen, "MINE").as_deref(), Some("kept"));
+        assert_eq!(seen.body, body);
+    }
+}

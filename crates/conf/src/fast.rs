@@ -117,6 +117,12 @@ pub fn admits_by_value(conf: &LocConf) -> bool {
 
 /// `root`/`alias` without variables: the file is a function of the URI
 /// (variables could bring in any request header).
+/// `limit_rate` and `limit_rate_after` without variables: a route's
+/// answer carries them (with variables, core evaluates them per request).
+pub fn rate_fixed(c: &LocConf) -> bool {
+    c.conn.limit_rate_var.is_none() && c.conn.limit_rate_after_var.is_none()
+}
+
 pub fn root_fixed(c: &LocConf) -> bool {
     match &c.root {
         DocRoot::Root(r) | DocRoot::Alias(r) => !r.contains('$'),

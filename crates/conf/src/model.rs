@@ -867,7 +867,7 @@ pub struct KeepaliveDisable {
 }
 
 /// Connection-level location settings, nginx's defaults in `Default`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConnConf {
     /// `keepalive_time` (default 1h): no keep-alive once the connection is
     /// older than this; in nanoseconds, for the per-request comparison
@@ -886,6 +886,10 @@ pub struct ConnConf {
     pub limit_rate: u64,
     /// `limit_rate_after` (default 0).
     pub limit_rate_after: u64,
+    /// `limit_rate` / `limit_rate_after` with variables: the value core
+    /// evaluates per request (`limit_rate` above is 0 then).
+    pub limit_rate_var: Option<Arc<str>>,
+    pub limit_rate_after_var: Option<Arc<str>>,
     /// `chunked_transfer_encoding` (default on).
     pub chunked_transfer_encoding: bool,
     /// `http2_chunk_size` (default 8k): the most DATA payload per frame
@@ -907,6 +911,8 @@ impl Default for ConnConf {
             sendfile_max_chunk: 2 * 1024 * 1024,
             limit_rate: 0,
             limit_rate_after: 0,
+            limit_rate_var: None,
+            limit_rate_after_var: None,
             chunked_transfer_encoding: true,
             http2_chunk_size: 8 * 1024,
         }
@@ -1334,6 +1340,13 @@ pub struct ProxyConf {
     pub intercept_errors: bool,
     pub buffering: bool,
     pub request_buffering: bool,
+    /// `proxy_ignore_client_abort`: the upstream request goes on when the
+    /// client closes before the answer (nginx then skips
+    /// `ngx_http_upstream_check_broken_connection`).
+    pub ignore_client_abort: bool,
+    /// `proxy_limit_rate`: bytes a second the answer is read at, at most,
+    /// when it is buffered (0: no limit).
+    pub limit_rate: u64,
     /// `proxy_buffer_size`: the most a response head may take.
     pub buffer_size: usize,
     // proxy_cookie

@@ -829,13 +829,19 @@ pub static TABLE: &[Spec] = &[
         CARRIED,
     ),
     row("send_lowat", HSL, ONE, Handler::Loc(c::send_lowat), CARRIED),
-    row("limit_rate", HSL, ONE, Handler::Loc(c::limit_rate), CARRIED),
+    row(
+        "limit_rate",
+        HSL,
+        ONE,
+        Handler::Loc(c::limit_rate),
+        When(f::rate_fixed),
+    ),
     row(
         "limit_rate_after",
         HSL,
         ONE,
         Handler::Loc(c::limit_rate_after),
-        CARRIED,
+        When(f::rate_fixed),
     ),
     row(
         "chunked_transfer_encoding",
@@ -1570,6 +1576,20 @@ pub static TABLE: &[Spec] = &[
         HSL,
         ONE,
         Handler::Loc(px::proxy_request_buffering),
+        Neutral,
+    ),
+    row(
+        "proxy_ignore_client_abort",
+        HSL,
+        ONE,
+        Handler::Loc(px::proxy_ignore_client_abort),
+        Neutral,
+    ),
+    row(
+        "proxy_limit_rate",
+        HSL,
+        ONE,
+        Handler::Loc(px::proxy_limit_rate),
         Neutral,
     ),
     row(

@@ -124,6 +124,20 @@ macro_rules! common_rows {
                 Neutral,
             ),
             row(
+                concat!($p, "_ignore_client_abort"),
+                HSL,
+                ONE,
+                Handler::Loc(cgi::$m::shared),
+                Neutral,
+            ),
+            row(
+                concat!($p, "_limit_rate"),
+                HSL,
+                ONE,
+                Handler::Loc(cgi::$m::shared),
+                Neutral,
+            ),
+            row(
                 concat!($p, "_buffer_size"),
                 HSL,
                 ONE,

@@ -32,6 +32,7 @@ pub const KNOWN: &[&str] = &[
     // ngx_http_v2_module
     "http2",
     "is_args",
+    "limit_rate",
     "msec",
     "pid",
     "pipe",

@@ -13,7 +13,7 @@ use peregrine_conf::cgi::{CgiConf, Gateway};
 use peregrine_conf::model::{LocConf, ProxyTarget};
 
 use crate::http::{Ctx, HttpCore, Step};
-use crate::proxy::{JobBody, Proto, ProxyJob, UpstreamVars};
+use crate::proxy::{JobBody, LateParams, Proto, ProxyJob, UpstreamVars};
 use crate::response::ErrorNote;
 use crate::special::Special;
 use crate::vars::VarCtx;
@@ -74,14 +74,24 @@ pub(crate) fn push_var(v: &VarCtx<'_>, out: &mut String, name: &str) {
     }
 }
 
+/// A parameter whose value waits for the body's length.
+fn waits_for_length(template: &str) -> bool {
+    template.contains("content_length")
+}
+
 /// The parameters as (name, value) pairs, in the order nginx sends them:
-/// the `*_param`s (an `if_not_empty` one only with a value), then the
-/// client's headers unless a parameter of the same `HTTP_` name was set;
-/// repeated headers joined by `, ` (`; ` for Cookie), as current nginx.
-fn pairs(ctx: &Ctx<'_>, c: &CgiConf, v: &VarCtx<'_>) -> Vec<(Vec<u8>, Vec<u8>)> {
+/// the `*_param`s (an `if_not_empty` one only with a value, `expand`
+/// giving parameter `i`'s value), then the client's headers unless a
+/// parameter of the same `HTTP_` name was set; repeated headers joined by
+/// `, ` (`; ` for Cookie), as current nginx.
+fn pairs(
+    ctx: &Ctx<'_>,
+    c: &CgiConf,
+    expand: &mut dyn FnMut(usize, &str) -> String,
+) -> Vec<(Vec<u8>, Vec<u8>)> {
     let mut out: Vec<(Vec<u8>, Vec<u8>)> = Vec::with_capacity(c.params.len() + 16);
-    for p in c.params.iter() {
-        let val = v.expand(&p.value);
+    for (i, p) in c.params.iter().enumerate() {
+        let val = expand(i, &p.value);
         if p.if_not_empty && val.is_empty() {
             continue;
         }
@@ -207,14 +217,6 @@ impl HttpCore {
             upstream: Some(&uv),
             ..ctx.vars()
         };
-        let list = pairs(ctx, &c, &v);
-        let head = match encode(g, &c, &list) {
-            Ok(h) => h,
-            Err(m) => {
-                self.note_failure(ErrorNote::Upstream(m));
-                return Step::Special(Special::status(500));
-            }
-        };
         let body = if c.up.pass_request_body
             && (ctx.req.content_length.is_some_and(|n| n > 0)
                 || ctx.req.headers.get("Transfer-Encoding").is_some())
@@ -222,6 +224,28 @@ impl HttpCore {
             JobBody::Client
         } else {
             JobBody::None
+        };
+        // A chunked body read whole first: `$content_length` is known
+        // only then (uwsgi and SCGI always read such a body whole).
+        let late_length = body == JobBody::Client
+            && ctx.req.content_length.is_none()
+            && (c.up.request_buffering || g != Gateway::FastCgi)
+            && c.params.iter().any(|p| waits_for_length(&p.value));
+        let mut kept = Vec::new();
+        let list = pairs(ctx, &c, &mut |_, t| {
+            let val = v.expand(t);
+            if late_length {
+                kept.push((!waits_for_length(t)).then(|| val.clone()));
+            }
+            val
+        });
+        let late = late_length.then(|| Box::new(LateParams { values: kept }));
+        let head = match encode(g, &c, &list) {
+            Ok(h) => h,
+            Err(m) => {
+                self.note_failure(ErrorNote::Upstream(m));
+                return Step::Special(Special::status(500));
+            }
         };
         let hash_key = match &target {
             crate::proxy::Target::Group(i) => self.upstreams[*i]
@@ -268,8 +292,47 @@ impl HttpCore {
             },
             tls: None,
             cache: crate::cache::CacheSlot(cache),
+            late,
         };
         Step::Upstream(Box::new(job))
+    }
+
+    /// The gateway's records built again once the body was read whole
+    /// ([`LateParams`], made here): `up.request_body_len` is the body's length for
+    /// `$content_length`. `Err` in nginx's words (a uwsgi packet grown
+    /// over its size field).
+    pub fn late_gateway_head(
+        &mut self,
+        job: &mut ProxyJob,
+        conn: &crate::ConnInfo,
+        req: &peregrine_codec::Request,
+        now: std::time::SystemTime,
+        up: &UpstreamVars,
+    ) -> Result<(), String> {
+        let Some(late) = job.late.take() else {
+            return Ok(());
+        };
+        let g = match job.proto {
+            Proto::FastCgi => Gateway::FastCgi,
+            Proto::Uwsgi => Gateway::Uwsgi,
+            Proto::Scgi => Gateway::Scgi,
+            Proto::Http => return Ok(()),
+        };
+        let servers = self.servers.clone();
+        let Some(srv) = servers.get(job.server_index) else {
+            return Ok(());
+        };
+        let c = Arc::clone(conf_of(&job.conf, g));
+        let view = crate::proxy::view_of(req);
+        let ctx = self.job_ctx(srv, job, &view, conn, now, up);
+        let v = ctx.vars();
+        let list = pairs(&ctx, &c, &mut |i, t| match late.values.get(i) {
+            Some(Some(early)) => early.clone(),
+            _ => v.expand(t),
+        });
+        let head = encode(g, &c, &list)?;
+        job.head = head;
+        Ok(())
     }
 }
 

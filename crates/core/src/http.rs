@@ -137,6 +137,10 @@ pub(crate) struct Ctx<'a> {
     /// The location settings in effect and what `alias` replaces.
     pub conf: Arc<LocConf>,
     pub name_len: Option<usize>,
+    /// nginx's `r->valid_location`: cleared when a rewrite changed the URI
+    /// and `break` kept it in this location (`ngx_http_script_break_code`);
+    /// `proxy_pass` then sends the whole URI, its own URI part ignored.
+    pub valid_location: bool,
     /// `$server_name`.
     pub server_name: &'a str,
     /// Captures of the regex location, when its settings use them.
@@ -529,6 +533,7 @@ impl HttpCore {
             discarded: false,
             conf: srv.conf.conf.clone(),
             name_len: Some(0),
+            valid_location: true,
             server_name: &srv.name,
             captures: Vec::new(),
             server_names: &srv.conf.server_names,
@@ -634,6 +639,7 @@ impl HttpCore {
                     if ctx.conf.filters.active {
                         crate::filters::apply(self, ctx, servers, &mut r);
                     }
+                    self.own_rate(ctx, &mut r);
                     return r;
                 }
                 Step::Special(sp) => self.special(ctx, sp),
@@ -702,6 +708,7 @@ impl HttpCore {
     /// nginx's find-config phase: the location of the URI, `internal`,
     /// `client_max_body_size`; then the location's phases.
     fn find_config_phase(&mut self, ctx: &mut Ctx<'_>, servers: &[ServerRt]) -> Step {
+        ctx.valid_location = true;
         let srv = &servers[ctx.server];
         let found = srv.locs.find(&ctx.uri);
         if let Some(id) = srv.locs.auto_redirect(&ctx.uri, found) {

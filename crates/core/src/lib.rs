@@ -42,6 +42,7 @@ mod headers;
 mod headmemo;
 mod http;
 mod limit_conn;
+mod limit_rate;
 mod limit_req;
 pub mod limits;
 mod locations;

@@ -219,7 +219,17 @@ impl VarCtx<'_> {
             "fastcgi_script_name" | "fastcgi_path_info" => {
                 crate::gateway::push_var(self, out, name);
             }
-            "content_length" => out.push_str(self.req.header("Content-Length").unwrap_or("")),
+            "limit_rate" => {
+                let _ = write!(out, "{}", crate::limit_rate::variable(self));
+            }
+            "content_length" => match self.req.header("Content-Length") {
+                Some(v) => out.push_str(v),
+                None => {
+                    if let Some(n) = self.upstream.and_then(|u| u.request_body_len) {
+                        let _ = write!(out, "{n}");
+                    }
+                }
+            },
             "content_type" => out.push_str(self.req.header("Content-Type").unwrap_or("")),
             // An HTTP/2 stream's head went through the HTTP/1.1 codec.
             "server_protocol" if self.conn.http2 => out.push_str("HTTP/2.0"),

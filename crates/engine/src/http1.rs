@@ -58,10 +58,18 @@ pub struct Lingering {
 
 impl Lingering {
     pub fn of(conf: Option<&peregrine_conf::model::LocConf>) -> Lingering {
-        let c = conf.map_or_else(peregrine_conf::model::ConnConf::default, |c| c.conn);
-        Lingering {
-            time: c.lingering_time,
-            timeout: c.lingering_timeout,
+        match conf {
+            Some(c) => Lingering {
+                time: c.conn.lingering_time,
+                timeout: c.conn.lingering_timeout,
+            },
+            None => {
+                let c = peregrine_conf::model::ConnConf::default();
+                Lingering {
+                    time: c.lingering_time,
+                    timeout: c.lingering_timeout,
+                }
+            }
         }
     }
 }

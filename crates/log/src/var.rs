@@ -247,6 +247,11 @@ impl Var {
                 }
             }
             Var::Http(name) => push_header(out, mode, rec, name, false),
+            // The engine writes `Connection` itself; after `101` it is
+            // `upgrade` (nginx's `ngx_http_variable_sent_connection`).
+            Var::SentHttp(name) if rec.status == 101 && &**name == b"connection" => {
+                out.extend_from_slice(b"upgrade");
+            }
             Var::SentHttp(name) => push_header(out, mode, rec, name, true),
             Var::Arg(name) => s(out, find_arg(rec.args, name)),
             Var::Cookie(name) => push_cookie(out, mode, rec, name),

@@ -161,6 +161,8 @@ fn shared(l: &mut RawLoc, d: &Directive, e: &Env<'_>, g: Gateway) -> Result<()> 
         "intercept_errors" => px::proxy_intercept_errors,
         "buffering" => px::proxy_buffering,
         "request_buffering" => px::proxy_request_buffering,
+        "ignore_client_abort" => px::proxy_ignore_client_abort,
+        "limit_rate" => px::proxy_limit_rate,
         "buffer_size" => px::proxy_buffer_size,
         "hide_header" => px::proxy_hide_header,
         "pass_header" => px::proxy_pass_header,

@@ -5,6 +5,7 @@
 //! `max_headers`, `ignore_invalid_headers`, `underscores_in_headers`.
 //! Messages are nginx's slot functions'.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::Env;
@@ -25,8 +26,10 @@ pub struct RawConn {
     pub lingering_timeout: Option<Duration>,
     pub sendfile_max_chunk: Option<usize>,
     pub send_lowat: Option<usize>,
-    pub limit_rate: Option<u64>,
-    pub limit_rate_after: Option<u64>,
+    /// `limit_rate` / `limit_rate_after`: a size, or a value with
+    /// variables (evaluated per request; the size is 0 then).
+    pub limit_rate: Option<(u64, Option<Arc<str>>)>,
+    pub limit_rate_after: Option<(u64, Option<Arc<str>>)>,
     pub chunked_transfer_encoding: Option<bool>,
     pub http2_chunk_size: Option<usize>,
 }
@@ -42,8 +45,19 @@ impl RawConn {
             lingering_time: self.lingering_time.unwrap_or(p.lingering_time),
             lingering_timeout: self.lingering_timeout.unwrap_or(p.lingering_timeout),
             sendfile_max_chunk: self.sendfile_max_chunk.unwrap_or(p.sendfile_max_chunk),
-            limit_rate: self.limit_rate.unwrap_or(p.limit_rate),
-            limit_rate_after: self.limit_rate_after.unwrap_or(p.limit_rate_after),
+            limit_rate: self.limit_rate.as_ref().map_or(p.limit_rate, |r| r.0),
+            limit_rate_var: match &self.limit_rate {
+                Some(r) => r.1.clone(),
+                None => p.limit_rate_var.clone(),
+            },
+            limit_rate_after: self
+                .limit_rate_after
+                .as_ref()
+                .map_or(p.limit_rate_after, |r| r.0),
+            limit_rate_after_var: match &self.limit_rate_after {
+                Some(r) => r.1.clone(),
+                None => p.limit_rate_after_var.clone(),
+            },
             chunked_transfer_encoding: self
                 .chunked_transfer_encoding
                 .unwrap_or(p.chunked_transfer_encoding),
@@ -149,21 +163,15 @@ pub fn send_lowat(l: &mut RawLoc, d: &Directive, env: &Env<'_>) -> Result<()> {
     Ok(())
 }
 
-/// `limit_rate` / `limit_rate_after` (nginx's complex-value size slot): a
-/// size; a value with variables is refused until variables are supported
-/// there.
-fn rate(d: &Directive) -> Result<u64> {
+/// `limit_rate` / `limit_rate_after` (nginx's complex-value size slot,
+/// `ngx_http_set_complex_value_size_slot`, variables allowed since 1.27.0):
+/// a size, or a value with variables kept for core to evaluate per request.
+fn rate(d: &Directive) -> Result<(u64, Option<Arc<str>>)> {
     let v = arg(d, 0);
     if v.contains('$') {
-        return Err(msg(
-            d,
-            format!(
-                "variables in \"{}\" are not supported by Peregrine yet",
-                d.name
-            ),
-        ));
+        return Ok((0, Some(Arc::from(v))));
     }
-    parse_size(v).ok_or_else(|| invalid(d))
+    parse_size(v).map(|n| (n, None)).ok_or_else(|| invalid(d))
 }
 
 pub fn limit_rate(l: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result<()> {
@@ -203,7 +211,7 @@ mod tests {
     use crate::tests::{err, http, parse, server};
 
     fn loc(c: &crate::Config) -> crate::model::ConnConf {
-        c.http.as_ref().unwrap().servers[0].conf.conn
+        c.http.as_ref().unwrap().servers[0].conf.conn.clone()
     }
 
     #[test]
@@ -241,6 +249,23 @@ mod tests {
         let h = c.http.as_ref().unwrap().servers[0].headers;
         assert_eq!(h.max_headers, 5);
         assert!(!h.ignore_invalid_headers && h.underscores_in_headers);
+    }
+
+    #[test]
+    fn rates_with_variables_are_kept_for_the_request() {
+        let c = parse(&http(
+            "limit_rate $arg_l; limit_rate_after ${arg_a}k;\nserver { listen 8080; }",
+        ));
+        let conn = loc(&c);
+        assert_eq!((conn.limit_rate, conn.limit_rate_after), (0, 0));
+        assert_eq!(conn.limit_rate_var.as_deref(), Some("$arg_l"));
+        assert_eq!(conn.limit_rate_after_var.as_deref(), Some("${arg_a}k"));
+        // A size at a lower level replaces the inherited variables.
+        let c = parse(&http(
+            "limit_rate $arg_l;\nserver { listen 8080; limit_rate 5k; }",
+        ));
+        let conn = loc(&c);
+        assert_eq!((conn.limit_rate, conn.limit_rate_var), (5120, None));
     }
 
     #[test]

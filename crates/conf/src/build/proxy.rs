@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::Env;
-use super::handlers::{arg, flag, fresh, msg, set, set_with, size, time};
+use super::handlers::{arg, flag, fresh, invalid, msg, set, set_with, size, time};
 use super::raw::RawLoc;
 use crate::error::Result;
 use crate::model::{
@@ -83,6 +83,8 @@ pub struct RawProxy {
     pub intercept_errors: Option<bool>,
     pub buffering: Option<bool>,
     pub request_buffering: Option<bool>,
+    pub ignore_client_abort: Option<bool>,
+    pub limit_rate: Option<u64>,
     pub buffer_size: Option<usize>,
     // proxy_cookie (`Some(empty)`: `off`)
     pub cookie_domain: Option<Vec<CookieRule>>,
@@ -118,6 +120,8 @@ impl Default for ProxyConf {
             intercept_errors: false,
             buffering: true,
             request_buffering: true,
+            ignore_client_abort: false,
+            limit_rate: 0,
             buffer_size: DEFAULT_BUFFER_SIZE,
             cookie_domain: Vec::new(),
             cookie_path: Vec::new(),
@@ -163,6 +167,8 @@ impl RawProxy {
             intercept_errors: self.intercept_errors.unwrap_or(p.intercept_errors),
             buffering: self.buffering.unwrap_or(p.buffering),
             request_buffering: self.request_buffering.unwrap_or(p.request_buffering),
+            ignore_client_abort: self.ignore_client_abort.unwrap_or(p.ignore_client_abort),
+            limit_rate: self.limit_rate.unwrap_or(p.limit_rate),
             buffer_size: self.buffer_size.unwrap_or(p.buffer_size),
             cookie_domain: own_or(&self.cookie_domain, &p.cookie_domain),
             cookie_path: own_or(&self.cookie_path, &p.cookie_path),
@@ -352,6 +358,30 @@ pub fn proxy_buffering(l: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result<()>
 
 pub fn proxy_request_buffering(l: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result<()> {
     set_with(&mut l.proxy.request_buffering, d, || flag(d))
+}
+
+/// `proxy_ignore_client_abort on|off` (and the gateways' twins).
+pub fn proxy_ignore_client_abort(l: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result<()> {
+    set_with(&mut l.proxy.ignore_client_abort, d, || flag(d))
+}
+
+/// `proxy_limit_rate SIZE` (and the gateways' twins): the answer is read
+/// from the upstream at most this fast (`ngx_event_pipe_read_upstream`).
+/// nginx 1.27 takes variables here too; Peregrine a size only, for now.
+pub fn proxy_limit_rate(l: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result<()> {
+    set_with(&mut l.proxy.limit_rate, d, || {
+        let v = arg(d, 0);
+        if v.contains('$') {
+            return Err(msg(
+                d,
+                format!(
+                    "variables in \"{}\" are not supported by Peregrine yet",
+                    d.name
+                ),
+            ));
+        }
+        crate::values::parse_size(v).ok_or_else(|| invalid(d))
+    })
 }
 
 pub fn proxy_buffer_size(l: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result<()> {

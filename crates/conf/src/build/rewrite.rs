@@ -223,8 +223,10 @@ pub fn set(l: &mut RawLoc, d: &Directive, env: &Env<'_>) -> Result<()> {
     let target = match lower.as_str() {
         "args" => SetTarget::Args,
         // nginx's core variables are not changeable (but its prefix
-        // families are: `set $arg_x` makes a variable of its own).
-        n if crate::variables::KNOWN.contains(&n) => {
+        // families are: `set $arg_x` makes a variable of its own), but
+        // `$limit_rate` (NGX_HTTP_VAR_CHANGEABLE: it sets the request's
+        // rate, `peregrine_core`'s limit_rate module reads it).
+        n if n != "limit_rate" && crate::variables::KNOWN.contains(&n) => {
             return Err(msg(d, format!("the duplicate \"{var}\" variable")));
         }
         n => {

@@ -597,6 +597,14 @@ pub static DESCRIPTIONS: &[(&str, &str)] = &[
         "proxy_request_buffering",
         "off: the body streams upstream as it arrives",
     ),
+    (
+        "proxy_ignore_client_abort",
+        "on: a client closing before the answer does not end the upstream request",
+    ),
+    (
+        "proxy_limit_rate",
+        "the answer read from the upstream at most this fast (buffered answers; a size, no variables)",
+    ),
     ("proxy_buffer_size", "the largest answer head"),
     // cache (proxy_; the gateways' twins alike)
     (

@@ -417,7 +417,7 @@ impl HttpCore {
     /// The request's state in its location again, for the answer's
     /// filters and error pages: the job's server, settings, URI and
     /// arguments, the upstream's variables, what its limits found.
-    fn job_ctx<'a>(
+    pub(crate) fn job_ctx<'a>(
         &self,
         srv: &'a crate::http::ServerRt,
         job: &'a ProxyJob,

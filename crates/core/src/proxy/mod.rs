@@ -101,6 +101,21 @@ pub struct ProxyJob {
     pub cache: crate::cache::CacheSlot,
     /// `https://`: TLS to the upstream (`None`: plain).
     pub tls: Option<Box<JobTls>>,
+    /// A gateway's parameters waiting for the body's length
+    /// ([`LateParams`]); `None` for the rest.
+    pub late: Option<Box<LateParams>>,
+}
+
+/// The `*_param` values as content time expanded them, for the records
+/// built again once a body of unknown length was read whole: nginx makes
+/// a gateway's request after reading the body (`create_request` after
+/// `ngx_http_read_client_request_body`), when a chunked body's
+/// `$content_length` is the bytes received. The values naming it are
+/// `None` here, expanded again then; the others keep what content time
+/// saw (`set` variables included).
+#[derive(Debug, Clone)]
+pub struct LateParams {
+    pub(crate) values: Vec<Option<String>>,
 }
 
 /// What the engine's upstream TLS client needs that is per request (the
@@ -175,6 +190,10 @@ pub struct UpstreamVars {
     /// went to a temporary file (`ngx_http_variable_request_body`).
     pub request_body: Option<Arc<Vec<u8>>>,
     pub request_body_file: Option<Arc<str>>,
+    /// The body's length once read whole: `$content_length` of a body
+    /// that came without one (nginx sets `content_length_n` to the bytes
+    /// received when the chunked body ends).
+    pub request_body_len: Option<u64>,
     /// `$upstream_cache_status`.
     pub cache_status: Option<&'static str>,
 }
@@ -470,7 +489,7 @@ impl HttpCore {
         }
         let original = ctx.is_original();
         let uri = head::upstream_uri(&head::UriParts {
-            pass_uri: uri_part,
+            pass_uri: uri_part.filter(|_| vars || ctx.valid_location),
             vars,
             unparsed: original.then_some(ctx.req.target),
             uri: &ctx.uri,
@@ -569,6 +588,7 @@ impl HttpCore {
             proto: Proto::Http,
             tls: None,
             cache: crate::cache::CacheSlot(cache),
+            late: None,
         })
     }
 

@@ -88,6 +88,11 @@ impl HttpCore {
             match op {
                 Op::Rewrite(r) => match self.rewrite(ctx, r) {
                     Some(Flow::Last) if r.flag == RewriteFlag::None => changed = true,
+                    Some(Flow::Next) => {
+                        // `rewrite ... break` changed the URI in place.
+                        ctx.valid_location = false;
+                        return Flow::Next;
+                    }
                     Some(flow) => return flow,
                     None => {}
                 },
@@ -102,7 +107,12 @@ impl HttpCore {
                         SetTarget::Args => ctx.args = Some(Cow::Owned(v)),
                     }
                 }
-                Op::Break => return Flow::Next,
+                Op::Break => {
+                    if changed {
+                        ctx.valid_location = false;
+                    }
+                    return Flow::Next;
+                }
                 Op::If { cond, conf, next } => {
                     if self.test(ctx, cond) {
                         if let Some(c) = conf {

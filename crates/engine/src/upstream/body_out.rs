@@ -160,9 +160,31 @@ pub(crate) trait BodyOut: Owner + Sized {
             }
             p.vars.request_body = p.body.take_mem();
             p.vars.request_body_file = p.body.file.as_ref().map(|f| f.path_str().into());
+            p.vars.request_body_len = Some(match (&p.vars.request_body, &p.body.file) {
+                (Some(b), _) => b.len() as u64,
+                (None, Some(f)) => f.len,
+                (None, None) => 0,
+            });
+            if let Err(text) = self.late_head(p, cx) {
+                self.log(cx, LogLevel::Error, &text, "");
+                return Io::Fail(Fail::Client(500));
+            }
             p.state = State::Connect;
             return Io::Done;
         }
+    }
+
+    /// A gateway's records with the parameters that waited for the
+    /// body's length (`peregrine_core::gateway::LateParams`).
+    fn late_head(&mut self, p: &mut Proxy, cx: &mut Ctx) -> Result<(), String> {
+        if p.job.late.is_none() {
+            return Ok(());
+        }
+        let Some(req) = self.ex_ref().and_then(|e| e.req()) else {
+            return Ok(());
+        };
+        cx.core
+            .late_gateway_head(&mut p.job, self.info(), req, cx.wall, &p.vars)
     }
 
     fn body_failed(&self, cx: &Ctx, err: Option<(LogLevel, String)>, broken: Option<Broken>) {
@@ -192,6 +214,9 @@ pub(crate) trait BodyOut: Owner + Sized {
     /// Sends the request: `out`, then the body's feed (file or client)
     /// until it ends.
     fn send_step(&mut self, p: &mut Proxy, t: &mut Transport, cx: &mut Ctx) -> Io {
+        if let Some(io) = self.preread(p, t, cx) {
+            return io;
+        }
         loop {
             let Some(s) = p.sock.as_mut() else {
                 return Io::Fail(Fail::Error);
@@ -228,6 +253,25 @@ pub(crate) trait BodyOut: Owner + Sized {
                 }
             }
         }
+    }
+
+    /// Before the head's first byte goes to the peer, the body bytes that
+    /// came with the request's head (already in the connection's buffer)
+    /// join it, so the peer reads them in the same write: nginx sends its
+    /// preread buffer in the request's first chain. Only the buffer is
+    /// taken here (the socket is not read), so `out` stays bounded.
+    fn preread(&mut self, p: &mut Proxy, t: &mut Transport, cx: &mut Ctx) -> Option<Io> {
+        let Feed::Client { chunked } = p.feed else {
+            return None;
+        };
+        let untouched = p.sent == 0 && p.vars.tries.last().is_none_or(|tr| tr.sent == 0);
+        if !untouched || p.out.is_empty() {
+            return None;
+        }
+        let readable = std::mem::replace(&mut t.readable, false);
+        let io = self.feed_client(p, chunked, t, cx);
+        t.readable = readable;
+        io
     }
 
     /// The next piece of the temporary file into `out`.

@@ -247,6 +247,8 @@ impl Owner for Http1 {
         ex.out.head_bytes = p.cout.len() as u64;
         ex.keepalive = false;
         self.ex = Some(ex);
+        // The head's bytes are `$bytes_sent`'s, not `$body_bytes_sent`'s.
+        p.tunnel_head = p.cout.len();
         // What the upstream sent after its head goes first.
         let early = std::mem::take(&mut p.inb);
         p.cout.extend_from_slice(&early);
@@ -264,8 +266,10 @@ impl Owner for Http1 {
                 match write_client(t, &p.cout[p.cpos..]) {
                     Ok(n) if n > 0 => {
                         p.cpos += n;
+                        let head = n.min(p.tunnel_head);
+                        p.tunnel_head -= head;
                         if let Some(ex) = self.ex.as_mut() {
-                            ex.out.body_bytes += n as u64;
+                            ex.out.body_bytes += (n - head) as u64;
                         }
                         moved = true;
                     }

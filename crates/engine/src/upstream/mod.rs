@@ -89,6 +89,26 @@ const PEER_OR_NETWORK: [i32; 7] = [
     libc::EHOSTUNREACH,
 ];
 
+/// `*_limit_rate` (nginx's `ngx_event_pipe_read_upstream`): by second `t`
+/// of reading the answer at most `rate * (t + 1)` bytes may have been
+/// read; when more were, the pause until the reading is back at its pace.
+/// A buffered answer only, as nginx's pipe (not `*_buffering off`).
+fn pace(p: &mut Proxy, now: Instant) -> Option<Duration> {
+    p.pacing = false;
+    let up = p.job.up();
+    if up.limit_rate == 0 || !up.buffering {
+        return None;
+    }
+    let rate = up.limit_rate;
+    let since = *p.paced_since.get_or_insert(now);
+    let read = p.vars.tries.last().map_or(0, |t| t.received);
+    let allowed = crate::rate::allowance(rate, 0, read, now.duration_since(since).as_secs());
+    (allowed <= 0).then(|| {
+        let ahead = u64::try_from(-allowed).unwrap_or(u64::MAX);
+        crate::rate::wait(rate, ahead) + Duration::from_millis(1)
+    })
+}
+
 /// Added to a job's key for its upstream socket's token.
 pub const UPSTREAM_FLAG: usize = 1 << 40;
 /// A job key at or above this is an HTTP/2 stream's (a slot of
@@ -232,6 +252,12 @@ pub struct Proxy {
     held: Option<Box<peregrine_core::Response>>,
     /// The answer being written to the cache (`cache_store`).
     cache_w: Option<Box<cache_store::Writer>>,
+    /// `*_limit_rate`: when the answer's reading began, and whether the
+    /// timer armed is its pause (not a timeout).
+    paced_since: Option<Instant>,
+    pacing: bool,
+    /// After `101`: the client's head bytes still to write in the tunnel.
+    tunnel_head: usize,
 }
 
 impl Proxy {
@@ -403,6 +429,9 @@ pub(crate) trait Machine: Owner + Sized {
             gw: None,
             held: None,
             cache_w: None,
+            paced_since: None,
+            pacing: false,
+            tunnel_head: 0,
         });
         p.vars.proxy_host = p.job.proxy_host.clone();
         p.vars.proxy_port = p.job.proxy_port.clone();
@@ -417,10 +446,16 @@ pub(crate) trait Machine: Owner + Sized {
         if p.state == State::CacheLock {
             return self.cache_lock_turn(p, t, key, cx);
         }
-        if std::mem::take(&mut p.timed_out) {
+        if std::mem::take(&mut p.timed_out) && !std::mem::take(&mut p.pacing) {
             return self.on_proxy_timeout(p, t, key, cx);
         }
-        if matches!(p.state, State::Connect | State::Send | State::Head) && self.client_gone(t) {
+        // `*_ignore_client_abort on`: nginx does not watch the client while
+        // the upstream works (`ngx_http_upstream_init_request` sets no
+        // broken-connection handlers); the answer's write finds it gone.
+        if matches!(p.state, State::Connect | State::Send | State::Head)
+            && !p.job.up().ignore_client_abort
+            && self.client_gone(t)
+        {
             // The client went away first: 499 (`ngx_http_upstream_check_broken_connection`).
             self.log(
                 cx,
@@ -921,6 +956,10 @@ pub(crate) trait Machine: Owner + Sized {
                             &errlog::with_os_error("writev() failed", &e),
                             "while sending to client",
                         );
+                        // The access log still shows the upstream's try.
+                        if let Some(ex) = self.ex_slot().as_mut() {
+                            ex.upstream = Some(Box::new(p.take_vars(cx.now)));
+                        }
                         self.end_upstream(p, cx, true);
                         return Step::Close(Close::Normal);
                     }
@@ -934,6 +973,11 @@ pub(crate) trait Machine: Owner + Sized {
             }
             // Bytes already read (after the head) first, then the socket.
             if p.inb.is_empty() {
+                if let Some(d) = pace(p, cx.now) {
+                    p.pacing = true;
+                    self.arm_timer(cx, d);
+                    return Step::Wait;
+                }
                 let r = read_up(p);
                 self.log_stderr(p, cx);
                 match r {
