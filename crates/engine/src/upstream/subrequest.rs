@@ -204,6 +204,10 @@ impl Owner for SubOwner<'_> {
         if let Some(s) = ex.sub.as_deref_mut() {
             s.status = resp.status;
         }
+        // In the exchange as an owner's head is: a held answer's filtered
+        // body is read from there (`Machine::release_held`). The pass's
+        // own response is dropped anyway.
+        ex.resp = Some(resp);
     }
 
     fn client_write(&mut self, _t: &mut Transport, buf: &[u8]) -> io::Result<usize> {
