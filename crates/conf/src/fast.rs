@@ -148,6 +148,11 @@ pub fn no_auth_basic(c: &LocConf) -> bool {
     c.auth_basic.as_deref().is_none_or(|r| r == "off") || c.auth_basic_user_file.is_none()
 }
 
+/// No `auth_request` applies: its subrequest decides per request.
+pub fn no_auth_request(c: &LocConf) -> bool {
+    c.auth_request.is_none()
+}
+
 // limits
 
 /// No `limit_req` applies: a limited location's answer depends on the

@@ -505,6 +505,11 @@ pub struct LocConf {
     pub auth_basic: Option<String>,
     /// `auth_basic_user_file` (with variables), inherited alone.
     pub auth_basic_user_file: Option<UserFile>,
+    // auth_request
+    /// `auth_request`'s URI (`None`: off).
+    pub auth_request: Option<String>,
+    /// `auth_request_set`, in order.
+    pub auth_request_set: Arc<[AuthRequestSet]>,
     // proxy
     /// The proxy module's settings (`crate::build::proxy`).
     pub proxy: Arc<ProxyConf>,
@@ -1116,6 +1121,13 @@ pub enum Op {
         conf: Option<Arc<LocConf>>,
         next: usize,
     },
+}
+
+/// `auth_request_set $variable value`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuthRequestSet {
+    pub target: SetTarget,
+    pub value: Template,
 }
 
 /// Where `set` writes.

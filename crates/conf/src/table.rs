@@ -907,6 +907,22 @@ pub static TABLE: &[Spec] = &[
         Handler::Loc(crate::build::auth_basic::auth_basic_user_file),
         When(f::no_auth_basic),
     ),
+    // auth_request: a subrequest decides per request, so a location
+    // with one in its chain takes no route.
+    row(
+        "auth_request",
+        HSL,
+        ONE,
+        Handler::Loc(crate::build::auth_request::auth_request),
+        When(f::no_auth_request),
+    ),
+    row(
+        "auth_request_set",
+        HSL,
+        TWO,
+        Handler::Loc(crate::build::auth_request::auth_request_set),
+        When(f::no_auth_request),
+    ),
     // map: defines a variable; the directives that use it state their own
     // verdicts (`VARIABLES` rows).
     row("map", HTTP, TWO, Handler::Block(B::Map), Neutral),

@@ -29,8 +29,8 @@ pub(crate) struct HeadSpec<'a> {
     pub etag: Option<(i64, u64)>,
     pub content_range: Option<&'a str>,
     pub accept_ranges: bool,
-    /// A 401's challenge: after Connection, as nginx's headers list.
-    pub www_authenticate: Option<&'a str>,
+    /// A 401's challenges: after Connection, as nginx's headers list.
+    pub www_authenticate: &'a [String],
 }
 
 impl HeadSpec<'_> {
@@ -58,7 +58,7 @@ impl HeadSpec<'_> {
         if self.chunked {
             l.push_first("Transfer-Encoding", "chunked");
         }
-        if let Some(w) = self.www_authenticate {
+        for w in self.www_authenticate {
             l.push("WWW-Authenticate", Text::copy(w.as_bytes()));
         }
         if let Some(loc) = self.location_rel {

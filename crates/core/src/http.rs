@@ -113,6 +113,8 @@ pub struct HttpCore {
     pub(crate) sub_depth: u8,
     /// Subrequests made for the main request so far.
     pub(crate) subrequests: u32,
+    /// The proxied subrequests' answers (`filters::subrequest`).
+    pub(crate) sub_memo: crate::filters::subrequest::Memo,
 }
 
 /// The state of one request across internal redirects.
@@ -369,6 +371,7 @@ impl HttpCore {
             resuming: None,
             sub_depth: 0,
             subrequests: 0,
+            sub_memo: Default::default(),
         }
     }
 
@@ -589,6 +592,7 @@ impl HttpCore {
     ) -> Response {
         let servers = self.servers.clone();
         let srv = &servers[server];
+        self.begin_pass();
         let mut ctx = Self::start_ctx(srv, server, req, conn, now);
         ctx.status = self.status.clone();
         if let Some(limits) = self.resuming.take() {
@@ -599,6 +603,7 @@ impl HttpCore {
             crate::realip::run(&mut ctx, &srv.conf.conf.realip);
         }
         let mut resp = self.run(&mut ctx, &servers);
+        self.end_pass();
         if resp.server.is_none() {
             resp.server = Some(srv.conf.clone());
         }
@@ -785,9 +790,11 @@ impl HttpCore {
         if !ctx.conf.realip.from.is_empty() {
             crate::realip::run(ctx, &ctx.conf.realip.clone());
         }
-        // The access phase (`allow`/`deny`), for every location a request
-        // reaches, internal redirects included.
-        if ctx.conf.satisfy_any {
+        // The access phase (`allow`/`deny`, auth_basic, auth_request), for
+        // every location a request reaches, internal redirects included;
+        // not for a subrequest (`ngx_http_core_access_phase`).
+        if self.sub_depth > 0 {
+        } else if ctx.conf.satisfy_any {
             if let Some(step) = self.satisfy_any(ctx) {
                 return step;
             }
@@ -798,6 +805,11 @@ impl HttpCore {
             }
             if ctx.conf.auth_basic.is_some()
                 && let Some(step) = self.auth_basic(ctx)
+            {
+                return self.auth_delay(ctx, step);
+            }
+            if ctx.conf.auth_request.is_some()
+                && let Some(step) = self.auth_request(ctx)
             {
                 return self.auth_delay(ctx, step);
             }

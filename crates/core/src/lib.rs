@@ -20,6 +20,7 @@
 
 mod access;
 mod auth_basic;
+mod auth_request;
 mod autoindex;
 mod autoindex_format;
 mod bad_request;

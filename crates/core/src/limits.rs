@@ -166,6 +166,19 @@ impl HttpCore {
                 },
             }
         }
+        if ctx.conf.auth_request.is_some() {
+            match self.auth_request(ctx) {
+                None => return None,
+                // A 401 stands over a 403 (`ngx_http_core_access_phase`
+                // keeps `r->access_code` once it is 401).
+                Some(step) => match status_of(&step) {
+                    401 => refusal = Some(step),
+                    403 if refusal.as_ref().is_some_and(|r| status_of(r) == 401) => {}
+                    403 => refusal = Some(step),
+                    _ => return Some(step),
+                },
+            }
+        }
         let step = refusal?;
         match status_of(&step) {
             403 => {

@@ -36,8 +36,9 @@ pub(crate) struct Special {
     /// compression filter found eligible (nginx 1.22 writes it, as on the
     /// 206 of the same file; checked with `gzip_vary on`).
     pub vary: bool,
-    /// `WWW-Authenticate` of a 401 (`auth_basic`'s challenge).
-    pub www_authenticate: Option<String>,
+    /// `WWW-Authenticate` fields of a 401 (`auth_basic`'s challenge, an
+    /// `auth_request` subrequest's).
+    pub www_authenticate: Vec<String>,
 }
 
 impl Special {
@@ -121,7 +122,7 @@ pub(crate) fn builtin(sp: &Special, ctx: &PageCtx<'_>) -> Response {
             .as_deref()
             .filter(|l| !l.starts_with('/') || ctx.origin.is_empty()),
         content_range: sp.content_range.as_deref(),
-        www_authenticate: sp.www_authenticate.as_deref(),
+        www_authenticate: &sp.www_authenticate,
         ..HeadSpec::default()
     }
     .write();

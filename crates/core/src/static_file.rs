@@ -266,7 +266,7 @@ impl HttpCore {
                                 location: None,
                                 content_range: Some(format!("bytes */{}", info.size)),
                                 vary: range_vary,
-                                www_authenticate: None,
+                                www_authenticate: Vec::new(),
                             });
                         }
                         Ranges::Satisfiable(r) if r.len() == 1 => {

@@ -47,6 +47,10 @@ pub struct Exchange {
     /// What core left for this request: its `limit_conn` slots (given
     /// back when the exchange ends), realip's address, a delayed run.
     pub held: Option<Box<peregrine_core::limits::Held>>,
+    // subrequests
+    /// A proxied subrequest in flight for this request, and the answers
+    /// of those before it (`upstream::subrequest`).
+    pub sub: Option<Box<crate::upstream::subrequest::SubState>>,
 }
 
 impl Exchange {
@@ -82,6 +86,9 @@ impl Exchange {
         // glue of a held one is a call.
         if self.held.is_some() {
             self.held = None;
+        }
+        if self.sub.is_some() {
+            self.sub = None;
         }
     }
 }

@@ -649,6 +649,11 @@ impl Http1 {
                 Err(ex) => ex,
             };
         }
+        if cx.core.has_subrequest()
+            && let Some(pending) = cx.core.take_subrequest()
+        {
+            return self.start_subrequest(t, ex, pending, cx);
+        }
         // One read on the plain path: only a proxied answer left a job.
         if cx.core.has_proxy()
             && let Some(job) = cx.core.take_proxy()

@@ -8,6 +8,7 @@
 
 pub mod access;
 pub mod auth_basic;
+pub mod auth_request;
 pub mod cache;
 pub mod cgi;
 pub mod client_body;

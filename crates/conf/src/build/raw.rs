@@ -148,6 +148,10 @@ pub struct RawLoc {
     // auth_basic
     pub auth_basic: Option<String>,
     pub auth_basic_user_file: Option<crate::model::UserFile>,
+    // auth_request
+    /// `auth_request` (`Some(None)`: `off`).
+    pub auth_request: Option<Option<String>>,
+    pub auth_request_set: Option<Vec<crate::model::AuthRequestSet>>,
     // proxy
     pub proxy: super::proxy::RawProxy,
     // resolver
@@ -300,6 +304,8 @@ impl LocConf {
             access: Arc::from([]),
             auth_basic: None,
             auth_basic_user_file: None,
+            auth_request: None,
+            auth_request_set: Arc::from([]),
             proxy: Arc::default(),
             resolver: None,
             resolver_timeout: super::resolver::DEFAULT_TIMEOUT,
@@ -466,6 +472,14 @@ impl RawLoc {
                 .auth_basic_user_file
                 .clone()
                 .or_else(|| p.auth_basic_user_file.clone()),
+            auth_request: match &self.auth_request {
+                Some(uri) => uri.clone(),
+                None => p.auth_request.clone(),
+            },
+            auth_request_set: match &self.auth_request_set {
+                Some(v) => Arc::from(v.as_slice()),
+                None => p.auth_request_set.clone(),
+            },
             proxy: Arc::new(self.proxy.merge(&p.proxy)),
             resolver: self.resolver.servers.clone().or_else(|| p.resolver.clone()),
             resolver_timeout: self.resolver.timeout.unwrap_or(p.resolver_timeout),

@@ -131,6 +131,15 @@ pub static DESCRIPTIONS: &[(&str, &str)] = &[
          system's crypt(3) for DES, `$1$`, `$5$`, `$6$`, `$2y$`",
     ),
     (
+        "auth_request",
+        "the access check's subrequest (URI; `off`): 2xx lets in, 401 and 403 are the answer \
+         (401 with its `WWW-Authenticate`), others 500",
+    ),
+    (
+        "auth_request_set",
+        "a variable set from the access check's answer (`$upstream_http_*` and the like)",
+    ),
+    (
         "allow",
         "lets a client address, CIDR, `unix:` or `all` in (first matching rule decides)",
     ),

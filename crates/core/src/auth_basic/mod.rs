@@ -72,7 +72,7 @@ impl HttpCore {
 
 fn challenge(realm: &str) -> Step {
     Step::Special(Special {
-        www_authenticate: Some(format!("Basic realm=\"{realm}\"")),
+        www_authenticate: vec![format!("Basic realm=\"{realm}\"")],
         ..Special::status(401)
     })
 }

@@ -12,13 +12,15 @@
 //! (`FiltersConf::active`), in the phases' `Done` step only.
 //!
 //! Deliberate differences: the filtered body is sent with a Content-Length
-//! (nginx streams it chunked); a subrequest to a proxied location is
-//! answered 502 (the upstream would need the engine's loop).
+//! (nginx streams it chunked); a subrequest to a proxied location is run
+//! by the engine and the request replayed with its answer
+//! ([`subrequest`]), on HTTP/1; on HTTP/2, and from a proxied answer's
+//! own filters, it is answered 502.
 
 pub mod ssi;
 pub mod ssi_parse;
 pub mod sub;
-pub(crate) mod subrequest;
+pub mod subrequest;
 pub mod timefmt;
 
 use std::sync::Arc;
@@ -117,7 +119,7 @@ fn content_type(resp: &Response) -> String {
 }
 
 /// The body's bytes, if it is small enough to filter.
-pub(crate) fn read_body(body: &Body) -> Option<Vec<u8>> {
+pub fn read_body(body: &Body) -> Option<Vec<u8>> {
     if body.len() > MAX_FILTERED_BODY {
         return None;
     }

@@ -56,7 +56,7 @@ impl SetVars<'_> {
         self.values.get(i)?.as_deref()
     }
 
-    fn store(&mut self, index: usize, value: String) {
+    pub(crate) fn store(&mut self, index: usize, value: String) {
         if self.values.len() <= index {
             self.values.resize(self.names.len().max(index + 1), None);
         }

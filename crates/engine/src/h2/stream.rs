@@ -146,6 +146,11 @@ impl H2Session {
             // (limit_req, auth_delay) is not waited out on HTTP/2 yet.
             ex.held = Some(held);
         }
+        if cx.core.has_subrequest() {
+            // A proxied subrequest is run on HTTP/1 only
+            // (`upstream::subrequest`): here it answers 502, as before.
+            drop(cx.core.take_subrequest());
+        }
         let mut job = if cx.core.has_proxy() {
             cx.core.take_proxy()
         } else {

@@ -42,7 +42,11 @@ impl Http1 {
         let Some(mut p) = cx.upstreams.take(key) else {
             return Step::Close(Close::Normal);
         };
-        let step = self.proxy_turn(&mut p, t, key, cx);
+        let step = if self.in_subrequest() {
+            super::subrequest::SubOwner(self).proxy_turn(&mut p, t, key, cx)
+        } else {
+            self.proxy_turn(&mut p, t, key, cx)
+        };
         if self.phase == Phase::Proxy && !cx.upstreams.active(key) {
             cx.upstreams.set(key, p);
         } else {

@@ -23,6 +23,7 @@ pub(crate) mod owner;
 pub mod peers;
 mod resolve;
 pub mod sock;
+pub mod subrequest;
 mod tls_client;
 
 use std::io::{self, Read};
