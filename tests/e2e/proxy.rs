@@ -559,3 +559,20 @@ fn set_cookie_domain_path_and_flags_rewritten() {
         ]
     );
 }
+
+/// A proxied answer's header filters see the values `set` gave the
+/// request (`add_header` with a `set` variable).
+#[test]
+fn a_proxied_answer_sees_set_variables() {
+    let b = backend(Duration::ZERO, echo);
+    let s = proxy_to(
+        "proxy-set-vars",
+        &format!(
+            "        location / {{ set $foo bar; add_header X-Foo \"[$foo]\"; \
+             proxy_pass http://127.0.0.1:{b}; }}\n"
+        ),
+    );
+    let r = s.get("/x");
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("X-Foo"), Some("[bar]"));
+}

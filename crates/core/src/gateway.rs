@@ -293,6 +293,7 @@ impl HttpCore {
             tls: None,
             cache: crate::cache::CacheSlot(cache),
             late,
+            sets: ctx.sets.values.clone(),
         };
         Step::Upstream(Box::new(job))
     }

@@ -432,6 +432,7 @@ impl HttpCore {
         ctx.args = job.args.as_deref().map(Cow::Borrowed);
         ctx.name_len = job.name_len;
         ctx.upstream = Some(up);
+        ctx.sets.values = job.sets.clone();
         ctx.limits = job.limits;
         ctx.status = self.status.clone();
         ctx

@@ -104,6 +104,9 @@ pub struct ProxyJob {
     /// A gateway's parameters waiting for the body's length
     /// ([`LateParams`]); `None` for the rest.
     pub late: Option<Box<LateParams>>,
+    /// The values `set` gave the request's variables, for the answer's
+    /// filters (`add_header X $var` in a proxied location).
+    pub(crate) sets: Vec<Option<String>>,
 }
 
 /// The `*_param` values as content time expanded them, for the records
@@ -589,6 +592,7 @@ impl HttpCore {
             tls: None,
             cache: crate::cache::CacheSlot(cache),
             late: None,
+            sets: ctx.sets.values.clone(),
         })
     }
 
