@@ -16,6 +16,7 @@ mod autoindex_format;
 mod bad_request_pages;
 mod bench;
 mod binary_upgrade;
+mod cache_background_update;
 mod charset;
 mod chunked_body;
 mod chunked_response;

@@ -99,6 +99,13 @@ macro_rules! cache_rows {
                 Neutral,
             ),
             row(
+                concat!($p, "_cache_background_update"),
+                HSL,
+                ONE,
+                Handler::Loc(cache::directive),
+                Neutral,
+            ),
+            row(
                 concat!($p, "_cache_lock"),
                 HSL,
                 ONE,

@@ -51,6 +51,8 @@ pub struct Exchange {
     /// A proxied subrequest in flight for this request, and the answers
     /// of those before it (`upstream::subrequest`).
     pub sub: Option<Box<crate::upstream::subrequest::SubState>>,
+    /// A cache refresh after a stale answer (`*_cache_background_update`).
+    pub bg: crate::upstream::background::Background,
 }
 
 impl Exchange {
@@ -89,6 +91,9 @@ impl Exchange {
         }
         if self.sub.is_some() {
             self.sub = None;
+        }
+        if !matches!(self.bg, crate::upstream::background::Background::None) {
+            self.bg = Default::default();
         }
     }
 }

@@ -1181,6 +1181,14 @@ impl Http1 {
 
     /// The exchange is over (body discarded too): log, then keep alive or close.
     pub fn complete(&mut self, t: &mut Transport, key: usize, cx: &mut Ctx) -> Step {
+        if self
+            .ex
+            .as_ref()
+            .is_some_and(|e| matches!(e.bg, crate::upstream::background::Background::Pending(_)))
+            && let Some(step) = self.start_background(t, cx)
+        {
+            return step;
+        }
         self.log_access(cx);
         let Some(mut ex) = self.ex.take() else {
             return Step::Close(Close::Normal);

@@ -100,6 +100,9 @@ pub struct CacheJob {
     pub locked: Option<Instant>,
     /// This request marked the entry as being fetched.
     updating: bool,
+    /// `*_cache_background_update`: the stale answer (`cached`) is sent
+    /// at once and the job then goes upstream to refresh the entry.
+    pub background: bool,
 }
 
 /// What a request waiting on `*_cache_lock` finds ([`CacheJob::recheck`]).
@@ -255,6 +258,7 @@ pub fn decide(
         conf: cc.clone(),
         locked: None,
         updating: false,
+        background: false,
     });
     if predicate(&cc.bypass, expand) {
         job.status = Status::Bypass;
@@ -276,6 +280,17 @@ pub fn decide(
                 && cc.use_stale & peregrine_conf::cache::stale::UPDATING != 0
             {
                 job.status = Status::Updating;
+            } else if e.exists
+                && held.is_none()
+                && cc.background_update
+                && cc.use_stale & peregrine_conf::cache::stale::UPDATING != 0
+            {
+                // `ngx_http_upstream_cache_background_update`: STALE now,
+                // this request's job refreshes the entry afterwards.
+                job.status = Status::Stale;
+                job.background = true;
+                e.updating = Some(now);
+                job.updating = true;
             } else {
                 if e.exists {
                     job.status = Status::Expired;

@@ -147,7 +147,7 @@ pub(crate) fn hit(
     let Some(c) = job.cache.0.as_mut() else {
         return Some(job);
     };
-    if !matches!(c.status, Status::Hit | Status::Updating) {
+    if !matches!(c.status, Status::Hit | Status::Updating) && !c.background {
         return Some(job);
     }
     let Some(cached) = c.cached.take() else {
@@ -167,6 +167,11 @@ pub(crate) fn hit(
         Some(r) => {
             ex.resp = Some(r);
             ex.upstream = Some(Box::new(vars));
+            if job.cache.0.as_ref().is_some_and(|c| c.background) {
+                // Refreshed once the stale answer is written
+                // (`upstream::background`).
+                ex.bg = super::background::Background::Pending(job);
+            }
             None
         }
         None => {

@@ -42,7 +42,9 @@ impl Http1 {
         let Some(mut p) = cx.upstreams.take(key) else {
             return Step::Close(Close::Normal);
         };
-        let step = if self.in_subrequest() {
+        let step = if self.in_background() {
+            super::background::BgOwner(self).proxy_turn(&mut p, t, key, cx)
+        } else if self.in_subrequest() {
             super::subrequest::SubOwner(self).proxy_turn(&mut p, t, key, cx)
         } else {
             self.proxy_turn(&mut p, t, key, cx)

@@ -15,6 +15,7 @@
 //!            └── next ──┴───────┘ (error, timeout, invalid header, http_5xx)
 //! ```
 
+pub mod background;
 mod body_out;
 pub(crate) mod cache_store;
 pub mod gateway;
