@@ -17,8 +17,15 @@ fn encrypted_pair(
     must(&format!(
         "openssl genrsa -out {d}/{name}.key -passout pass:{password} -aes128 2048"
     ));
+    // A leaf certificate (the system's openssl.cnf makes CA ones, which
+    // webpki refuses as a server's).
+    p.write(
+        "conf/openssl.conf",
+        "[req]\ndistinguished_name = dn\n[dn]\n",
+    );
     must(&format!(
-        "openssl req -x509 -new -subj /CN={name}/ -addext subjectAltName=DNS:{name} \
+        "openssl req -x509 -new -config {d}/openssl.conf -subj /CN={name}/ \
+         -addext subjectAltName=DNS:{name} -addext basicConstraints=CA:FALSE \
          -key {d}/{name}.key -passin pass:{password} -out {d}/{name}.crt"
     ));
     let pem = std::fs::read(p.dir.join(format!("conf/{name}.crt"))).unwrap();

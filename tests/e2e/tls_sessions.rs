@@ -57,7 +57,10 @@ fn a_resumed_session_keeps_its_id() {
             assert_eq!(reused, "r", "tickets {tickets} {versions:?}");
             assert_eq!(again.len(), 64, "{again}");
             assert!(again.bytes().all(|b| b.is_ascii_hexdigit()), "{again}");
-            if !first.is_empty() {
+            // TLS 1.3 only: rustls hands a resumed TLS 1.2 session's
+            // stored data back to no one (a known limit, see
+            // `peregrine_tls::tickets::new_session_id`).
+            if !first.is_empty() && versions[0] == &rustls::version::TLS13 {
                 assert_eq!(first, again, "tickets {tickets} {versions:?}");
             }
             // Another client's session is another id.

@@ -229,6 +229,8 @@ pub const SESSION_ID_LEN: usize = 32;
 /// resumed session shows the id it was given, as OpenSSL's do; rustls
 /// does not expose the TLS 1.2 wire id, and TLS 1.3 has none, so the id
 /// is made here, as OpenSSL makes TLS 1.3's. Random, from the system.
+/// Limit: rustls reads the resumption data back for TLS 1.3 only, so a
+/// resumed TLS 1.2 session shows a new id.
 pub fn new_session_id() -> [u8; SESSION_ID_LEN] {
     let mut id = [0u8; SESSION_ID_LEN];
     // A failing system RNG leaves the id zeros: the handshake itself
