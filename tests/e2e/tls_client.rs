@@ -82,6 +82,7 @@ const VERIFY: &str = r#"
         ssl_certificate_key a.test.key;
         ssl_verify_client MODE;
         ssl_client_certificate ca.crt;
+        add_header X-Verify $ssl_client_verify always;
         location / {
             return 200 "$ssl_client_verify|$ssl_client_s_dn|$ssl_client_i_dn|$ssl_client_serial|$ssl_protocol|$ssl_session_reused|$ssl_server_name\n";
         }
@@ -127,6 +128,8 @@ fn verify_on_refuses_no_certificate_and_an_untrusted_one() {
         "{}",
         r.body_str()
     );
+    // The server's `add_header ... always` applies to 496 and 495.
+    assert_eq!(r.header("x-verify"), Some("NONE"));
     let (chain, key) = pki.client(false);
     let r = ask(&server, &client_with_cert(&[a], chain, key));
     assert_eq!(r.status, 400);
@@ -136,6 +139,8 @@ fn verify_on_refuses_no_certificate_and_an_untrusted_one() {
         "{}",
         r.body_str()
     );
+    let verify = r.header("x-verify").unwrap_or_default();
+    assert!(verify.starts_with("FAILED:"), "{verify}");
 }
 
 #[test]

@@ -949,6 +949,10 @@ pub struct SslConf {
     pub stapling: bool,
     /// `ssl_stapling_file`: a DER OCSP response, stapled when `stapling`.
     pub stapling_file: Option<PathBuf>,
+    /// `ssl_stapling_responder`: asked instead of the certificate's URL.
+    pub stapling_responder: Option<String>,
+    /// `ssl_stapling_verify`.
+    pub stapling_verify: bool,
     pub verify_client: SslVerifyClient,
     pub verify_depth: u32,
     /// `ssl_client_certificate`: trusted, and named to clients as the CAs.

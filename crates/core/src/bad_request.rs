@@ -27,9 +27,12 @@ impl HttpCore {
     ) -> Response {
         let servers = self.servers.clone();
         let found = server.and_then(|s| servers.iter().position(|r| Arc::ptr_eq(&r.conf, s)));
-        let Some(index) =
-            found.filter(|&i| find_error_page(&servers[i].conf.conf, status).is_some())
-        else {
+        // 495-497 are answered once the head was read and the server
+        // known (`ngx_http_process_request` finalizes with them), so the
+        // server's `add_header ... always` applies to the page.
+        let Some(index) = found.filter(|&i| {
+            matches!(status, 495..=497) || find_error_page(&servers[i].conf.conf, status).is_some()
+        }) else {
             return self.error_response(status);
         };
         // What nginx knows of a refused request: nothing to trust. The

@@ -92,6 +92,9 @@ fn load_tls(conf: &Config, errlog: &ErrorLog) -> Result<Option<Arc<TlsTable>>, E
     for w in table.iter().flat_map(|t| &t.warnings) {
         errlog(LogLevel::Warn, w);
     }
+    if let Some(t) = &table {
+        t.spawn_stapling(errlog.clone());
+    }
     Ok(table)
 }
 

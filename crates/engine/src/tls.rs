@@ -18,12 +18,17 @@ use peregrine_core::ServerNames;
 use peregrine_tls::certs::CertPair;
 use peregrine_tls::client::{ClientAuth, ClientAuthConf};
 use peregrine_tls::config::{ServerTls, session_cache};
+use peregrine_tls::ocsp::Stapler;
 use rustls::ServerConfig;
 use rustls::server::StoresServerSessions;
 
 /// Sessions a `builtin` cache holds when no size is given (OpenSSL's
 /// `SSL_SESSION_CACHE_MAX_SIZE_DEFAULT` is 20480).
 pub const BUILTIN_CACHE_SESSIONS: usize = 20480;
+
+/// How often the stapling thread looks for a response due (and for its
+/// server blocks gone).
+pub const STAPLING_TICK: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Why the table could not be built: a server block's settings, with
 /// where the block is (nginx names the directive's place; the block's is
@@ -46,6 +51,9 @@ pub struct TlsTable {
     /// The variables of a TLS connection before its first request (one
     /// shared value: an accept costs a reference count, no allocation).
     unset: Arc<peregrine_core::ssl_vars::SslVars>,
+    /// `ssl_stapling on` without a file: what [`TlsTable::spawn_stapling`]
+    /// keeps fresh (taken by it).
+    staplers: std::sync::Mutex<Vec<Stapler>>,
 }
 
 impl std::fmt::Debug for TlsTable {
@@ -74,6 +82,10 @@ fn server_tls(s: &SslConf) -> ServerTls {
         ecdh_curve: s.ecdh_curve.clone(),
         buffer_size: s.buffer_size,
         stapling_file: s.stapling_file.clone().filter(|_| s.stapling),
+        stapling_fetch: s.stapling && s.stapling_file.is_none(),
+        stapling_responder: s.stapling_responder.clone(),
+        stapling_verify: s.stapling_verify,
+        trusted_certificate: s.trusted_certificate.clone(),
         client_auth: s.verify_client.asks().then(|| ClientAuthConf {
             verify: s.verify_client.verifies(),
             client_certificate: s.client_certificate.clone(),
@@ -118,6 +130,8 @@ impl TlsTable {
         }
         let mut shared: HashMap<String, Arc<dyn StoresServerSessions>> = HashMap::new();
         let mut warnings = Vec::new();
+        let mut passwords: HashMap<std::path::PathBuf, Vec<String>> = HashMap::new();
+        let mut staplers = Vec::new();
         let mut configs = Vec::with_capacity(servers.len());
         for s in servers {
             if s.ssl.certificates.is_empty() {
@@ -145,6 +159,19 @@ impl TlsTable {
                 ),
             };
             let mut settings = server_tls(&s.ssl);
+            // Each passwords file is read once (it may be a FIFO, as
+            // nginx's tests make it).
+            if let Some(p) = &s.ssl.password_file {
+                if !passwords.contains_key(p) {
+                    let read =
+                        peregrine_tls::keys::read_passwords(p).map_err(|source| TlsConfError {
+                            at: s.span.to_string(),
+                            source,
+                        })?;
+                    passwords.insert(p.clone(), read);
+                }
+                settings.passwords = passwords[p].clone();
+            }
             // http2: ALPN `h2` first for a server with HTTP/2 (nginx's
             // ngx_http_ssl_alpn_select: h2 when the connection's server has it).
             if s.http2.on || s.listen.iter().any(|l| crate::ctx::http2_on(conf, l.addr)) {
@@ -155,6 +182,7 @@ impl TlsTable {
                 source,
             })?;
             warnings.extend(built.warnings);
+            staplers.extend(built.staplers);
             configs.push(Some(Arc::new(ServerEntry {
                 config: Some(built.config),
                 reject: s.ssl.reject_handshake,
@@ -167,6 +195,7 @@ impl TlsTable {
             configs,
             warnings,
             unset: Arc::default(),
+            staplers: std::sync::Mutex::new(staplers),
         })))
     }
 
@@ -179,6 +208,54 @@ impl TlsTable {
             .or_else(|| self.index.find(local, None));
         i.and_then(|i| self.configs.get(i)?.as_ref())
             .is_some_and(|e| e.verify_client.asks())
+    }
+
+    /// Starts the thread that asks the OCSP responders and staples their
+    /// answers (nginx asks from its workers' event loops; a fetch here
+    /// blocks, so it has a thread of its own, never a worker's). It ends
+    /// when the table's server blocks are gone (a reload or the stop).
+    pub fn spawn_stapling(&self, errlog: crate::ErrorLog) {
+        let mut staplers =
+            std::mem::take(&mut *self.staplers.lock().unwrap_or_else(|e| e.into_inner()));
+        if staplers.is_empty() {
+            return;
+        }
+        let log = errlog.clone();
+        let run = move || {
+            loop {
+                let now = peregrine_tls::ocsp::unix_now();
+                let mut alive = false;
+                for s in staplers.iter_mut() {
+                    if s.resolver.strong_count() == 0 {
+                        continue;
+                    }
+                    alive = true;
+                    if s.due > now {
+                        continue;
+                    }
+                    if let Some(Err(e)) = s.refresh() {
+                        let q = &s.query;
+                        log(
+                            peregrine_conf::model::LogLevel::Error,
+                            &format!(
+                                "{e} while requesting certificate status, responder: {}, certificate: \"{}\"",
+                                q.responder.host, q.cert_name
+                            ),
+                        );
+                    }
+                }
+                if !alive {
+                    return;
+                }
+                std::thread::sleep(STAPLING_TICK);
+            }
+        };
+        if let Err(e) = std::thread::Builder::new().name("ocsp".into()).spawn(run) {
+            errlog(
+                peregrine_conf::model::LogLevel::Alert,
+                &format!("OCSP stapling not started: thread: {e}"),
+            );
+        }
     }
 
     /// A new TLS connection's variables (see [`TlsTable::unset`]).

@@ -4,7 +4,7 @@
 
 use std::fmt;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject;
@@ -100,6 +100,25 @@ pub fn read_chain(path: &std::path::Path) -> Result<Vec<CertificateDer<'static>>
 
 /// Reads a pair and checks that the key is the certificate's.
 pub fn load_pair(pair: &CertPair, provider: &CryptoProvider) -> Result<CertifiedKey, TlsError> {
+    load_pair_with(pair, &[], provider)
+}
+
+/// The first `ENCRYPTED PRIVATE KEY` block of a PEM text, as DER.
+fn encrypted_pem(text: &[u8]) -> Option<Vec<u8>> {
+    const BEGIN: &str = "-----BEGIN ENCRYPTED PRIVATE KEY-----";
+    const END: &str = "-----END ENCRYPTED PRIVATE KEY-----";
+    let text = String::from_utf8_lossy(text);
+    let body = &text[text.find(BEGIN)? + BEGIN.len()..];
+    base64_decode(&body[..body.find(END)?])
+}
+
+/// [`load_pair`] with the passwords of `ssl_password_file` for a key that
+/// is encrypted ([`crate::keys`]).
+pub fn load_pair_with(
+    pair: &CertPair,
+    passwords: &[String],
+    provider: &CryptoProvider,
+) -> Result<CertifiedKey, TlsError> {
     let cert_err = |reason: String| TlsError::Certificate {
         path: pair.cert.clone(),
         reason,
@@ -112,17 +131,24 @@ pub fn load_pair(pair: &CertPair, provider: &CryptoProvider) -> Result<Certified
         path: pair.key.clone(),
         reason,
     };
-    let der = PrivateKeyDer::from_pem_file(&pair.key).map_err(|e| {
-        // rustls reads unencrypted keys only (`ssl_password_file` has
-        // nothing to decrypt with): say so rather than "no key found".
-        match std::fs::read(&pair.key) {
-            Ok(b) if b.windows(9).any(|w| w == b"ENCRYPTED") => key_err(
-                "encrypted keys are not supported by Peregrine (rustls): decrypt it (openssl pkey)"
-                    .into(),
-            ),
-            _ => key_err(e.to_string()),
+    let der = match PrivateKeyDer::from_pem_file(&pair.key) {
+        Ok(der) => der,
+        Err(e) => {
+            let bytes = std::fs::read(&pair.key).map_err(|_| key_err(e.to_string()))?;
+            if let Some(sealed) = encrypted_pem(&bytes) {
+                crate::keys::decrypt_pkcs8(&sealed, passwords)
+                    .map_err(|k| key_err(format!("PEM_read_bio_PrivateKey() failed ({k})")))?
+            } else if bytes.windows(9).any(|w| w == b"ENCRYPTED") {
+                // OpenSSL's traditional form (`Proc-Type: 4,ENCRYPTED`).
+                return Err(key_err(
+                    "keys encrypted in OpenSSL's traditional PEM form are not supported by Peregrine: convert it to PKCS #8 (openssl pkcs8 -topk8)"
+                        .into(),
+                ));
+            } else {
+                return Err(key_err(e.to_string()));
+            }
         }
-    })?;
+    };
     let signing = provider
         .key_provider
         .load_private_key(der)
@@ -147,7 +173,9 @@ pub fn load_pair(pair: &CertPair, provider: &CryptoProvider) -> Result<Certified
 /// key's algorithm (`ECDHE-RSA-*` or `ECDHE-ECDSA-*`). OpenSSL chooses
 /// between nginx's RSA and ECDSA certificates the same way.
 pub struct Resolver {
-    keys: Vec<Arc<CertifiedKey>>,
+    /// Each behind a lock only for [`Resolver::staple`], which swaps in
+    /// the same pair with a new OCSP response.
+    keys: Vec<RwLock<Arc<CertifiedKey>>>,
 }
 
 impl Resolver {
@@ -162,7 +190,30 @@ impl Resolver {
                 None => kept.push(k),
             }
         }
-        Resolver { keys: kept }
+        Resolver {
+            keys: kept.into_iter().map(RwLock::new).collect(),
+        }
+    }
+
+    /// The pairs kept, in their places.
+    pub fn keys(&self) -> Vec<Arc<CertifiedKey>> {
+        (0..self.keys.len()).filter_map(|i| self.key(i)).collect()
+    }
+
+    fn key(&self, i: usize) -> Option<Arc<CertifiedKey>> {
+        let slot = self.keys.get(i)?;
+        Some(slot.read().unwrap_or_else(|e| e.into_inner()).clone())
+    }
+
+    /// Staples `ocsp` (or nothing) to the pair at `index` from now on.
+    pub fn staple(&self, index: usize, ocsp: Option<Vec<u8>>) {
+        let Some(slot) = self.keys.get(index) else {
+            return;
+        };
+        let mut k = slot.write().unwrap_or_else(|e| e.into_inner());
+        let mut stapled = CertifiedKey::clone(&k);
+        stapled.ocsp = ocsp;
+        *k = Arc::new(stapled);
     }
 }
 
@@ -179,15 +230,14 @@ impl ResolvesServerCert for Resolver {
         let tls13 = suites
             .iter()
             .any(|s| format!("{s:?}").starts_with("TLS13_"));
-        let usable = |k: &&Arc<CertifiedKey>| {
+        let usable = |k: &Arc<CertifiedKey>| {
             k.key.choose_scheme(offered).is_some()
                 && (tls13 || suites.iter().any(|s| suite_fits(*s, k.key.algorithm())))
         };
-        self.keys
-            .iter()
+        (0..self.keys.len())
+            .filter_map(|i| self.key(i))
             .find(usable)
-            .or_else(|| self.keys.first())
-            .cloned()
+            .or_else(|| self.key(0))
     }
 }
 

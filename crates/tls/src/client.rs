@@ -16,12 +16,12 @@ use std::sync::Arc;
 
 use rustls::client::danger::HandshakeSignatureValid;
 use rustls::crypto::{CryptoProvider, WebPkiSupportedAlgorithms};
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, CertificateRevocationListDer, UnixTime};
+use rustls::pki_types::{CertificateDer, UnixTime};
 use rustls::server::WebPkiClientVerifier;
 use rustls::server::danger::{ClientCertVerified, ClientCertVerifier};
 use rustls::{DigitallySignedStruct, DistinguishedName, RootCertStore, SignatureScheme};
 
+use crate::crl::Crls;
 use crate::error::TlsError;
 
 /// A server block's client-certificate settings.
@@ -49,29 +49,14 @@ pub struct ClientAuth {
     /// `None`: nothing trusted (`optional_no_ca` without a CA file).
     checker: Option<Arc<dyn ClientCertVerifier>>,
     depth: u32,
+    /// `ssl_crl` (checked here, not by webpki: see [`crate::crl`]).
+    crls: Crls,
 }
 
 impl std::fmt::Debug for ClientAuth {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "ClientAuth(depth {})", self.depth)
     }
-}
-
-/// The CRLs of a PEM file (`ssl_crl`, `proxy_ssl_crl`), failing with
-/// OpenSSL's `X509_load_crl_file` words as nginx reports them.
-pub(crate) fn read_crls(
-    p: &std::path::Path,
-) -> Result<Vec<CertificateRevocationListDer<'static>>, TlsError> {
-    let err = |reason: String| {
-        TlsError::Invalid(format!(
-            "X509_load_crl_file(\"{}\") failed ({reason})",
-            p.display()
-        ))
-    };
-    CertificateRevocationListDer::pem_file_iter(p)
-        .map_err(|e| err(e.to_string()))?
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| err(e.to_string()))
 }
 
 pub(crate) fn read_certs(path: &std::path::Path) -> Result<Vec<CertificateDer<'static>>, TlsError> {
@@ -114,14 +99,13 @@ impl ClientAuthConf {
             }
         }
         let crls = match &self.crl {
-            Some(p) => read_crls(p)?,
-            None => Vec::new(),
+            Some(p) => Crls::read(p)?,
+            None => Crls::default(),
         };
         let checker = if roots.is_empty() {
             None
         } else {
             let v = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider.clone())
-                .with_crls(crls)
                 .allow_unauthenticated()
                 .build()
                 .map_err(|e| TlsError::Invalid(format!("ssl_client_certificate: {e}")))?;
@@ -135,6 +119,7 @@ impl ClientAuthConf {
             checker,
             trusted,
             depth: self.depth,
+            crls,
         })
     }
 }
@@ -180,6 +165,14 @@ impl ClientAuth {
             && intermediates(leaf, rest, &self.trusted) > self.depth as usize
         {
             return Verified::Failed("certificate chain too long");
+        }
+        if outcome == Verified::Success
+            && !self.crls.is_empty()
+            && let Err(f) = self
+                .crls
+                .check(&crate::crl::path(leaf, rest, &self.trusted))
+        {
+            return Verified::Failed(f.reason());
         }
         outcome
     }
@@ -231,7 +224,10 @@ pub(crate) fn intermediates(
 /// OpenSSL takes: the leaf is good when a trusted certificate is its
 /// issuer and signed it, and it is within its validity (no CRL check: such
 /// a chain has no extensions to find one by).
-fn v1_verify(leaf: &CertificateDer<'_>, trusted: &[CertificateDer<'static>]) -> Verified {
+pub(crate) fn v1_verify(
+    leaf: &CertificateDer<'_>,
+    trusted: &[CertificateDer<'static>],
+) -> Verified {
     let Ok((_, cert)) = x509_parser::parse_x509_certificate(leaf.as_ref()) else {
         return Verified::Failed("certificate verify error");
     };
@@ -582,7 +578,9 @@ mod tests {
     fn pem_round_trips() {
         let der: Vec<u8> = (0..=200u8).collect();
         let p = pem(&der);
-        let back = CertificateDer::from_pem_slice(p.as_bytes()).unwrap();
+        let back =
+            <CertificateDer as rustls::pki_types::pem::PemObject>::from_pem_slice(p.as_bytes())
+                .unwrap();
         assert_eq!(back.as_ref(), der.as_slice());
         assert!(p.lines().all(|l| l.len() <= 64));
         assert_eq!(tabbed("a\nb\nc\n"), "a\n\tb\n\tc");

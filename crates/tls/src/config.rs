@@ -14,9 +14,10 @@ use rustls::crypto::aws_lc_rs::{self as provider, cipher_suite as cs, kx_group};
 use rustls::server::{ServerSessionMemoryCache, StoresServerSessions};
 use rustls::{ServerConfig, SupportedCipherSuite, SupportedProtocolVersion};
 
-use crate::certs::{CertPair, Resolver, load_pair};
+use crate::certs::{CertPair, Resolver, load_pair_with};
 use crate::ciphers::{self, NoCipherMatch};
 use crate::error::TlsError;
+use crate::tickets::Expiring;
 
 /// nginx's default `ssl_protocols` (1.23.4 and later).
 pub const DEFAULT_PROTOCOLS: &[&str] = &["TLSv1.2", "TLSv1.3"];
@@ -56,6 +57,17 @@ pub struct ServerTls {
     pub stapling_file: Option<std::path::PathBuf>,
     /// `ssl_verify_client` other than `off`.
     pub client_auth: Option<crate::client::ClientAuthConf>,
+    /// `ssl_password_file`'s passwords, tried in order on encrypted keys.
+    pub passwords: Vec<String>,
+    /// `ssl_stapling on` without a file: responses fetched from the
+    /// responder ([`crate::ocsp`]), asked at `ssl_stapling_responder` or
+    /// the certificate's URL; `ssl_stapling_verify` checks who signed.
+    pub stapling_fetch: bool,
+    pub stapling_responder: Option<String>,
+    pub stapling_verify: bool,
+    /// `ssl_trusted_certificate`: where a certificate's issuer may be
+    /// found for OCSP.
+    pub trusted_certificate: Option<std::path::PathBuf>,
 }
 
 impl Default for ServerTls {
@@ -73,6 +85,11 @@ impl Default for ServerTls {
             buffer_size: MAX_FRAGMENT,
             stapling_file: None,
             client_auth: None,
+            passwords: Vec::new(),
+            stapling_fetch: false,
+            stapling_responder: None,
+            stapling_verify: false,
+            trusted_certificate: None,
         }
     }
 }
@@ -81,6 +98,52 @@ impl Default for ServerTls {
 /// workers are threads, so one in-memory cache is shared by all of them).
 pub fn session_cache(megabytes: usize) -> Arc<dyn StoresServerSessions> {
     ServerSessionMemoryCache::new(megabytes.max(1) * SESSIONS_PER_MEGABYTE)
+}
+
+/// One server block's view of a session cache: each session stored with
+/// its expiry, and none handed back after it (nginx's sessions in the
+/// shared cache live `ssl_session_timeout` each; rustls's memory cache has
+/// no time). Blocks sharing `shared:NAME` keep their own timeouts, as in
+/// nginx, where the expiry is the storing server's.
+#[derive(Debug)]
+struct TimedSessions {
+    inner: Arc<dyn StoresServerSessions>,
+    timeout: u64,
+}
+
+/// The expiry at the head of a stored session (Unix seconds, big-endian).
+const EXPIRY_LEN: usize = 8;
+
+fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+impl TimedSessions {
+    fn unexpired(value: Vec<u8>) -> Option<Vec<u8>> {
+        let expiry = u64::from_be_bytes(value.get(..EXPIRY_LEN)?.try_into().ok()?);
+        (unix_now() <= expiry).then(|| value[EXPIRY_LEN..].to_vec())
+    }
+}
+
+impl StoresServerSessions for TimedSessions {
+    fn put(&self, key: Vec<u8>, value: Vec<u8>) -> bool {
+        let expiry = unix_now().saturating_add(self.timeout);
+        let mut stored = Vec::with_capacity(EXPIRY_LEN + value.len());
+        stored.extend_from_slice(&expiry.to_be_bytes());
+        stored.extend_from_slice(&value);
+        self.inner.put(key, stored)
+    }
+    fn get(&self, key: &[u8]) -> Option<Vec<u8>> {
+        Self::unexpired(self.inner.get(key)?)
+    }
+    fn take(&self, key: &[u8]) -> Option<Vec<u8>> {
+        Self::unexpired(self.inner.take(key)?)
+    }
+    fn can_cache(&self) -> bool {
+        self.inner.can_cache()
+    }
 }
 
 /// The largest record plaintext TLS allows (RFC 8446, 5.1), nginx's
@@ -96,6 +159,8 @@ pub struct Built {
     pub warnings: Vec<String>,
     /// The chain check after the handshake, when certificates are asked.
     pub client_auth: Option<Arc<crate::client::ClientAuth>>,
+    /// The certificates to keep stapled from their responders.
+    pub staplers: Vec<crate::ocsp::Stapler>,
 }
 
 impl ServerTls {
@@ -117,14 +182,23 @@ impl ServerTls {
             None => None,
         };
         let mut keys = Vec::new();
+        let mut names = Vec::new();
         for pair in &self.certificates {
-            let mut key = load_pair(pair, &provider)?;
+            let mut key = load_pair_with(pair, &self.passwords, &provider)?;
             key.ocsp = ocsp.clone();
-            keys.push(Arc::new(key));
+            let key = Arc::new(key);
+            names.push((key.clone(), pair.cert.display().to_string()));
+            keys.push(key);
         }
         if keys.is_empty() {
             return Err(TlsError::NoCertificate);
         }
+        let resolver = Arc::new(Resolver::new(keys));
+        let staplers = if self.stapling_fetch {
+            self.staplers(&resolver, &names, &mut warnings)?
+        } else {
+            Vec::new()
+        };
         let provider = Arc::new(provider);
         let client_auth = match &self.client_auth {
             Some(c) => Some(Arc::new(c.load(&provider)?)),
@@ -137,31 +211,75 @@ impl ServerTls {
             Some(c) => builder.with_client_cert_verifier(c.asker.clone()),
             None => builder.with_no_client_auth(),
         };
-        let mut config = builder.with_cert_resolver(Arc::new(Resolver::new(keys)));
+        let mut config = builder.with_cert_resolver(resolver);
         if self.buffer_size < MAX_FRAGMENT {
             config.max_fragment_size = Some(self.buffer_size.max(MIN_FRAGMENT));
         }
         config.ignore_client_order = self.prefer_server_ciphers;
         config.alpn_protocols = self.alpn.clone();
         match cache {
-            Some(cache) => config.session_storage = cache,
+            Some(cache) => {
+                config.session_storage = Arc::new(TimedSessions {
+                    inner: cache,
+                    timeout: self.session_timeout.as_secs(),
+                })
+            }
             None => config.session_storage = Arc::new(rustls::server::NoServerSessionStorage {}),
         }
         if self.session_tickets {
             let lifetime = u32::try_from(self.session_timeout.as_secs()).unwrap_or(u32::MAX);
             config.ticketer = if self.ticket_keys.is_empty() {
-                Arc::new(crate::tickets::rotating(lifetime)?)
+                Arc::new(Expiring {
+                    inner: crate::tickets::rotating(lifetime)?,
+                    lifetime,
+                })
             } else {
                 let files: Vec<&std::path::Path> =
                     self.ticket_keys.iter().map(|p| p.as_path()).collect();
-                Arc::new(crate::tickets::FileTicketer::from_files(&files, lifetime)?)
+                Arc::new(Expiring {
+                    inner: crate::tickets::FileTicketer::from_files(&files, lifetime)?,
+                    lifetime,
+                })
             };
         }
         Ok(Built {
             config: Arc::new(config),
             warnings,
             client_auth,
+            staplers,
         })
+    }
+
+    /// The OCSP questions of the pairs `resolver` kept; a pair without an
+    /// issuer or a responder is left unstapled with nginx's warning.
+    fn staplers(
+        &self,
+        resolver: &Arc<Resolver>,
+        names: &[(Arc<rustls::sign::CertifiedKey>, String)],
+        warnings: &mut Vec<String>,
+    ) -> Result<Vec<crate::ocsp::Stapler>, TlsError> {
+        let trusted = match &self.trusted_certificate {
+            Some(p) => crate::client::read_certs(p)?,
+            None => Vec::new(),
+        };
+        let mut out = Vec::new();
+        for (i, key) in resolver.keys().iter().enumerate() {
+            let name = names
+                .iter()
+                .find(|(k, _)| Arc::ptr_eq(k, key))
+                .map_or("", |(_, n)| n.as_str());
+            match crate::ocsp::query(
+                &key.cert,
+                &trusted,
+                self.stapling_responder.as_deref(),
+                name,
+                self.stapling_verify,
+            ) {
+                Ok(q) => out.push(crate::ocsp::Stapler::new(q, resolver, i)),
+                Err(w) => warnings.push(w),
+            }
+        }
+        Ok(out)
     }
 }
 
@@ -288,6 +406,23 @@ mod tests {
         ));
         // nginx's default selects all six TLS 1.2 suites rustls has.
         assert_eq!(cipher_suites(ciphers::NGINX_DEFAULT).unwrap().len(), 9);
+    }
+
+    #[test]
+    fn sessions_expire_after_the_timeout() {
+        let inner = session_cache(1);
+        let live = TimedSessions {
+            inner: inner.clone(),
+            timeout: 300,
+        };
+        assert!(live.put(b"id".to_vec(), b"state".to_vec()));
+        assert_eq!(live.get(b"id").as_deref(), Some(&b"state"[..]));
+        // Stored a second ago with no time to live.
+        let past = (unix_now() - 1).to_be_bytes();
+        inner.put(b"old".to_vec(), [&past[..], b"state"].concat());
+        assert_eq!(live.get(b"old"), None);
+        assert_eq!(live.take(b"old"), None);
+        assert_eq!(live.take(b"id").as_deref(), Some(&b"state"[..]));
     }
 
     #[test]

@@ -21,8 +21,12 @@ pub mod cipher_table;
 pub mod ciphers;
 pub mod client;
 pub mod config;
+pub mod crl;
+pub mod der;
 pub mod error;
+pub mod keys;
 pub mod names;
+pub mod ocsp;
 #[cfg(test)]
 mod testdata;
 pub mod tickets;

@@ -11,6 +11,12 @@
 //! an HMAC-SHA256 of all that under the file's HMAC key. The state inside
 //! is rustls's, not OpenSSL's: tickets are not exchanged with nginx
 //! servers, only between Peregrines.
+//!
+//! [`Expiring`] puts the ticket's issue time (8 bytes, Unix seconds,
+//! big-endian) before the state it seals: rustls does not hold a server
+//! to the lifetime it announces, and nginx's sessions end after
+//! `ssl_session_timeout` (OpenSSL checks a resumed session's time against
+//! its timeout), so a ticket older than the lifetime does not open.
 
 use std::fmt;
 use std::path::Path;
@@ -33,6 +39,15 @@ pub const IV_LEN: usize = 16;
 
 /// The HMAC-SHA256 at the end.
 pub const MAC_LEN: usize = 32;
+
+/// The issue time at the head of the sealed state.
+pub const ISSUED_LEN: usize = 8;
+
+fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
 
 /// One key read from a file.
 struct TicketKey {
@@ -171,6 +186,59 @@ impl ProducesTickets for FileTicketer {
     }
 }
 
+/// Tickets that end after `lifetime` seconds: the issue time goes first
+/// in the state the inner ticketer seals (so a client cannot change it).
+#[derive(Debug)]
+pub struct Expiring<T> {
+    pub inner: T,
+    pub lifetime: u32,
+}
+
+impl<T: ProducesTickets> ProducesTickets for Expiring<T> {
+    fn enabled(&self) -> bool {
+        self.inner.enabled()
+    }
+
+    fn lifetime(&self) -> u32 {
+        self.lifetime
+    }
+
+    fn encrypt(&self, plain: &[u8]) -> Option<Vec<u8>> {
+        let mut state = Vec::with_capacity(ISSUED_LEN + plain.len());
+        state.extend_from_slice(&unix_now().to_be_bytes());
+        state.extend_from_slice(plain);
+        self.inner.encrypt(&state)
+    }
+
+    fn decrypt(&self, cipher: &[u8]) -> Option<Vec<u8>> {
+        let mut state = self.inner.decrypt(cipher)?;
+        let issued = u64::from_be_bytes(state.get(..ISSUED_LEN)?.try_into().ok()?);
+        if unix_now().saturating_sub(issued) > u64::from(self.lifetime) {
+            return None;
+        }
+        state.drain(..ISSUED_LEN);
+        Some(state)
+    }
+}
+
+/// Length of a session's id (OpenSSL's `SSL3_SSL_SESSION_ID_LENGTH`).
+pub const SESSION_ID_LEN: usize = 32;
+
+/// A session's id for `$ssl_session_id`: kept in the session (rustls's
+/// resumption data, sealed into its tickets and cache entries) so that a
+/// resumed session shows the id it was given, as OpenSSL's do; rustls
+/// does not expose the TLS 1.2 wire id, and TLS 1.3 has none, so the id
+/// is made here, as OpenSSL makes TLS 1.3's. Random, from the system.
+/// Limit: rustls reads the resumption data back for TLS 1.3 only, so a
+/// resumed TLS 1.2 session shows a new id.
+pub fn new_session_id() -> [u8; SESSION_ID_LEN] {
+    let mut id = [0u8; SESSION_ID_LEN];
+    // A failing system RNG leaves the id zeros: the handshake itself
+    // would have failed first.
+    let _ = SystemRandom::new().fill(&mut id);
+    id
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -203,6 +271,23 @@ mod tests {
         assert_eq!(&t[..NAME_LEN], &name[..], "the old file's name");
         assert_eq!((t.len() - NAME_LEN - IV_LEN - MAC_LEN) % 16, 0);
         assert_eq!(after.lifetime(), 300);
+        // Past its lifetime a ticket does not open (a 0-second lifetime
+        // and a ticket issued two seconds ago, made by hand).
+        let short = Expiring {
+            inner: FileTicketer::from_files(&[&old], 0).unwrap(),
+            lifetime: 0,
+        };
+        let long = Expiring {
+            inner: FileTicketer::from_files(&[&old], 0).unwrap(),
+            lifetime: 300,
+        };
+        let mut state = (unix_now() - 2).to_be_bytes().to_vec();
+        state.extend_from_slice(b"old state");
+        let stale = short.inner.encrypt(&state).unwrap();
+        assert!(short.decrypt(&stale).is_none(), "expired");
+        assert_eq!(long.decrypt(&stale).unwrap(), b"old state");
+        let fresh = short.encrypt(b"new").unwrap();
+        assert_eq!(long.decrypt(&fresh).unwrap(), b"new");
         let bad = file(&dir, "bad.key", 47, 0);
         let err = FileTicketer::from_files(&[&bad], 300).unwrap_err();
         assert!(err.to_string().contains("must be 48 or 80 bytes"), "{err}");

@@ -25,9 +25,12 @@ use rustls::{
     SignatureScheme,
 };
 
-use crate::certs::{CertPair, load_pair};
-use crate::client::{intermediates, read_certs, read_crls, self_signed_or_unknown, v1_signature};
+use crate::certs::{CertPair, load_pair_with};
+use crate::client::{
+    Verified, intermediates, read_certs, self_signed_or_unknown, v1_signature, v1_verify,
+};
 use crate::config::{cipher_suites, protocol_versions};
+use crate::crl::Crls;
 use crate::error::TlsError;
 
 /// Sessions a location's per-worker store keeps
@@ -47,6 +50,8 @@ pub struct UpstreamTls {
     pub ciphers: String,
     pub certificate: Option<CertPair>,
     pub session_reuse: bool,
+    /// `proxy_ssl_password_file`: the passwords of an encrypted key.
+    pub password_file: Option<PathBuf>,
 }
 
 /// Why the upstream's certificate was refused, in nginx's words
@@ -95,9 +100,13 @@ impl UpstreamTls {
             .map_err(TlsError::Rustls)?
             .dangerous()
             .with_custom_certificate_verifier(verifier);
+        let passwords = match (&self.certificate, &self.password_file) {
+            (Some(_), Some(p)) => crate::keys::read_passwords(p)?,
+            _ => Vec::new(),
+        };
         let mut config = match &self.certificate {
             Some(pair) => builder.with_client_cert_resolver(Arc::new(OneCert(Arc::new(
-                load_pair(pair, &provider)?,
+                load_pair_with(pair, &passwords, &provider)?,
             )))),
             None => builder.with_no_client_auth(),
         };
@@ -122,15 +131,14 @@ impl UpstreamTls {
             }
         }
         let crls = match &self.crl {
-            Some(p) => read_crls(p)?,
-            None => Vec::new(),
+            Some(p) => Crls::read(p)?,
+            None => Crls::default(),
         };
         let webpki = if roots.is_empty() {
             None
         } else {
             Some(
                 WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
-                    .with_crls(crls)
                     .build()
                     .map_err(|e| {
                         TlsError::Invalid(format!("proxy_ssl_trusted_certificate: {e}"))
@@ -141,6 +149,7 @@ impl UpstreamTls {
             webpki,
             trusted,
             depth: self.verify_depth,
+            crls,
         })
     }
 }
@@ -164,6 +173,8 @@ struct Check {
     webpki: Option<Arc<WebPkiServerVerifier>>,
     trusted: Vec<CertificateDer<'static>>,
     depth: u32,
+    /// `proxy_ssl_crl` (checked here, not by webpki: see [`crate::crl`]).
+    crls: Crls,
 }
 
 fn refuse(e: UpstreamCertError) -> rustls::Error {
@@ -199,12 +210,24 @@ impl Check {
                     CertificateError::NotValidForName
                     | CertificateError::NotValidForNameContext { .. },
                 )) => {}
+                // webpki refuses what OpenSSL takes: an X.509 v1
+                // certificate, a CA's as the leaf. Taken when a trusted
+                // certificate issued and signed it (see `v1_verify`).
+                Err(rustls::Error::InvalidCertificate(CertificateError::Other(_)))
+                    if v1_verify(leaf, &self.trusted) == Verified::Success => {}
                 Err(rustls::Error::InvalidCertificate(c)) => return Err(openssl_error(&c, leaf)),
                 Err(e) => return Err(e),
             }
         }
         if intermediates(leaf, rest, &self.trusted) > self.depth as usize {
             return Err(verify_error(22, "certificate chain too long"));
+        }
+        if !self.crls.is_empty()
+            && let Err(f) = self
+                .crls
+                .check(&crate::crl::path(leaf, rest, &self.trusted))
+        {
+            return Err(verify_error(f.code(), f.reason()));
         }
         let shown = name.to_str();
         if !name_checked && !name_matches(leaf, &shown) {

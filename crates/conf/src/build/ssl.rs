@@ -51,6 +51,8 @@ pub struct RawSsl {
     pub buffer_size: Option<usize>,
     pub stapling: Option<bool>,
     pub stapling_file: Option<PathBuf>,
+    pub stapling_responder: Option<String>,
+    pub stapling_verify: Option<bool>,
     pub verify_client: Option<SslVerifyClient>,
     pub verify_depth: Option<u32>,
     pub client_certificate: Option<PathBuf>,
@@ -83,6 +85,11 @@ impl RawSsl {
             buffer_size: self.buffer_size.or(http.buffer_size),
             stapling: self.stapling.or(http.stapling),
             stapling_file: self.stapling_file.clone().or(http.stapling_file.clone()),
+            stapling_responder: self
+                .stapling_responder
+                .clone()
+                .or(http.stapling_responder.clone()),
+            stapling_verify: self.stapling_verify.or(http.stapling_verify),
             verify_client: self.verify_client.or(http.verify_client),
             verify_depth: self.verify_depth.or(http.verify_depth),
             client_certificate: self
@@ -129,6 +136,8 @@ impl RawSsl {
             buffer_size: self.buffer_size.unwrap_or(DEFAULT_BUFFER_SIZE),
             stapling: self.stapling.unwrap_or(false),
             stapling_file: self.stapling_file.clone(),
+            stapling_responder: self.stapling_responder.clone(),
+            stapling_verify: self.stapling_verify.unwrap_or(false),
             verify_client: self.verify_client.unwrap_or(SslVerifyClient::Off),
             verify_depth: self.verify_depth.unwrap_or(DEFAULT_VERIFY_DEPTH),
             client_certificate: self.client_certificate.clone(),
@@ -377,15 +386,26 @@ pub fn ssl_stapling_file(s: &mut RawSrv, d: &Directive, env: &Env<'_>) -> Result
     set(&mut s.ssl.stapling_file, path(d, env), d)
 }
 
-/// `ssl_stapling_responder URL`, `ssl_stapling_verify`: Peregrine queries
-/// no OCSP responder (see `ssl_stapling`), so there is nothing to use them
-/// for; their values are checked as nginx checks them.
-pub fn ssl_stapling_responder(_: &mut RawSrv, _: &Directive, _: &Env<'_>) -> Result<()> {
-    Ok(())
+/// `ssl_stapling_responder URL`: the OCSP responder asked instead of the
+/// certificate's (`http://` only, as nginx's `ngx_ssl_stapling_responder`).
+pub fn ssl_stapling_responder(s: &mut RawSrv, d: &Directive, _: &Env<'_>) -> Result<()> {
+    let url = arg(d, 0);
+    if !url
+        .get(..7)
+        .is_some_and(|p| p.eq_ignore_ascii_case("http://"))
+    {
+        return Err(msg(
+            d,
+            format!("invalid URL prefix in OCSP responder \"{url}\""),
+        ));
+    }
+    set(&mut s.ssl.stapling_responder, url.to_string(), d)
 }
 
-pub fn ssl_stapling_verify(_: &mut RawSrv, d: &Directive, _: &Env<'_>) -> Result<()> {
-    flag(d).map(|_| ())
+/// `ssl_stapling_verify on | off`: check the responder's signature before
+/// stapling (against `ssl_trusted_certificate` and the chain).
+pub fn ssl_stapling_verify(s: &mut RawSrv, d: &Directive, _: &Env<'_>) -> Result<()> {
+    set_with(&mut s.ssl.stapling_verify, d, || flag(d))
 }
 
 /// `ssl_verify_client on | off | optional | optional_no_ca`.

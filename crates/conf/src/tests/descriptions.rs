@@ -473,6 +473,16 @@ pub static DESCRIPTIONS: &[(&str, &str)] = &[
         "off, none, builtin, shared:NAME:SIZE (one cache for all workers)",
     ),
     ("ssl_session_timeout", "session and ticket lifetime"),
+    ("ssl_stapling", "responses fetched by a thread of their own"),
+    ("ssl_stapling_responder", "http:// only, as nginx"),
+    (
+        "ssl_stapling_verify",
+        "signer: the issuer or its OCSP delegate",
+    ),
+    (
+        "ssl_password_file",
+        "passwords of encrypted PKCS #8 keys (PBES2)",
+    ),
     ("ssl_session_tickets", "stateless resumption by ticket"),
     // proxy_ssl
     (
@@ -508,10 +518,13 @@ pub static DESCRIPTIONS: &[(&str, &str)] = &[
         "proxy_ssl_certificate",
         "client certificate (variables: loaded per request)",
     ),
-    ("proxy_ssl_certificate_key", "its key (unencrypted: rustls)"),
+    (
+        "proxy_ssl_certificate_key",
+        "its key (an encrypted one: PKCS #8, PBES2)",
+    ),
     (
         "proxy_ssl_password_file",
-        "kept; encrypted keys are refused by name",
+        "passwords of an encrypted PKCS #8 key",
     ),
     (
         "proxy_ssl_session_reuse",

@@ -22,6 +22,7 @@ use peregrine_conf::model::SslVerifyClient;
 use peregrine_core::ssl_vars::{ClientCert, SslVars};
 use peregrine_tls::client::{CertInfo, Verified, escaped, tabbed};
 use peregrine_tls::names;
+use peregrine_tls::tickets::{SESSION_ID_LEN, new_session_id};
 
 use super::Sink;
 use crate::tls::{Choice, ServerEntry, TlsTable};
@@ -53,6 +54,8 @@ pub struct TlsStream {
     offered: Box<(String, String)>,
     /// [`TlsStream::take_vars`] was called.
     vars_taken: bool,
+    /// `$ssl_session_id` (see [`peregrine_tls::tickets::new_session_id`]).
+    session_id: [u8; SESSION_ID_LEN],
 }
 
 /// What [`TlsStream::recv`] found.
@@ -130,6 +133,7 @@ impl TlsStream {
             entry: None,
             offered: Box::default(),
             vars_taken: false,
+            session_id: [0; SESSION_ID_LEN],
         }
     }
 
@@ -187,7 +191,16 @@ impl TlsStream {
                             }
                         };
                         match accepted.into_connection(config) {
-                            Ok(c) => self.state = State::Open(Box::new(c)),
+                            Ok(mut c) => {
+                                self.session_id = match c.received_resumption_data() {
+                                    Some(id) if id.len() == SESSION_ID_LEN => {
+                                        id.try_into().unwrap_or_default()
+                                    }
+                                    _ => new_session_id(),
+                                };
+                                c.set_resumption_data(&self.session_id);
+                                self.state = State::Open(Box::new(c));
+                            }
                             Err((e, mut alert)) => {
                                 let _ = alert.write_all(&mut SockIo(sock));
                                 return Err(tls_error(e));
@@ -323,6 +336,7 @@ impl TlsStream {
                 .unwrap_or("")
                 .into(),
             client_verify: "NONE".into(),
+            session_id: self.session_id.iter().map(|b| format!("{b:02x}")).collect(),
             curves: self.offered.0.clone(),
             ciphers: self.offered.1.clone(),
             ..SslVars::default()

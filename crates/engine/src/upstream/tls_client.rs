@@ -72,6 +72,7 @@ fn settings(job: &ProxyJob) -> UpstreamTls {
             .and_then(|t| t.certificate.clone())
             .map(|(cert, key)| CertPair { cert, key }),
         session_reuse: c.session_reuse,
+        password_file: c.password_file.clone(),
     }
 }
 
