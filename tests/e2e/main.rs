@@ -49,6 +49,7 @@ mod location_error_log;
 mod log_flush;
 mod log_formats;
 mod logs;
+mod mail;
 mod map;
 mod metrics;
 mod package;
