@@ -48,8 +48,8 @@ impl Imap {
     }
 
     /// `* CAPABILITY ...` (`ngx_mail_imap_merge_conf`): the configured
-    /// capabilities, then STARTTLS, then the AUTH= methods (none while
-    /// `starttls only` waits for TLS: LOGINDISABLED instead).
+    /// capabilities, the AUTH= methods, then STARTTLS (no methods while
+    /// `starttls only` waits for TLS: STARTTLS LOGINDISABLED instead).
     pub fn capability(&self) -> String {
         let mut line = String::from("* CAPABILITY");
         for c in &self.capabilities {
@@ -57,11 +57,8 @@ impl Imap {
             line.push_str(c);
         }
         let tls_wanted = !self.tls && self.starttls != Starttls::Off;
-        if tls_wanted {
-            line.push_str(" STARTTLS");
-        }
         if !self.tls && self.starttls == Starttls::Only {
-            line.push_str(" LOGINDISABLED");
+            line.push_str(" STARTTLS LOGINDISABLED");
         } else {
             let names = [
                 (auth::PLAIN, " AUTH=PLAIN"),
@@ -73,6 +70,9 @@ impl Imap {
                 if self.methods & bit != 0 {
                     line.push_str(name);
                 }
+            }
+            if tls_wanted {
+                line.push_str(" STARTTLS");
             }
         }
         line.push_str("\r\n");

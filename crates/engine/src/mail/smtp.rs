@@ -58,13 +58,10 @@ impl Smtp {
     }
 
     /// EHLO's answer (`ngx_mail_smtp_merge_conf`): the name, the
-    /// capabilities, STARTTLS, the AUTH methods; the last line's `-` a space.
+    /// capabilities, the AUTH methods, STARTTLS; the last line's `-` a space.
     pub fn ehlo(&self) -> Vec<u8> {
         let mut lines = vec![self.server_name.clone()];
         lines.extend(self.capabilities.iter().cloned());
-        if !self.tls && self.starttls != Starttls::Off {
-            lines.push("STARTTLS".into());
-        }
         let names = [
             (auth::PLAIN, "PLAIN"),
             (auth::LOGIN, "LOGIN"),
@@ -78,6 +75,9 @@ impl Smtp {
             .collect();
         if !methods.is_empty() && (self.tls || self.starttls != Starttls::Only) {
             lines.push(format!("AUTH {}", methods.join(" ")));
+        }
+        if !self.tls && self.starttls != Starttls::Off {
+            lines.push("STARTTLS".into());
         }
         let mut out = String::new();
         for (i, l) in lines.iter().enumerate() {
