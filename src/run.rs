@@ -34,8 +34,9 @@ pub fn nginx_style(cli: Cli) -> Result<i32> {
     // `-t` reads the certificates and keys as nginx's does.
     let loaded = loaded.and_then(|conf| match cli.test {
         true => peregrine_engine::tls::TlsTable::build(&conf)
-            .map(|_| conf)
-            .map_err(|e| e.to_string()),
+            .map_err(|e| e.to_string())
+            .and_then(|_| peregrine_engine::mail::check_tls(&conf))
+            .map(|_| conf),
         false => Ok(conf),
     });
     let conf = match loaded {

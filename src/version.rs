@@ -20,9 +20,9 @@ pub const NGINX_VERSION: &str = peregrine_codec::response::NGINX_VERSION;
 
 /// The `configure arguments:` line: `--with-X_module` for each optional
 /// module Peregrine has, `--without-X_module` for each default one it lacks,
-/// `--without-http-cache` while the proxy cache is refused. Mail is not
-/// built (no `--with-mail`); its default submodules are named as absent
-/// too, for tools that test those alone. Stream is (`--with-stream`), with
+/// `--without-http-cache` while the proxy cache is refused. Mail is built
+/// (`--with-mail`, with `--with-mail_ssl_module` for STARTTLS and `listen
+/// ... ssl`), its three protocols too. Stream is (`--with-stream`), with
 /// the default stream submodules it lacks named as absent.
 pub fn configure_arguments() -> String {
     let (with, without) = known::configure_switches();
@@ -41,8 +41,8 @@ pub fn configure_arguments() -> String {
     if known::status("proxy_cache_path") != Some(known::Status::Implemented) {
         line.push_str(" --without-http-cache");
     }
-    line.push_str(" --without-mail_pop3_module --without-mail_imap_module");
-    line.push_str(" --without-mail_smtp_module");
+    // mail: the module and its TLS (the protocols are built by default).
+    line.push_str(" --with-mail --with-mail_ssl_module");
     // stream: the module and its default submodules Peregrine lacks.
     line.push_str(" --with-stream");
     for (m, present) in peregrine_conf::build::stream_table::DEFAULT_MODULES {

@@ -52,6 +52,7 @@ mod log_flush;
 mod log_formats;
 mod log_vars;
 mod logs;
+mod mail;
 mod map;
 mod metrics;
 mod package;

@@ -30,6 +30,8 @@ pub mod regex;
 mod request_model;
 // stream
 pub mod stream;
+// mail
+pub mod mail;
 pub mod syntax;
 pub mod table;
 pub mod table_cache;
@@ -188,6 +190,7 @@ fn build_config(
         },
         http: main.http.take(),
         stream: main.stream.take(),
+        mail: main.mail.take(),
         files: std::mem::take(&mut b.files),
         temp_paths: std::mem::take(&mut b.temp_paths),
         notices: b.take_notices(),

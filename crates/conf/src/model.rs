@@ -41,6 +41,8 @@ pub struct Config {
     pub http: Option<HttpConf>,
     /// `stream { }` (`None` without one).
     pub stream: Option<Arc<crate::stream::StreamConf>>,
+    /// `mail { }` (`None` without one).
+    pub mail: Option<Arc<crate::mail::MailConf>>,
     /// Every file read, in order of reading, for `-T`.
     pub files: Vec<SourceFile>,
     /// The `*_temp_path` directories named, absolute: created at start as

@@ -136,6 +136,8 @@ pub static TABLE: &[Spec] = &[
     row("http", MAIN, NONE, Handler::Block(B::Http), Neutral),
     // stream: the block reads its own directives (build/stream.rs).
     row("stream", MAIN, NONE, Handler::Block(B::Stream), Neutral),
+    // mail: the block reads its own directives (build/mail.rs).
+    row("mail", MAIN, NONE, Handler::Block(B::Mail), Neutral),
     // events
     row(
         "worker_connections",

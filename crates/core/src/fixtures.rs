@@ -267,6 +267,7 @@ pub fn config(servers: Vec<ServerConf>) -> Config {
             use_method: None,
         },
         stream: None,
+        mail: None,
         http: Some(HttpConf {
             servers: servers.into_iter().map(Arc::new).collect(),
             declared_variables: Vec::new(),

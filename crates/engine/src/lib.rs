@@ -77,6 +77,8 @@ mod resolver;
 mod stats;
 // stream
 mod stream;
+// mail
+pub mod mail;
 mod timer;
 pub mod tls;
 mod transport;

@@ -58,6 +58,7 @@ pub struct Spec {
 pub fn wanted(conf: &Config) -> Vec<Spec> {
     let mut out = http_wanted(conf);
     out.extend(crate::stream::wanted(conf));
+    out.extend(crate::mail::wanted(conf));
     out
 }
 

@@ -89,6 +89,7 @@ struct Master {
 /// a bad one fails the start or the reload), logging what was dropped.
 fn load_tls(conf: &Config, errlog: &ErrorLog) -> Result<Option<Arc<TlsTable>>, EngineError> {
     let table = TlsTable::build(conf).map_err(|e| EngineError::Tls(e.to_string()))?;
+    crate::mail::check_tls(conf).map_err(EngineError::Tls)?;
     for w in table.iter().flat_map(|t| &t.warnings) {
         errlog(LogLevel::Warn, w);
     }

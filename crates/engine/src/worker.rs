@@ -115,6 +115,9 @@ struct Worker {
     // stream
     /// The `stream { }` servers' sessions.
     streams: crate::stream::Streams,
+    // mail
+    /// The `mail { }` servers' sessions (each on a thread of its own).
+    mail: crate::mail::Mail,
 }
 
 /// The CPU mask for worker `index`, as nginx's `worker_cpu_affinity`.
@@ -228,6 +231,7 @@ impl Worker {
             udp,
             s.index as u64 + 1,
         );
+        let mail = crate::mail::Mail::new(&s.conf, &specs, s.errlog.clone());
         let listeners = register_listeners(&s.poll, tcp)?;
         let now = Instant::now();
         let date = DateCache::new();
@@ -272,6 +276,7 @@ impl Worker {
             expired: Vec::new(),
             last_flush: now,
             streams,
+            mail,
         })
     }
 
@@ -487,6 +492,10 @@ impl Worker {
         if self.streams.serves(lst) {
             self.streams
                 .accept(lst, stream, peer, local, id, self.cx.now);
+            return;
+        }
+        if self.mail.serves(lst) {
+            self.mail.accept(lst, stream, peer, id);
             return;
         }
         let info = ConnInfo {

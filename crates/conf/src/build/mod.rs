@@ -37,6 +37,9 @@ mod split_clients;
 // stream
 mod stream;
 pub mod stream_table;
+// mail
+mod mail;
+pub mod mail_table;
 // limits
 mod geo;
 pub mod limit_conn;
@@ -159,6 +162,8 @@ pub enum BlockKind {
     If,
     // stream
     Stream,
+    // mail
+    Mail,
 }
 
 /// The context being filled.
@@ -597,6 +602,13 @@ impl Builder {
                     return Err(dup());
                 }
                 m.stream = Some(std::sync::Arc::new(self.stream(block)?));
+                Ok(())
+            }
+            (BlockKind::Mail, Frame::Main(m)) => {
+                if m.mail.is_some() {
+                    return Err(dup());
+                }
+                m.mail = Some(std::sync::Arc::new(self.mail(block)?));
                 Ok(())
             }
             (BlockKind::Upstream, Frame::Http(h)) => {

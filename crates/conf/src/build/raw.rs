@@ -593,6 +593,8 @@ pub struct RawMain {
     pub http: Option<HttpConf>,
     // stream
     pub stream: Option<std::sync::Arc<crate::stream::StreamConf>>,
+    /// `mail { }`.
+    pub mail: Option<std::sync::Arc<crate::mail::MailConf>>,
 }
 
 use std::path::PathBuf;

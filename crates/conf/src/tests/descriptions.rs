@@ -191,6 +191,10 @@ pub static DESCRIPTIONS: &[(&str, &str)] = &[
         "stream",
         "the stream block: TCP and UDP proxying (`listen` with `udp`/`proxy_protocol`, `proxy_pass`, `upstream`, `proxy_*` timeouts and `proxy_protocol`, `return`, `allow`/`deny`, `log_format`/`access_log`); its other directives refused by name",
     ),
+    (
+        "mail",
+        "the mail block: the IMAP, POP3 and SMTP proxy (`protocol`, `listen` with `ssl`, `auth_http`, `auth_http_header`, `*_auth`, `*_capabilities`, `starttls`, `proxy_*`, `xclient`, `ssl_*` certificates, protocols and ciphers); its other directives refused by name",
+    ),
     ("worker_connections", "connections per worker"),
     ("use", "`epoll` (what Peregrine uses anyway)"),
     ("multi_accept", "accepts every pending connection at once"),

@@ -22,7 +22,11 @@ fn well_formed_nginx_directives_are_refused_by_name() {
             "ssl_preread",
             2,
         ),
-        ("events {}\nmail {}\n".into(), "mail", 2),
+        (
+            "events {}\nmail { server { listen 1; protocol imap; proxy_smtp_auth on; } }\n".into(),
+            "proxy_smtp_auth",
+            2,
+        ),
         (
             server("location / { image_filter resize 10 10; }"),
             "image_filter",
