@@ -283,7 +283,7 @@ impl HttpCore {
         let header_only =
             framing == ClientFraming::None || matches!(req.method(), peregrine_codec::Method::Head);
         let resp = Response {
-            status: uh.status,
+            status: job.err_status.unwrap_or(uh.status),
             head: HeadLines::Owned(head),
             head_split,
             body: Body::Empty,

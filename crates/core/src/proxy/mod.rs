@@ -101,6 +101,9 @@ pub struct ProxyJob {
     pub cache: crate::cache::CacheSlot,
     /// `https://`: TLS to the upstream (`None`: plain).
     pub tls: Option<Box<JobTls>>,
+    /// The status an `error_page` that led here imposes on the answer
+    /// (nginx's `r->err_status`, applied by `ngx_http_send_header`).
+    pub err_status: Option<u16>,
 }
 
 /// What the engine's upstream TLS client needs that is per request (the
@@ -548,6 +551,7 @@ impl HttpCore {
                 .collect(),
         };
         Some(ProxyJob {
+            err_status: ctx.err_status,
             limits: ctx.limits,
             conf: ctx.conf.clone(),
             server: Arc::clone(&self.servers[ctx.server].conf),
