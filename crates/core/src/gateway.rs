@@ -267,6 +267,7 @@ impl HttpCore {
             peregrine_codec::date::unix_secs(ctx.now),
         );
         let job = ProxyJob {
+            err_status: ctx.err_status,
             limits: ctx.limits,
             conf: ctx.conf.clone(),
             server: Arc::clone(&self.servers[ctx.server].conf),

@@ -62,6 +62,13 @@ pub enum Event<'a> {
     },
     /// The request's trailer section; the request body is complete.
     Trailers { stream: u32, fields: FieldList },
+    /// The request body's length differs from its `content-length`: RFC
+    /// 9113 §8.1.1 makes the stream malformed (a stream error), nginx
+    /// answers 400 (`ngx_http_v2_process_request_body` returns
+    /// NGX_HTTP_BAD_REQUEST) and drops the rest of the body, as done here:
+    /// no reset is queued, later DATA is dropped with its credit given
+    /// back, `reason` is nginx's log line (info).
+    BadBody { stream: u32, reason: &'static str },
     /// The stream is gone: the peer's RST_STREAM (`remote`), or our stream
     /// error (RST_STREAM already queued) with the reason to log. A local
     /// reset may name a stream the engine never saw (refused with

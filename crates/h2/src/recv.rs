@@ -32,6 +32,20 @@ fn unpad(h: &FrameHeader, payload: &[u8]) -> Result<(usize, usize), Violation> {
     Ok((1, payload.len() - pad))
 }
 
+/// nginx's checks of a request body against its `content-length`
+/// (`ngx_http_v2_process_request_body`), with its log lines: more than
+/// declared as soon as it is, less at the end of the stream.
+fn body_length_error(cl: Option<u64>, received: u64, end: bool) -> Option<&'static str> {
+    let cl = cl?;
+    if received > cl {
+        return Some("client intended to send body data larger than declared");
+    }
+    if end && received != cl {
+        return Some("client prematurely closed stream: request body is shorter than declared");
+    }
+    None
+}
+
 impl Connection {
     pub(crate) fn on_data<'a>(&mut self, h: FrameHeader, payload: &'a [u8]) -> Step<'a> {
         if h.stream == 0 {
@@ -82,13 +96,22 @@ impl Connection {
             ));
         }
         let data = &payload[start..end];
+        if s.skip_data {
+            s.recv_closed = end_stream;
+            self.release(h.stream, len);
+            self.maybe_close(h.stream);
+            return Ok(None);
+        }
         s.received += data.len() as u64;
-        if let Some(cl) = s.content_length
-            && (s.received > cl || (end_stream && s.received != cl))
-        {
-            self.release_conn(len);
-            let why = "client sent body length different from \"content-length\"";
-            return Err(Violation::Stream(h.stream, ErrorCode::ProtocolError, why));
+        if let Some(reason) = body_length_error(s.content_length, s.received, end_stream) {
+            s.skip_data = true;
+            s.recv_closed = end_stream;
+            self.release(h.stream, len);
+            self.maybe_close(h.stream);
+            return Ok(Some(Event::BadBody {
+                stream: h.stream,
+                reason,
+            }));
         }
         s.recv_closed = end_stream;
         let pad = len - data.len() as u32;
@@ -254,17 +277,18 @@ impl Connection {
                 "client sent trailers without END_STREAM",
             ));
         }
-        if s.content_length.is_some_and(|cl| cl != s.received) {
-            return Err(Violation::Stream(
-                id,
-                ErrorCode::ProtocolError,
-                "client sent body length different from \"content-length\"",
-            ));
-        }
         let fields = request::trailers(fields)
             .map_err(|why| Violation::Stream(id, ErrorCode::ProtocolError, why))?;
         s.recv_closed = true;
+        let short = body_length_error(s.content_length, s.received, true);
+        let skip = s.skip_data;
         self.maybe_close(id);
+        if skip {
+            return Ok(None);
+        }
+        if let Some(reason) = short {
+            return Ok(Some(Event::BadBody { stream: id, reason }));
+        }
         Ok(Some(Event::Trailers { stream: id, fields }))
     }
 
@@ -310,7 +334,7 @@ impl Connection {
                 "client sent too many streams at once",
             ));
         }
-        let head = request::request_head(fields).unwrap_or_else(request::bad_request);
+        let mut head = request::request_head(fields).unwrap_or_else(request::bad_request);
         // Before our SETTINGS are acknowledged the peer may count on the
         // protocol's initial window; a smaller one of ours applies after.
         let recv_window = match self.settings_acked {
@@ -321,9 +345,9 @@ impl Connection {
         s.content_length = head.content_length;
         s.priority = b.priority.unwrap_or_default();
         if b.end_stream {
-            if head.content_length.is_some_and(|cl| cl != 0) {
-                let why = "client sent body length different from \"content-length\"";
-                return Err(Violation::Stream(id, ErrorCode::ProtocolError, why));
+            // nginx's ngx_http_v2_run_request: a 400 (the head's `bad`).
+            if head.content_length.is_some_and(|cl| cl != 0) && head.bad.is_none() {
+                head.bad = Some((400, "client prematurely closed stream"));
             }
             s.recv_closed = true;
         }

@@ -62,6 +62,9 @@ pub(crate) struct Stream {
     pub priority: Priority,
     /// The location's `http2_chunk_size`, over the connection's.
     pub chunk_size: Option<u32>,
+    /// The body broke its `content-length` ([`crate::Event::BadBody`]):
+    /// later DATA is dropped, its credit given back (nginx's `skip_data`).
+    pub skip_data: bool,
 }
 
 impl Stream {
@@ -76,6 +79,7 @@ impl Stream {
             received: 0,
             priority: Priority::default(),
             chunk_size: None,
+            skip_data: false,
         }
     }
 

@@ -268,7 +268,7 @@ impl HttpCore {
         let header_only =
             framing == ClientFraming::None || matches!(req.method(), peregrine_codec::Method::Head);
         let resp = Response {
-            status: uh.status,
+            status: job.err_status.unwrap_or(uh.status),
             head: head.into(),
             body: Body::Empty,
             content_length: match framing {

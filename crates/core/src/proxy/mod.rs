@@ -107,6 +107,9 @@ pub struct ProxyJob {
     /// The values `set` gave the request's variables, for the answer's
     /// filters (`add_header X $var` in a proxied location).
     pub(crate) sets: Vec<Option<String>>,
+    /// The status an `error_page` that led here imposes on the answer
+    /// (nginx's `r->err_status`, applied by `ngx_http_send_header`).
+    pub err_status: Option<u16>,
 }
 
 /// The `*_param` values as content time expanded them, for the records
@@ -570,6 +573,7 @@ impl HttpCore {
                 .collect(),
         };
         Some(ProxyJob {
+            err_status: ctx.err_status,
             limits: ctx.limits,
             conf: ctx.conf.clone(),
             server: Arc::clone(&self.servers[ctx.server].conf),

@@ -108,41 +108,6 @@ pub fn response_fields<'a>(
     (out, chunked)
 }
 
-fn find_crlf(b: &[u8], from: usize) -> Option<usize> {
-    b.get(from..)?
-        .windows(2)
-        .position(|w| w == b"\r\n")
-        .map(|i| from + i)
-}
-
-/// Takes the chunked framing off a body core framed itself (an HTTP/1.1
-/// autoindex listing): HTTP/2 frames bodies with DATA. A malformed body
-/// (core's own, so it cannot be) yields what was decoded.
-pub fn unchunk(body: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(body.len());
-    let mut pos = 0;
-    while let Some(end) = find_crlf(body, pos) {
-        let size_text = &body[pos..end];
-        let hex = size_text.split(|&b| b == b';').next().unwrap_or(b"");
-        let Some(n) = std::str::from_utf8(hex)
-            .ok()
-            .and_then(|s| usize::from_str_radix(s.trim(), 16).ok())
-        else {
-            break;
-        };
-        if n == 0 {
-            break;
-        }
-        let start = end + 2;
-        let Some(data) = body.get(start..start + n) else {
-            break;
-        };
-        out.extend_from_slice(data);
-        pos = start + n + 2;
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -203,6 +168,5 @@ mod tests {
         );
         assert!(server_value(ServerTokens::On).starts_with(b"nginx/"));
         assert_eq!(server_value(ServerTokens::Off), b"nginx");
-        assert_eq!(unchunk(b"3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n"), b"abcde");
     }
 }

@@ -20,6 +20,7 @@ mod head;
 mod proxy;
 mod send;
 mod stream;
+mod unchunk;
 
 use std::collections::{HashMap, VecDeque};
 use std::io;
@@ -357,6 +358,7 @@ impl H2Session {
                 self.conn.release(stream, n);
             }
             Event::Trailers { stream, .. } => self.job_trailers(stream),
+            Event::BadBody { stream, reason } => self.bad_body(stream, reason, cx),
             Event::Priority { .. } => {}
             Event::Reset { stream, .. } => self.on_reset(stream, cx),
             Event::WindowUpdate { .. } | Event::Settings => {

@@ -62,6 +62,9 @@ pub(super) struct Job {
     pub end_sent: bool,
     /// The HEADERS of the answer went out.
     pub head_sent: bool,
+    /// The body broke its `content-length` (the h2 crate's reason):
+    /// the job's next pull fails it with 400, as nginx's.
+    pub body_error: Option<&'static str>,
 }
 
 impl Job {
@@ -86,6 +89,7 @@ impl Job {
             start,
             end_sent: false,
             head_sent: false,
+            body_error: None,
         }
     }
 }
@@ -164,9 +168,13 @@ impl Owner for View<'_> {
         &mut self,
         _dec: &mut BodyDecoder,
         _t: &mut Transport,
-        _cx: &mut Ctx,
+        cx: &mut Ctx,
         sink: &mut dyn FnMut(&[u8]) -> Result<(), u16>,
     ) -> (Pull, Option<Broken>) {
+        if let Some(why) = self.j.body_error.take() {
+            self.log(cx, LogLevel::Info, why, "");
+            return (Pull::Fail(400), None);
+        }
         let data = std::mem::take(&mut self.j.body);
         if !data.is_empty() {
             if let Err(s) = sink(&data) {
@@ -482,6 +490,7 @@ impl H2Session {
             body_bytes: ex.out.body_bytes,
             ex,
             pieces: Default::default(),
+            trailers: Vec::new(),
         })
     }
 
@@ -516,6 +525,22 @@ impl H2Session {
         j.body_end |= end;
         j.request_length += data.len() as u64;
         true
+    }
+
+    /// The body broke its `content-length`: a proxied stream's job fails
+    /// it with 400 when it next reads it (nginx finalizes the request
+    /// with 400); any other stream was answered already and its body
+    /// discarded, so only the log line remains.
+    pub(super) fn bad_body(&mut self, id: u32, why: &'static str, cx: &mut Ctx) {
+        match self.jobs.get_mut(&id) {
+            Some(j) => {
+                let n = u32::try_from(j.body.len()).unwrap_or(u32::MAX);
+                j.body.clear();
+                j.body_error = Some(why);
+                self.conn.release(id, n);
+            }
+            None => self.log(cx, LogLevel::Info, why),
+        }
     }
 
     /// A proxied stream's trailers: its body is complete.

@@ -23,9 +23,13 @@ impl Stream {
         room: usize,
         scratch: &mut Vec<u8>,
     ) -> io::Result<bool> {
-        let last = self.pieces.len() == 1;
+        // With trailers to come, END_STREAM goes with them instead.
+        let last = self.pieces.len() == 1 && self.trailers.is_empty();
         let Some(p) = self.pieces.front_mut() else {
-            conn.send_data(id, &[], true).map_err(io::Error::other)?;
+            if self.trailers.is_empty() {
+                conn.send_data(id, &[], true).map_err(io::Error::other)?;
+            }
+            self.send_trailers(conn, id);
             return Ok(true);
         };
         let done = match p {
@@ -60,6 +64,9 @@ impl Stream {
         };
         if done {
             self.pieces.pop_front();
+        }
+        if self.pieces.is_empty() {
+            self.send_trailers(conn, id);
         }
         Ok(self.pieces.is_empty())
     }

@@ -60,6 +60,8 @@ pub(super) struct Stream {
     pub start: SystemTime,
     pub head_bytes: u64,
     pub body_bytes: u64,
+    /// `add_trailer`'s fields, sent after the body (HEADERS, END_STREAM).
+    pub trailers: super::unchunk::Trailers,
 }
 
 fn flatten(body: &Body, out: &mut VecDeque<Piece>) {
@@ -86,6 +88,23 @@ fn flatten(body: &Body, out: &mut VecDeque<Piece>) {
 impl Stream {
     pub(super) fn send_timeout(&self) -> Option<Duration> {
         Some(self.ex.conf()?.send_timeout)
+    }
+
+    /// Sends the trailers, if any (they end the stream).
+    pub(super) fn send_trailers(&mut self, conn: &mut peregrine_h2::Connection, id: u32) {
+        if self.trailers.is_empty() {
+            return;
+        }
+        let fields: Vec<(&[u8], &[u8])> = self
+            .trailers
+            .iter()
+            .map(|(n, v)| (n.as_slice(), v.as_slice()))
+            .collect();
+        let before = conn.output().len();
+        if conn.send_trailers(id, &fields).is_ok() {
+            self.head_bytes += conn.output().len().saturating_sub(before) as u64;
+        }
+        self.trailers.clear();
     }
 
     /// The connection closes under the stream: nginx logs 499 when
@@ -197,6 +216,7 @@ impl H2Session {
             start,
             head_bytes: 0,
             body_bytes: 0,
+            trailers: Vec::new(),
         };
         if !self.respond(id, &mut s, end_stream, cx) {
             self.finish(s, cx);
@@ -207,8 +227,9 @@ impl H2Session {
 
     /// A stream whose head went out: ended when it has no body, else its
     /// body waits its turn.
-    pub(super) fn start_sending(&mut self, id: u32, s: Stream, cx: &mut Ctx) {
+    pub(super) fn start_sending(&mut self, id: u32, mut s: Stream, cx: &mut Ctx) {
         if s.pieces.is_empty() {
+            s.send_trailers(&mut self.conn, id);
             self.end_stream(id, s, cx);
         } else {
             self.streams.insert(id, s);
@@ -254,28 +275,17 @@ impl H2Session {
             flatten(&resp.body, &mut s.pieces);
         }
         if chunked {
-            let mut all = Vec::new();
-            for p in s.pieces.drain(..) {
-                if let Piece::Mem { data, .. } = p {
-                    all.extend_from_slice(data.bytes());
-                }
-            }
-            let plain = head::unchunk(&all);
-            if !plain.is_empty() {
-                s.pieces.push_back(Piece::Mem {
-                    data: Mem::Owned(plain),
-                    pos: 0,
-                });
-            }
+            let (pieces, trailers) = super::unchunk::unchunk(std::mem::take(&mut s.pieces));
+            s.pieces = pieces;
+            s.trailers = trailers;
         }
         if let Some(c) = resp.conf.as_deref() {
             let chunk = u32::try_from(c.conn.http2_chunk_size).unwrap_or(u32::MAX);
             self.conn.set_chunk_size(id, chunk);
         }
         let before = self.conn.output().len();
-        let sent = self
-            .conn
-            .send_headers(id, resp.status, &fields, s.pieces.is_empty());
+        let end = s.pieces.is_empty() && s.trailers.is_empty();
+        let sent = self.conn.send_headers(id, resp.status, &fields, end);
         s.head_bytes = (self.conn.output().len().saturating_sub(before)) as u64;
         sent.is_ok()
     }

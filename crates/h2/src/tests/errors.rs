@@ -331,7 +331,7 @@ fn settings_values_out_of_range() {
 }
 
 #[test]
-fn malformed_requests_are_400_and_bad_bodies_stream_errors() {
+fn malformed_requests_and_bodies_are_400() {
     let h = |f: &[(&str, &str)]| {
         frame(
             Kind::Headers,
@@ -351,39 +351,68 @@ fn malformed_requests_are_400_and_bad_bodies_stream_errors() {
     let mut upper = GET.to_vec();
     upper.push(("X-Up", "1"));
     assert!(refused(&run(&with(&[h(&upper)]))));
-    // Content-length against the DATA received.
+    // Content-length against the DATA received: nginx's 400, no reset
+    // (the engine answers), the rest of the body dropped.
     let post = frame(Kind::Headers, flags::END_HEADERS, 1, &block(&POST));
-    assert_eq!(
-        stream_error(
-            &with(&[
-                post.clone(),
-                frame(Kind::Data, flags::END_STREAM, 1, b"abc")
-            ]),
-            1
-        ),
-        ProtocolError
+    let bad_body = |input: &[u8], why: &str| {
+        let o = run(input);
+        assert_eq!((o.error, o.rst(1)), (None, None), "{o:?}");
+        let want = format!("BadBody {{ stream: 1, reason: \"{why}");
+        assert_eq!(
+            o.events.iter().filter(|e| e.starts_with(&want)).count(),
+            1,
+            "{o:?}"
+        );
+        assert!(!o.events.iter().any(|e| e.starts_with("Data")), "{o:?}");
+        o
+    };
+    let short = "client prematurely closed stream";
+    let long = "client intended to send body data larger than declared";
+    bad_body(
+        &with(&[
+            post.clone(),
+            frame(Kind::Data, flags::END_STREAM, 1, b"abc"),
+        ]),
+        short,
     );
-    assert_eq!(
-        stream_error(
-            &with(&[post.clone(), frame(Kind::Data, 0, 1, b"abcdef")]),
-            1
-        ),
-        ProtocolError
+    bad_body(
+        &with(&[post.clone(), frame(Kind::Data, 0, 1, b"abcdef")]),
+        long,
     );
-    assert_eq!(
-        stream_error(&with(&[h(&POST)]), 1),
-        ProtocolError,
-        "content-length 5, no body"
+    // DATA after the verdict is dropped, its credit given back; a GET on
+    // the same connection is still served.
+    let o = bad_body(
+        &with(&[
+            post.clone(),
+            frame(Kind::Data, 0, 1, b"abcdef"),
+            frame(Kind::Data, 0, 1, &[b'x'; 16000]),
+            frame(Kind::Data, 0, 1, &[b'x'; 16000]),
+            frame(Kind::Data, 0, 1, &[b'x'; 16000]),
+            frame(Kind::Data, flags::END_STREAM, 1, &[b'x'; 16000]),
+            get(3),
+        ]),
+        long,
     );
+    assert!(
+        o.events
+            .iter()
+            .any(|e| e.starts_with("Request { stream: 3"))
+    );
+    assert!(o.count(Kind::WindowUpdate) > 0, "{o:?}");
     let early_trailers = frame(
         Kind::Headers,
         flags::END_HEADERS | flags::END_STREAM,
         1,
         &block(&[("x", "1")]),
     );
-    assert_eq!(
-        stream_error(&with(&[post.clone(), early_trailers]), 1),
-        ProtocolError
+    let o = bad_body(&with(&[post.clone(), early_trailers]), short);
+    assert!(!o.events.iter().any(|e| e.starts_with("Trailers")));
+    // No body at all: the request itself is nginx's 400.
+    let o = run(&with(&[h(&POST)]));
+    assert!(
+        o.events
+            .iter()
+            .any(|e| e.contains("bad: Some((400, \"client prematurely closed stream"))
     );
     let no_end = frame(Kind::Headers, flags::END_HEADERS, 1, &block(&[("x", "1")]));
     assert_eq!(
