@@ -346,13 +346,9 @@ impl Owner for Http1 {
         cx.timers.disarm(key);
         if let Some(ex) = self.ex.as_mut() {
             ex.keepalive = false;
+            // The 101 head's bytes were counted as the head's when the
+            // tunnel wrote them (`Proxy::tunnel_head`).
             ex.upstream = Some(Box::new(std::mem::take(&mut p.vars)));
-            // The tunnel counted every byte it wrote, the 101 head with
-            // them: what went of the head is the head's ($body_bytes_sent
-            // is what followed it, as nginx's, fixed in its 1.7.11).
-            let written = ex.out.body_bytes;
-            ex.out.head_bytes = ex.out.head_bytes.min(written);
-            ex.out.body_bytes = written - ex.out.head_bytes;
         }
         self.complete(t, key, cx)
     }
