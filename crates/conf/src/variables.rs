@@ -122,6 +122,9 @@ pub const KNOWN: &[&str] = &[
     "ssl_client_verify",
     "ssl_curve",
     "ssl_curves",
+    // `$ssl_early_data`: "1" while 0-RTT data is accepted and the handshake
+    // is not complete; Peregrine answers after the handshake: empty.
+    "ssl_early_data",
     "ssl_protocol",
     "ssl_server_name",
     "ssl_session_id",
