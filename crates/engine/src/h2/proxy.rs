@@ -23,7 +23,7 @@
 use std::io;
 use std::time::{Duration, Instant, SystemTime};
 
-use peregrine_codec::upstream::{Framing, UpstreamHead};
+use peregrine_codec::upstream::Framing;
 use peregrine_codec::{BodyDecoder, BodyKind};
 use peregrine_conf::model::LogLevel;
 use peregrine_core::ConnInfo;
@@ -266,32 +266,6 @@ impl Owner for View<'_> {
     fn complete_job(&mut self, _t: &mut Transport, _key: usize, _cx: &mut Ctx) -> Step {
         self.done = Some(Done::Complete);
         Step::Continue
-    }
-
-    fn start_tunnel(
-        &mut self,
-        _p: &mut Proxy,
-        _h: &UpstreamHead,
-        _t: &mut Transport,
-        _key: usize,
-        _cx: &mut Ctx,
-    ) -> Option<Step> {
-        // No `Upgrade` on HTTP/2 (RFC 9113 §8.6): a 101 answers as is.
-        None
-    }
-
-    fn tunnel_step(
-        &mut self,
-        _p: &mut Proxy,
-        _t: &mut Transport,
-        _k: usize,
-        _cx: &mut Ctx,
-    ) -> Step {
-        Step::Close(crate::http1::Close::Normal)
-    }
-
-    fn end_tunnel(&mut self, _p: &mut Proxy, _t: &mut Transport, _k: usize, _cx: &mut Ctx) -> Step {
-        Step::Close(crate::http1::Close::Normal)
     }
 }
 

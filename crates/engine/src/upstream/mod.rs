@@ -18,6 +18,7 @@
 pub mod background;
 mod body_out;
 pub(crate) mod cache_store;
+mod detached;
 pub mod gateway;
 mod h1;
 pub(crate) mod owner;

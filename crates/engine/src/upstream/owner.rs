@@ -84,16 +84,32 @@ pub(crate) trait Owner {
     ) -> Step;
     /// The upstream's answer went whole to the client: the exchange ends.
     fn complete_job(&mut self, t: &mut Transport, key: usize, cx: &mut Ctx) -> Step;
-    /// `101 Switching Protocols`: a byte tunnel (HTTP/1 only; `None`
-    /// where the owner cannot, which then answers as any other status).
+    /// `101 Switching Protocols`: a byte tunnel. Only a client's own
+    /// HTTP/1 connection can become one; every other owner (an HTTP/2
+    /// stream, RFC 9113 §8.6; a subrequest; a cache refresh) keeps this
+    /// default, `None`, and the 101 answers as any other status.
     fn start_tunnel(
         &mut self,
-        p: &mut Proxy,
-        h: &UpstreamHead,
-        t: &mut Transport,
-        key: usize,
-        cx: &mut Ctx,
-    ) -> Option<Step>;
-    fn tunnel_step(&mut self, p: &mut Proxy, t: &mut Transport, key: usize, cx: &mut Ctx) -> Step;
-    fn end_tunnel(&mut self, p: &mut Proxy, t: &mut Transport, key: usize, cx: &mut Ctx) -> Step;
+        _p: &mut Proxy,
+        _h: &UpstreamHead,
+        _t: &mut Transport,
+        _key: usize,
+        _cx: &mut Ctx,
+    ) -> Option<Step> {
+        None
+    }
+    /// A turn of the tunnel [`Owner::start_tunnel`] started (never runs
+    /// for an owner without one).
+    fn tunnel_step(
+        &mut self,
+        _p: &mut Proxy,
+        _t: &mut Transport,
+        _k: usize,
+        _cx: &mut Ctx,
+    ) -> Step {
+        Step::Close(crate::http1::Close::Normal)
+    }
+    fn end_tunnel(&mut self, _p: &mut Proxy, _t: &mut Transport, _k: usize, _cx: &mut Ctx) -> Step {
+        Step::Close(crate::http1::Close::Normal)
+    }
 }

@@ -17,21 +17,12 @@
 //! proxied subrequests before its first byte goes out (nginx sends what
 //! precedes an unfinished subrequest at once).
 
-use std::io;
-use std::time::Duration;
-
-use peregrine_codec::upstream::{Framing, UpstreamHead};
-use peregrine_codec::{BodyDecoder, BodyKind};
-use peregrine_conf::model::LogLevel;
-use peregrine_core::ConnInfo;
 use peregrine_core::filters::MAX_FILTERED_BODY;
 use peregrine_core::filters::subrequest::{PendingSub, SubAnswer};
-use peregrine_core::proxy::answer::{ClientFraming, client_framing};
 
+use super::Machine;
 use super::cache_store;
-use super::owner::Owner;
-use super::{Machine, Proxy};
-use crate::body::read::{Broken, Pull};
+use super::detached::Detached;
 use crate::ctx::Ctx;
 use crate::exchange::Exchange;
 use crate::http1::{Close, Http1, Phase, Step};
@@ -132,75 +123,20 @@ impl SubOwner<'_> {
     }
 }
 
-impl Owner for SubOwner<'_> {
-    fn ex_slot(&mut self) -> &mut Option<Box<Exchange>> {
-        &mut self.0.ex
+impl Detached for SubOwner<'_> {
+    fn conn(&mut self) -> &mut Http1 {
+        self.0
     }
 
-    fn ex_ref(&self) -> Option<&Exchange> {
-        self.0.ex.as_deref()
+    fn conn_ref(&self) -> &Http1 {
+        self.0
     }
 
-    fn info(&self) -> &ConnInfo {
-        &self.0.info
-    }
-
-    fn log(&self, cx: &Ctx, level: LogLevel, text: &str, doing: &str) {
-        Http1::log(self.0, cx, level, text, doing);
-    }
-
-    fn arm_timer(&mut self, cx: &mut Ctx, d: Duration) {
-        cx.timers.arm(self.0.key as usize, cx.now, d);
-    }
-
-    fn disarm_timer(&mut self, cx: &mut Ctx) {
-        cx.timers.disarm(self.0.key as usize);
-    }
-
-    /// A subrequest sends no body of its own (`proxy_pass_request_body`
-    /// would pass the parent's, which is read or discarded by the parent).
-    fn body_kind(&self) -> BodyKind {
-        BodyKind::None
-    }
-
-    fn begin_job(&mut self, _t: &mut Transport, p: Box<Proxy>, _c: bool, cx: &mut Ctx) {
-        cx.upstreams.set(self.0.key as usize, p);
-        self.0.phase = Phase::Proxy;
-    }
-
-    fn job_mut<'a>(&'a mut self, cx: &'a mut Ctx) -> Option<&'a mut Proxy> {
-        cx.upstreams.get_mut(self.0.key as usize)
-    }
-
-    fn client_gone(&mut self, t: &mut Transport) -> bool {
+    fn gone(&mut self, t: &mut Transport) -> bool {
         t.readable && t.peer_closed()
     }
 
-    fn pull_body(
-        &mut self,
-        _dec: &mut BodyDecoder,
-        _t: &mut Transport,
-        _cx: &mut Ctx,
-        _sink: &mut dyn FnMut(&[u8]) -> Result<(), u16>,
-    ) -> (Pull, Option<Broken>) {
-        (Pull::Done, None)
-    }
-
-    /// The body unframed, as it is kept.
-    fn framing(&self, up: Framing, _p: &Proxy) -> ClientFraming {
-        client_framing(up, false, false)
-    }
-
-    fn queue_head(
-        &mut self,
-        ex: &mut Exchange,
-        resp: peregrine_core::Response,
-        p: &mut Proxy,
-        _cx: &mut Ctx,
-    ) {
-        if resp.header_only {
-            p.framing = ClientFraming::None;
-        }
+    fn head(&mut self, ex: &mut Exchange, resp: peregrine_core::Response) {
         if let Some(s) = ex.sub.as_deref_mut() {
             s.status = resp.status;
         }
@@ -210,7 +146,7 @@ impl Owner for SubOwner<'_> {
         ex.resp = Some(resp);
     }
 
-    fn client_write(&mut self, _t: &mut Transport, buf: &[u8]) -> io::Result<usize> {
+    fn bytes(&mut self, buf: &[u8]) {
         if let Some(s) = self.state() {
             if s.body.len() + buf.len() > MAX_FILTERED_BODY as usize {
                 s.too_big = true;
@@ -218,14 +154,12 @@ impl Owner for SubOwner<'_> {
                 s.body.extend_from_slice(buf);
             }
         }
-        Ok(buf.len())
     }
 
     /// Core's own answer for the subrequest (an error page): it is the
     /// subrequest's.
-    fn respond_core(
+    fn core_answer(
         &mut self,
-        _p: &mut Proxy,
         mut ex: Box<Exchange>,
         resp: peregrine_core::Response,
         t: &mut Transport,
@@ -239,33 +173,7 @@ impl Owner for SubOwner<'_> {
         self.replay(t, cx)
     }
 
-    fn complete_job(&mut self, t: &mut Transport, _key: usize, cx: &mut Ctx) -> Step {
+    fn finished(&mut self, t: &mut Transport, _key: usize, cx: &mut Ctx) -> Step {
         self.replay(t, cx)
-    }
-
-    /// A subrequest's `101` is answered as any other status.
-    fn start_tunnel(
-        &mut self,
-        _p: &mut Proxy,
-        _h: &UpstreamHead,
-        _t: &mut Transport,
-        _key: usize,
-        _cx: &mut Ctx,
-    ) -> Option<Step> {
-        None
-    }
-
-    fn tunnel_step(
-        &mut self,
-        _p: &mut Proxy,
-        _t: &mut Transport,
-        _k: usize,
-        _cx: &mut Ctx,
-    ) -> Step {
-        Step::Close(Close::Normal)
-    }
-
-    fn end_tunnel(&mut self, _p: &mut Proxy, _t: &mut Transport, _k: usize, _cx: &mut Ctx) -> Step {
-        Step::Close(Close::Normal)
     }
 }
