@@ -47,6 +47,21 @@ impl Text {
 }
 
 impl Text {
+    /// `n` in decimal, inline (a Content-Length: no allocation).
+    pub fn decimal(mut n: u64) -> Text {
+        let mut buf = [0u8; 20];
+        let mut i = buf.len();
+        loop {
+            i -= 1;
+            buf[i] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        Text::copy(&buf[i..])
+    }
+
     /// Appends the text to `out`. An inline text is copied as its whole
     /// buffer, a fixed size the compiler copies without a call, then cut.
     #[inline]
@@ -356,14 +371,14 @@ impl FieldList {
     pub fn set_content_length(&mut self, len: Option<u64>) {
         let at = self.position("Content-Length");
         match (at, len) {
-            (Some(at), Some(n)) => self.set_value(at, n.to_string()),
+            (Some(at), Some(n)) => self.set_value(at, Text::decimal(n)),
             (Some(at), None) => {
                 self.remove_at(at);
             }
             (None, Some(n)) => {
                 let at = self.position("Content-Type").map_or(0, |i| i + 1);
                 let at = at.min(self.split);
-                self.insert(at, "Content-Length", n.to_string().into_bytes());
+                self.insert(at, "Content-Length", Text::decimal(n));
                 if at == self.split {
                     // `insert` at the split puts it after Connection.
                     self.split += 1;
@@ -519,6 +534,9 @@ mod tests {
         assert!(matches!(long.clone().into_text(), Text::Owned(_)));
         assert_eq!(&*long.clone().into_text(), &long[..]);
         assert!(matches!(Text::copy(b""), Text::Inline { len: 0, .. }));
+        for n in [0, 7, 10, 12_345, u64::MAX] {
+            assert_eq!(&*Text::decimal(n), n.to_string().as_bytes());
+        }
         assert_eq!(Text::copy(b"ab"), "ab".into_text());
         let mut out = b"x".to_vec();
         "Content-Type".into_text().write_to(&mut out);

@@ -45,7 +45,7 @@ impl HeadSpec<'_> {
             l.push_first("Content-Type", v);
         }
         if let Some(len) = self.content_length {
-            l.push_first("Content-Length", Text::copy(len.to_string().as_bytes()));
+            l.push_first("Content-Length", Text::decimal(len));
         }
         if let Some(t) = self.last_modified {
             let mut v = [0u8; 29];

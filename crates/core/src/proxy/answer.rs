@@ -14,7 +14,7 @@ use peregrine_codec::upstream::{Framing, UpstreamHead};
 
 use super::{ProxyJob, Redirect, UpstreamVars, view_of};
 use crate::http::HttpCore;
-use peregrine_codec::fields::FieldList;
+use peregrine_codec::fields::{FieldList, Text};
 
 use crate::response::{Body, ConnInfo, Response};
 use crate::special::Special;
@@ -179,10 +179,10 @@ pub fn head_fields(
         head.push_first("Content-Type", t);
     }
     match framing {
-        ClientFraming::Length(n) => head.push_first("Content-Length", n.to_string()),
+        ClientFraming::Length(n) => head.push_first("Content-Length", Text::decimal(n)),
         ClientFraming::None => {
             if let Some(n) = uh.content_length {
-                head.push_first("Content-Length", n.to_string());
+                head.push_first("Content-Length", Text::decimal(n));
             }
         }
         _ => {}
