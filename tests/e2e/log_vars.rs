@@ -13,7 +13,7 @@ error_log logs/error.log info;
 pid logs/test.pid;
 events { worker_connections 128; }
 http {
-    log_format anon '$remote_addr_anon $status $bucket $client_kind';
+    log_format anon '$remote_addr_anon $status $bucket $client_kind [$blank]';
     access_log logs/anon.log anon;
     access_log logs/errors.log anon if=$loggable;
     map $remote_addr $ip3 {
@@ -23,6 +23,9 @@ http {
     map $ip3 $remote_addr_anon {
         default      0.0.0.0;
         "~(?P<ip>.*)" $ip.0;
+    }
+    map $uri $blank {
+        default "";
     }
     map $status $loggable {
         ~^[23]  0;
@@ -56,12 +59,13 @@ fn map_geo_and_split_clients_values_are_logged_and_select_lines() {
     let all = crate::support::wait_for_lines(&dir.join("anon.log"), 2, |_| true);
     assert_eq!(
         all,
-        ["127.0.0.0 200 all local", "127.0.0.0 404 all local"],
-        "the map of a map, geo and split_clients, in order of requests"
+        ["127.0.0.0 200 all local []", "127.0.0.0 404 all local []"],
+        "the map of a map, geo and split_clients, in order of requests; a \
+         map's empty value is a value (nothing logged, not `-`)"
     );
     // `if=$loggable`: only the 404 (a map of `$status`).
     let errors = crate::support::wait_for_lines(&dir.join("errors.log"), 1, |_| true);
-    assert_eq!(errors, ["127.0.0.0 404 all local"]);
+    assert_eq!(errors, ["127.0.0.0 404 all local []"]);
 }
 
 #[test]
@@ -69,7 +73,7 @@ fn an_undefined_variable_in_a_format_is_refused() {
     let p = Prefix::new("logvars-bad");
     p.conf(
         &CONF
-            .replace("$client_kind'", "$client_kind $no_such_var'")
+            .replace("[$blank]'", "[$blank] $no_such_var'")
             .replace("PORT", "1"),
     );
     let out = p.run(&["-t"]);

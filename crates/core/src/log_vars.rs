@@ -17,7 +17,10 @@ use crate::vars::VarCtx;
 
 impl HttpCore {
     /// Appends the value of variable `name` (lowercase) for the request
-    /// `req` answered by `resp` with `status`; `false` when it has none.
+    /// `req` answered by `resp` with `status`; `false` when it has none
+    /// (logged `-`). A `map`, `geo` or `split_clients` variable always
+    /// has one, empty included (logged as nothing, as nginx logs a found
+    /// empty value).
     #[allow(clippy::too_many_arguments)]
     pub fn log_variable(
         &self,
@@ -50,6 +53,9 @@ impl HttpCore {
         };
         let before = out.len();
         vars.push(out, name);
-        out.len() > before
+        let defined = srv.maps.iter().any(|m| m.var == name)
+            || srv.geos.iter().any(|g| g.var == name)
+            || srv.splits.iter().any(|c| c.var == name);
+        out.len() > before || defined
     }
 }
