@@ -86,6 +86,38 @@ impl Builder {
         Ok(out)
     }
 
+    /// The directives of a `stream { }` or `mail { }` block, or of one of
+    /// their servers, `include`s read in place (nginx's `ngx_conf_parse`
+    /// on the included file in the same context); `one` gives each its
+    /// meaning. The block's own syntax error, if any, ends the walk.
+    pub(super) fn walk_items<R>(
+        &mut self,
+        items: &[Directive],
+        error: Option<&crate::error::ConfError>,
+        raw: &mut R,
+        server: Option<usize>,
+        one: fn(&mut Self, &Directive, &mut R, Option<usize>) -> Result<()>,
+    ) -> Result<()> {
+        for d in items {
+            if d.name != "include" {
+                one(self, d, raw, server)?;
+                continue;
+            }
+            super::check_shape(d, true, false, d.args.len() == 1)?;
+            for path in self.include_paths(d)? {
+                let parsed = self.load_file(&path, d)?;
+                self.include_depth += 1;
+                let r = self.walk_items(&parsed.items, parsed.error.as_ref(), raw, server, one);
+                self.include_depth -= 1;
+                r?;
+            }
+        }
+        match error {
+            Some(e) => Err(e.clone()),
+            None => Ok(()),
+        }
+    }
+
     /// Reads and parses one included file, recording it for `-T`.
     pub(super) fn load_file(&mut self, path: &Path, d: &Directive) -> Result<Parsed> {
         let bytes =

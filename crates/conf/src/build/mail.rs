@@ -89,7 +89,13 @@ impl Builder {
     /// Reads `mail { ... }`.
     pub(super) fn mail(&mut self, block: &Block) -> Result<MailConf> {
         let mut raw = RawMail::default();
-        self.mail_items(&block.items, block.error.as_ref(), &mut raw, None)?;
+        self.walk_items(
+            &block.items,
+            block.error.as_ref(),
+            &mut raw,
+            None,
+            Self::mail_directive,
+        )?;
         let mut servers = Vec::with_capacity(raw.servers.len());
         for s in &raw.servers {
             servers.push(Arc::new(merge(s, &raw.srv, &self.hostname)?));
@@ -98,39 +104,12 @@ impl Builder {
         Ok(MailConf { servers })
     }
 
-    fn mail_items(
-        &mut self,
-        items: &[Directive],
-        error: Option<&ConfError>,
-        raw: &mut RawMail,
-        server: Option<usize>,
-    ) -> Result<()> {
-        for d in items {
-            self.mail_directive(d, raw, server)?;
-        }
-        match error {
-            Some(e) => Err(e.clone()),
-            None => Ok(()),
-        }
-    }
-
     fn mail_directive(
         &mut self,
         d: &Directive,
         raw: &mut RawMail,
         server: Option<usize>,
     ) -> Result<()> {
-        if d.name == "include" {
-            check_shape(d, true, false, d.args.len() == 1)?;
-            for path in self.include_paths(d)? {
-                let parsed = self.load_file(&path, d)?;
-                self.include_depth += 1;
-                let r = self.mail_items(&parsed.items, parsed.error.as_ref(), raw, server);
-                self.include_depth -= 1;
-                r?;
-            }
-            return Ok(());
-        }
         let here = if server.is_some() { mt::SRV } else { mt::MAIN };
         let Some(entry) = mt::find(&d.name) else {
             return Err(msg(d, format!("unknown directive \"{}\"", d.name)));
@@ -155,7 +134,13 @@ impl Builder {
                     ..Default::default()
                 });
                 let i = raw.servers.len() - 1;
-                self.mail_items(&block.items, block.error.as_ref(), raw, Some(i))
+                self.walk_items(
+                    &block.items,
+                    block.error.as_ref(),
+                    raw,
+                    Some(i),
+                    Self::mail_directive,
+                )
             }
             ("listen", Some(i)) => {
                 let l = listen(d)?;

@@ -83,24 +83,14 @@ impl Builder {
     /// Reads `stream { ... }`.
     pub(super) fn stream(&mut self, block: &Block) -> Result<StreamConf> {
         let mut raw = RawStream::default();
-        self.stream_items(&block.items, block.error.as_ref(), &mut raw, None)?;
+        self.walk_items(
+            &block.items,
+            block.error.as_ref(),
+            &mut raw,
+            None,
+            Self::stream_directive,
+        )?;
         finish(raw)
-    }
-
-    fn stream_items(
-        &mut self,
-        items: &[Directive],
-        error: Option<&ConfError>,
-        raw: &mut RawStream,
-        server: Option<usize>,
-    ) -> Result<()> {
-        for d in items {
-            self.stream_directive(d, raw, server)?;
-        }
-        match error {
-            Some(e) => Err(e.clone()),
-            None => Ok(()),
-        }
     }
 
     fn stream_directive(
@@ -109,17 +99,6 @@ impl Builder {
         raw: &mut RawStream,
         server: Option<usize>,
     ) -> Result<()> {
-        if d.name == "include" {
-            check_shape(d, true, false, d.args.len() == 1)?;
-            for path in self.include_paths(d)? {
-                let parsed = self.load_file(&path, d)?;
-                self.include_depth += 1;
-                let r = self.stream_items(&parsed.items, parsed.error.as_ref(), raw, server);
-                self.include_depth -= 1;
-                r?;
-            }
-            return Ok(());
-        }
         let here = if server.is_some() { st::SRV } else { st::MAIN };
         let Some(entry) = st::find(&d.name, here) else {
             return Err(msg(d, format!("unknown directive \"{}\"", d.name)));
@@ -161,7 +140,13 @@ impl Builder {
                     ..Default::default()
                 });
                 let i = raw.servers.len() - 1;
-                self.stream_items(&block.items, block.error.as_ref(), raw, Some(i))?;
+                self.walk_items(
+                    &block.items,
+                    block.error.as_ref(),
+                    raw,
+                    Some(i),
+                    Self::stream_directive,
+                )?;
                 if raw.servers[i].listen.is_empty() {
                     return Err(ConfError::bare(format!(
                         "no \"listen\" is defined for server in {}",
