@@ -1217,8 +1217,8 @@ pub struct Template {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Part {
     Lit(String),
-    /// A variable of nginx's core or a module, by (lowercase) name.
-    Var(String),
+    /// A variable of nginx's core or a module, resolved at load.
+    Var(crate::variables::VarId),
     /// `$1`..`$9` (`$0` the whole match).
     Capture(usize),
     /// A name `set` may define: its index in the request's table, and the

@@ -11,135 +11,167 @@
 //! render is logged as `-`). A name a directive defines (`set`, `map`) is
 //! declared with [`crate::build::Builder::declare_variable`].
 
-/// Variables known by name (nginx's core variables Peregrine has, and the
-/// ones of the modules it has or accepts).
-pub const KNOWN: &[&str] = &[
+/// Generates [`Known`] (one variant per name, in the list's order),
+/// [`KNOWN`] (the names, indexed by the variant) and the lookup from a
+/// name: one line per variable below.
+macro_rules! known {
+    ($($v:ident = $n:literal,)*) => {
+        /// A variable known by name (nginx's core variables Peregrine has,
+        /// and the ones of the modules it has or accepts), resolved from
+        /// its name when the configuration loads: run-time code matches
+        /// the variant, never the name.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum Known {
+            $($v,)*
+        }
+
+        /// The names of [`Known`]'s variables, by variant.
+        pub const KNOWN: &[&str] = &[$($n,)*];
+
+        impl Known {
+            /// The variable's name (lowercase, without `$`).
+            pub fn name(self) -> &'static str {
+                KNOWN[self as usize]
+            }
+
+            /// The variable named `lower` (lowercase, without `$`).
+            pub fn from_name(lower: &str) -> Option<Known> {
+                match lower {
+                    $($n => Some(Known::$v),)*
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+known! {
     // ngx_http_core_module
-    "args",
-    "binary_remote_addr",
-    "body_bytes_sent",
-    "bytes_sent",
-    "connection",
-    "connection_requests",
-    "connection_time",
-    "content_length",
-    "content_type",
-    "document_root",
-    "document_uri",
-    "host",
-    "hostname",
-    "https",
+    Args = "args",
+    BinaryRemoteAddr = "binary_remote_addr",
+    BodyBytesSent = "body_bytes_sent",
+    BytesSent = "bytes_sent",
+    Connection = "connection",
+    ConnectionRequests = "connection_requests",
+    ConnectionTime = "connection_time",
+    ContentLength = "content_length",
+    ContentType = "content_type",
+    DocumentRoot = "document_root",
+    DocumentUri = "document_uri",
+    Host = "host",
+    Hostname = "hostname",
+    Https = "https",
     // ngx_http_v2_module
-    "http2",
-    "is_args",
-    "limit_rate",
-    "msec",
-    "pid",
-    "pipe",
-    "query_string",
-    "realpath_root",
-    "remote_addr",
-    "remote_port",
-    "remote_user",
-    "request",
-    "request_body",
-    "request_body_file",
-    "request_filename",
-    "request_id",
-    "request_length",
-    "request_method",
-    "request_time",
-    "request_uri",
-    "scheme",
-    "server_addr",
-    "server_name",
-    "server_port",
-    "server_protocol",
-    "status",
-    "time_iso8601",
-    "time_local",
-    "uri",
+    Http2 = "http2",
+    IsArgs = "is_args",
+    LimitRate = "limit_rate",
+    Msec = "msec",
+    Pid = "pid",
+    Pipe = "pipe",
+    QueryString = "query_string",
+    RealpathRoot = "realpath_root",
+    RemoteAddr = "remote_addr",
+    RemotePort = "remote_port",
+    RemoteUser = "remote_user",
+    Request = "request",
+    RequestBody = "request_body",
+    RequestBodyFile = "request_body_file",
+    RequestFilename = "request_filename",
+    RequestId = "request_id",
+    RequestLength = "request_length",
+    RequestMethod = "request_method",
+    RequestTime = "request_time",
+    RequestUri = "request_uri",
+    Scheme = "scheme",
+    ServerAddr = "server_addr",
+    ServerName = "server_name",
+    ServerPort = "server_port",
+    ServerProtocol = "server_protocol",
+    Status = "status",
+    TimeIso8601 = "time_iso8601",
+    TimeLocal = "time_local",
+    Uri = "uri",
     // ngx_http_stub_status_module
-    "connections_active",
-    "connections_reading",
-    "connections_waiting",
-    "connections_writing",
+    ConnectionsActive = "connections_active",
+    ConnectionsReading = "connections_reading",
+    ConnectionsWaiting = "connections_waiting",
+    ConnectionsWriting = "connections_writing",
     // ngx_http_ssi_filter_module
-    "date_gmt",
-    "date_local",
+    DateGmt = "date_gmt",
+    DateLocal = "date_local",
     // ngx_http_gzip_filter_module
-    "gzip_ratio",
+    GzipRatio = "gzip_ratio",
     // ngx_http_proxy_module
-    "proxy_add_x_forwarded_for",
-    "proxy_host",
-    "proxy_port",
+    ProxyAddXForwardedFor = "proxy_add_x_forwarded_for",
+    ProxyHost = "proxy_host",
+    ProxyPort = "proxy_port",
     // ngx_http_fastcgi_module (`fastcgi_split_path_info`, `fastcgi_index`)
-    "fastcgi_path_info",
-    "fastcgi_script_name",
+    FastcgiPathInfo = "fastcgi_path_info",
+    FastcgiScriptName = "fastcgi_script_name",
     // ngx_http_core_module's version (Debian's fastcgi.conf: SERVER_SOFTWARE)
-    "nginx_version",
+    NginxVersion = "nginx_version",
     // ngx_http_realip_module: the address before realip replaces it; with
     // no realip yet, the connection's own (what nginx gives without a
     // trusted `set_real_ip_from`)
-    "realip_remote_addr",
-    "realip_remote_port",
+    RealipRemoteAddr = "realip_remote_addr",
+    RealipRemotePort = "realip_remote_port",
     // ngx_http_referer_module
-    "invalid_referer",
+    InvalidReferer = "invalid_referer",
     // ngx_http_secure_link_module
-    "secure_link",
-    "secure_link_expires",
+    SecureLink = "secure_link",
+    SecureLinkExpires = "secure_link_expires",
     // ngx_http_userid_filter_module
-    "uid_got",
-    "uid_reset",
-    "uid_set",
+    UidGot = "uid_got",
+    UidReset = "uid_reset",
+    UidSet = "uid_set",
     // ngx_http_upstream
-    "upstream_addr",
-    "upstream_bytes_received",
-    "upstream_bytes_sent",
-    "upstream_cache_status",
-    "upstream_connect_time",
-    "upstream_header_time",
-    "upstream_queue_time",
-    "upstream_response_length",
-    "upstream_response_time",
-    "upstream_status",
+    UpstreamAddr = "upstream_addr",
+    UpstreamBytesReceived = "upstream_bytes_received",
+    UpstreamBytesSent = "upstream_bytes_sent",
+    UpstreamCacheStatus = "upstream_cache_status",
+    UpstreamConnectTime = "upstream_connect_time",
+    UpstreamHeaderTime = "upstream_header_time",
+    UpstreamQueueTime = "upstream_queue_time",
+    UpstreamResponseLength = "upstream_response_length",
+    UpstreamResponseTime = "upstream_response_time",
+    UpstreamStatus = "upstream_status",
     // ngx_http_ssl_module (values on TLS connections only)
-    "ssl_alpn_protocol",
-    "ssl_cipher",
-    "ssl_ciphers",
-    "ssl_client_cert",
-    "ssl_client_escaped_cert",
-    "ssl_client_fingerprint",
-    "ssl_client_i_dn",
-    "ssl_client_raw_cert",
-    "ssl_client_s_dn",
-    "ssl_client_s_dn_legacy",
-    "ssl_client_i_dn_legacy",
-    "ssl_client_v_start",
-    "ssl_client_v_end",
-    "ssl_client_v_remain",
-    "ssl_client_serial",
-    "ssl_client_verify",
-    "ssl_curve",
-    "ssl_curves",
+    SslAlpnProtocol = "ssl_alpn_protocol",
+    SslCipher = "ssl_cipher",
+    SslCiphers = "ssl_ciphers",
+    SslClientCert = "ssl_client_cert",
+    SslClientEscapedCert = "ssl_client_escaped_cert",
+    SslClientFingerprint = "ssl_client_fingerprint",
+    SslClientIDn = "ssl_client_i_dn",
+    SslClientRawCert = "ssl_client_raw_cert",
+    SslClientSDn = "ssl_client_s_dn",
+    SslClientSDnLegacy = "ssl_client_s_dn_legacy",
+    SslClientIDnLegacy = "ssl_client_i_dn_legacy",
+    SslClientVStart = "ssl_client_v_start",
+    SslClientVEnd = "ssl_client_v_end",
+    SslClientVRemain = "ssl_client_v_remain",
+    SslClientSerial = "ssl_client_serial",
+    SslClientVerify = "ssl_client_verify",
+    SslCurve = "ssl_curve",
+    SslCurves = "ssl_curves",
     // `$ssl_early_data`: "1" while 0-RTT data is accepted and the handshake
     // is not complete; Peregrine answers after the handshake: empty.
-    "ssl_early_data",
-    "ssl_protocol",
-    "ssl_server_name",
-    "ssl_session_id",
-    "ssl_session_reused",
+    SslEarlyData = "ssl_early_data",
+    SslProtocol = "ssl_protocol",
+    SslServerName = "ssl_server_name",
+    SslSessionId = "ssl_session_id",
+    SslSessionReused = "ssl_session_reused",
     // proxy_protocol: ngx_http_variables.c (the header of a
     // `listen ... proxy_protocol` connection; `$proxy_protocol_tlv_NAME`
     // is a family below)
-    "proxy_protocol_addr",
-    "proxy_protocol_port",
-    "proxy_protocol_server_addr",
-    "proxy_protocol_server_port",
+    ProxyProtocolAddr = "proxy_protocol_addr",
+    ProxyProtocolPort = "proxy_protocol_port",
+    ProxyProtocolServerAddr = "proxy_protocol_server_addr",
+    ProxyProtocolServerPort = "proxy_protocol_server_port",
     // limits: ngx_http_limit_req_module, ngx_http_limit_conn_module
-    "limit_req_status",
-    "limit_conn_status",
-];
+    LimitReqStatus = "limit_req_status",
+    LimitConnStatus = "limit_conn_status",
+}
 
 /// Name families: any name starting with one of these.
 pub const PREFIXES: &[&str] = &[
@@ -154,16 +186,97 @@ pub const PREFIXES: &[&str] = &[
     "upstream_trailer_",
 ];
 
+/// A name family of [`PREFIXES`], by the same index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Family {
+    /// `$arg_NAME`: the first `NAME=` of the query.
+    Arg,
+    /// `$cookie_NAME`.
+    Cookie,
+    /// `$http_NAME`: a request header (`_` standing for `-`).
+    Http,
+    /// `$proxy_protocol_tlv_NAME`.
+    ProxyProtocolTlv,
+    /// `$sent_http_NAME`: a response header sent.
+    SentHttp,
+    /// `$sent_trailer_NAME`.
+    SentTrailer,
+    UpstreamCookie,
+    UpstreamHttp,
+    UpstreamTrailer,
+}
+
+impl Family {
+    const ALL: [Family; 9] = [
+        Family::Arg,
+        Family::Cookie,
+        Family::Http,
+        Family::ProxyProtocolTlv,
+        Family::SentHttp,
+        Family::SentTrailer,
+        Family::UpstreamCookie,
+        Family::UpstreamHttp,
+        Family::UpstreamTrailer,
+    ];
+
+    /// The family's prefix (`"http_"`).
+    pub fn prefix(self) -> &'static str {
+        PREFIXES[self as usize]
+    }
+}
+
+/// A variable of nginx's core or a module, resolved from its name when
+/// the configuration loads (nginx's `ngx_http_get_variable_index`): what
+/// run-time code matches instead of the name. Variables a configuration
+/// defines (`set`, `map`, `geo`, `split_clients`, named captures) are not
+/// here: they are indexes of the request's table (`model::Part::Set`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum VarId {
+    Known(Known),
+    /// A name family and the rest of the name, lowercase (`$http_user_agent`:
+    /// `(Http, "user_agent")`).
+    Family(Family, Box<str>),
+    /// `$0`, `$1`...: a regex capture (digits only; `$12345...` beyond
+    /// `usize` reads as no capture).
+    Capture(usize),
+}
+
+impl VarId {
+    /// Resolves a name as written after `$` (any case: nginx lowercases
+    /// names before looking them up). `None`: not a variable of nginx's
+    /// core or a module Peregrine knows (a configuration may define it).
+    pub fn resolve(name: &str) -> Option<VarId> {
+        if !name.is_empty() && name.bytes().all(|b| b.is_ascii_digit()) {
+            return Some(VarId::Capture(name.parse().unwrap_or(usize::MAX)));
+        }
+        let lower = name.to_ascii_lowercase();
+        if let Some(k) = Known::from_name(&lower) {
+            return Some(VarId::Known(k));
+        }
+        Family::ALL.into_iter().find_map(|f| {
+            let rest = lower.strip_prefix(f.prefix())?;
+            Some(VarId::Family(f, rest.into()))
+        })
+    }
+}
+
+impl std::fmt::Display for VarId {
+    /// The name, lowercase, without `$`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            VarId::Known(k) => f.write_str(k.name()),
+            VarId::Family(fam, rest) => write!(f, "{}{rest}", fam.prefix()),
+            VarId::Capture(n) => write!(f, "{n}"),
+        }
+    }
+}
+
 /// Whether `name` (as written after `$`, any case) is a variable Peregrine
 /// knows: in [`KNOWN`], of a [`PREFIXES`] family (nginx takes the bare
 /// prefix too: `$http_` is the empty header name), or a
 /// regex capture `$0`..`$9`... (digits).
 pub fn is_known(name: &str) -> bool {
-    if !name.is_empty() && name.bytes().all(|b| b.is_ascii_digit()) {
-        return true;
-    }
-    let lower = name.to_ascii_lowercase();
-    KNOWN.contains(&lower.as_str()) || PREFIXES.iter().any(|p| lower.starts_with(p))
+    VarId::resolve(name).is_some()
 }
 
 #[cfg(test)]
@@ -186,6 +299,29 @@ mod tests {
         }
         for bad in ["foo", "http", "urix", "", "upstream", "1x"] {
             assert!(!is_known(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn names_resolve_to_ids_and_back() {
+        for k in KNOWN {
+            let id = VarId::resolve(&k.to_ascii_uppercase()).unwrap();
+            assert_eq!(id.to_string(), *k);
+            assert!(matches!(id, VarId::Known(v) if v.name() == *k));
+        }
+        assert_eq!(
+            VarId::resolve("HTTP_User_Agent"),
+            Some(VarId::Family(Family::Http, "user_agent".into()))
+        );
+        assert_eq!(VarId::resolve("http_").unwrap().to_string(), "http_");
+        assert_eq!(VarId::resolve("12"), Some(VarId::Capture(12)));
+        assert_eq!(
+            VarId::resolve("99999999999999999999999"),
+            Some(VarId::Capture(usize::MAX))
+        );
+        assert_eq!(VarId::resolve("nope"), None);
+        for (i, f) in Family::ALL.iter().enumerate() {
+            assert_eq!(f.prefix(), PREFIXES[i]);
         }
     }
 

@@ -304,7 +304,8 @@ pub fn set_return(conf: &mut LocConf, code: u16, text: Option<&str>) {
             let n = piece
                 .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
                 .unwrap_or(piece.len());
-            parts.push(Part::Var(piece[..n].to_string()));
+            let id = peregrine_conf::variables::VarId::resolve(&piece[..n]);
+            parts.push(Part::Var(id.expect("a known variable")));
             if n < piece.len() {
                 parts.push(Part::Lit(piece[n..].to_string()));
             }

@@ -7,6 +7,8 @@ use std::net::SocketAddr;
 
 use peregrine_conf::model::{IpText, is_unix};
 
+use peregrine_conf::variables::{Family, Known, Known as K, VarId};
+
 use crate::request::RequestView;
 
 /// What the expansion can see.
@@ -72,157 +74,218 @@ pub(crate) struct VarCtx<'a> {
 }
 
 impl VarCtx<'_> {
+    /// Appends the variable named `name` (as written after `$`): resolved
+    /// here, for the values that are still kept as text (`try_files`,
+    /// `root`, `error_page`...); compiled values resolve at load and call
+    /// [`VarCtx::push_id`].
     pub(crate) fn push(&self, out: &mut String, name: &str) {
+        match VarId::resolve(name) {
+            Some(id) => self.push_id(out, &id),
+            None => self.push_declared(out, name),
+        }
+    }
+
+    /// Appends the value of a variable of nginx's core or a module.
+    pub(crate) fn push_id(&self, out: &mut String, id: &VarId) {
+        match id {
+            VarId::Known(k) => self.push_known(out, *k),
+            VarId::Capture(n) => out.push_str(self.captures.get(*n).map_or("", String::as_str)),
+            VarId::Family(f, rest) => self.push_family(out, *f, rest),
+        }
+    }
+
+    /// `$arg_*`, `$http_*`, `$cookie_*`, `$sent_http_*`...
+    fn push_family(&self, out: &mut String, f: Family, rest: &str) {
+        match f {
+            Family::Http => {
+                let header: String = rest
+                    .chars()
+                    .map(|c| if c == '_' { '-' } else { c })
+                    .collect();
+                out.push_str(self.req.header(&header).unwrap_or(""));
+            }
+            Family::Arg => out.push_str(arg(self.args.unwrap_or(""), rest).unwrap_or("")),
+            Family::Cookie => {
+                let mut found = None;
+                self.req.headers.each_value("Cookie", &mut |v| {
+                    found = found.or_else(|| cookie(v, rest));
+                });
+                out.push_str(found.unwrap_or(""));
+            }
+            Family::SentHttp | Family::SentTrailer => {
+                if let Some((head, trailers)) = self.sent {
+                    let list = if f == Family::SentHttp {
+                        head
+                    } else {
+                        trailers
+                    };
+                    if let Some(v) = crate::headers::field_value(list, rest) {
+                        out.push_str(v);
+                    }
+                }
+            }
+            Family::ProxyProtocolTlv => {
+                crate::proxy_protocol::push(self.conn, &format!("{}{rest}", f.prefix()), out);
+            }
+            Family::UpstreamCookie | Family::UpstreamHttp | Family::UpstreamTrailer => {
+                crate::proxy::push_var(self, out, &format!("{}{rest}", f.prefix()));
+            }
+        }
+    }
+
+    /// A variable a configuration defines (`set`, `map`, `geo`,
+    /// `split_clients`, a regex's named group), by name.
+    fn push_declared(&self, out: &mut String, name: &str) {
+        if !self.sets.names.is_empty()
+            && let Some(v) = self.sets.by_name(name)
+        {
+            out.push_str(v);
+        } else if let Some(m) = self.maps.iter().find(|m| m.var == name) {
+            crate::map::push(self, m, out);
+        } else if let Some(i) = self.geos.iter().position(|g| g.var == name) {
+            crate::geo::push(self, &self.geos[i], i, out);
+        } else if let Some(sp) = self.splits.iter().find(|s| s.var == name) {
+            crate::split_clients::push(self, sp, out);
+        } else if let Some((_, v)) = self.named.iter().find(|(n, _)| n == name) {
+            out.push_str(v);
+        }
+    }
+
+    /// Appends a [`Known`] variable's value. Long because it is the table
+    /// of nginx's core variables, one arm each (nginx's
+    /// `ngx_http_core_variables`).
+    fn push_known(&self, out: &mut String, k: Known) {
         use std::fmt::Write;
-        match name {
-            "uri" | "document_uri" => out.push_str(self.uri),
-            "request_uri" => out.push_str(self.req.target),
-            "args" | "query_string" => out.push_str(self.args.unwrap_or("")),
-            "is_args" => {
+        match k {
+            K::Uri | K::DocumentUri => out.push_str(self.uri),
+            K::RequestUri => out.push_str(self.req.target),
+            K::Args | K::QueryString => out.push_str(self.args.unwrap_or("")),
+            K::IsArgs => {
                 if self.args.is_some_and(|a| !a.is_empty()) {
                     out.push('?');
                 }
             }
-            "host" => match self.req.host {
+            K::Host => match self.req.host {
                 Some(h) if !h.is_empty() => out.push_str(h),
                 _ => out.push_str(self.server_name),
             },
-            "server_name" => out.push_str(self.server_name),
-            "scheme" => out.push_str(if self.conn.https() { "https" } else { "http" }),
-            "https" => {
+            K::ServerName => out.push_str(self.server_name),
+            K::Scheme => out.push_str(if self.conn.https() { "https" } else { "http" }),
+            K::Https => {
                 if self.conn.https() {
                     out.push_str("on");
                 }
             }
-            // http2
-            "http2" if self.conn.http2 => {
+            K::Http2 if self.conn.http2 => {
                 out.push_str(if self.conn.https() { "h2" } else { "h2c" });
             }
-            "http2" => {}
-            n if n.starts_with("ssl_") => {
-                if let Some(v) = self.conn.ssl.as_ref().and_then(|s| s.get(&n[4..])) {
+            K::Http2 => {}
+            k if k.name().starts_with("ssl_") => {
+                if let Some(v) = self.conn.ssl.as_ref().and_then(|s| s.get(&k.name()[4..])) {
                     out.push_str(v);
                 }
             }
             // An internal redirect by error_page or X-Accel-Redirect makes
             // the request a GET (nginx sets `r->method_name` too).
-            "request_method" if self.method == crate::request::Method::Get => out.push_str("GET"),
-            "request_method" => out.push_str(self.req.method_name),
+            K::RequestMethod if self.method == crate::request::Method::Get => out.push_str("GET"),
+            K::RequestMethod => out.push_str(self.req.method_name),
             // A UNIX-domain socket: nginx's `unix:PATH` and no port.
-            "server_port" if is_unix(self.local) => {}
-            "remote_port" if is_unix(self.peer) => {}
-            "realip_remote_port" if is_unix(self.conn.peer) => {}
-            "server_addr" if is_unix(self.local) => {
+            K::ServerPort if is_unix(self.local) => {}
+            K::RemotePort if is_unix(self.peer) => {}
+            K::RealipRemotePort if is_unix(self.conn.peer) => {}
+            K::ServerAddr if is_unix(self.local) => {
                 out.push_str("unix:");
                 let l = self.listen.iter().find(|l| l.addr == self.local);
                 out.push_str(l.and_then(|l| l.unix.as_deref()).unwrap_or_default());
             }
-            "server_port" => {
+            K::ServerPort => {
                 let _ = write!(out, "{}", self.local.port());
             }
-            "server_addr" => {
+            K::ServerAddr => {
                 let _ = write!(out, "{}", self.local.ip());
             }
-            // `$realip_remote_*`: the address before the realip module
-            // replaces it; without realip (not built yet) the same.
             // `$realip_remote_*`: the connection's address, before realip
             // replaced it; `$remote_port` of an address without a port
             // (an X-Forwarded-For entry) is empty, as nginx's.
-            "remote_addr" => {
+            K::RemoteAddr => {
                 let _ = write!(out, "{}", IpText(self.peer));
             }
-            "realip_remote_addr" => {
+            K::RealipRemoteAddr => {
                 let _ = write!(out, "{}", IpText(self.conn.peer));
             }
-            "remote_port" if self.peer.port() != 0 => {
+            K::RemotePort if self.peer.port() != 0 => {
                 let _ = write!(out, "{}", self.peer.port());
             }
-            "remote_port" => {}
-            "realip_remote_port" => {
+            K::RemotePort => {}
+            K::RealipRemotePort => {
                 let _ = write!(out, "{}", self.conn.peer.port());
             }
-            "status" => {
+            K::Status => {
                 if let Some(s) = self.sent_status {
                     let _ = write!(out, "{s:03}");
                 }
             }
-            "limit_req_status" => {
-                out.push_str(self.limits.req.map_or("", |s| s.as_str()));
-            }
-            "limit_conn_status" => {
-                out.push_str(self.limits.conn.map_or("", |s| s.as_str()));
-            }
-            "binary_remote_addr" => match self.peer.ip() {
+            K::LimitReqStatus => out.push_str(self.limits.req.map_or("", |s| s.as_str())),
+            K::LimitConnStatus => out.push_str(self.limits.conn.map_or("", |s| s.as_str())),
+            K::BinaryRemoteAddr => match self.peer.ip() {
                 // Not text: the bytes as Latin-1 would mangle them; nginx
                 // users put it in keys (`limit_req_zone`), read as bytes.
                 std::net::IpAddr::V4(a) => out.extend(a.octets().iter().map(|&b| char::from(b))),
                 std::net::IpAddr::V6(a) => out.extend(a.octets().iter().map(|&b| char::from(b))),
             },
-            "request_time" => crate::limits::push_request_time(out, self.limits.started, self.now),
-            // `ngx_http_variable_document_root`: the `root`/`alias` value
-            // with its variables (`alias /d/$1;`) expanded; inside that
-            // expansion the name itself is empty, not a loop.
-            "document_root" if self.document_root.contains('$') => {
-                let inner = VarCtx {
-                    document_root: "",
-                    ..*self
-                };
-                out.push_str(&inner.expand(self.document_root));
-            }
-            "document_root" => out.push_str(self.document_root),
-            "request_filename" => self.push_request_filename(out),
-            "invalid_referer" => out.push_str(crate::referer::invalid_referer(self)),
-            "secure_link" | "secure_link_expires" => crate::secure_link::push(self, name, out),
-            // `$uid_reset` is changeable (a map or `set` gives it its value,
-            // found below); unset it is empty.
-            "uid_got" | "uid_set" => crate::userid::push(self, name, out),
+            K::RequestTime => crate::limits::push_request_time(out, self.limits.started, self.now),
+            K::DocumentRoot => self.push_document_root(out),
+            K::RequestFilename => self.push_request_filename(out),
+            K::InvalidReferer => out.push_str(crate::referer::invalid_referer(self)),
+            K::SecureLink | K::SecureLinkExpires => crate::secure_link::push(self, k.name(), out),
+            K::UidGot | K::UidSet => crate::userid::push(self, k.name(), out),
             // The request's time in seconds with milliseconds, as nginx's
             // `ngx_http_variable_msec`.
-            "msec" => {
+            K::Msec => {
                 let d = self
                     .now
                     .duration_since(std::time::UNIX_EPOCH)
                     .unwrap_or_default();
                 let _ = write!(out, "{}.{:03}", d.as_secs(), d.subsec_millis());
             }
-            "connection" => {
+            K::Connection => {
                 let _ = write!(out, "{}", self.conn.id);
             }
             // The master's pid: workers are its threads.
-            "pid" => {
+            K::Pid => {
                 let _ = write!(out, "{}", std::process::id());
             }
-            "connection_requests" => {
+            K::ConnectionRequests => {
                 let _ = write!(out, "{}", self.conn.requests);
             }
-            "connection_time" => push_connection_time(out, self.conn.accepted, self.now),
-            "request_id" => out.push_str(&request_id(self.conn)),
+            K::ConnectionTime => push_connection_time(out, self.conn.accepted, self.now),
+            K::RequestId => out.push_str(&request_id(self.conn)),
             // ssi: outside an SSI body, in the default `timefmt`.
-            "date_local" | "date_gmt" => out.push_str(&crate::filters::timefmt::format(
+            K::DateLocal | K::DateGmt => out.push_str(&crate::filters::timefmt::format(
                 crate::filters::timefmt::DEFAULT_TIMEFMT,
                 self.now,
-                name == "date_gmt",
+                k == K::DateGmt,
             )),
-            "connections_active"
-            | "connections_reading"
-            | "connections_writing"
-            | "connections_waiting" => {
+            K::ConnectionsActive
+            | K::ConnectionsReading
+            | K::ConnectionsWriting
+            | K::ConnectionsWaiting => {
                 let s = self.status.map(|s| s.stub_status()).unwrap_or_default();
-                let n = match name {
-                    "connections_active" => s.active,
-                    "connections_reading" => s.reading,
-                    "connections_writing" => s.writing,
+                let n = match k {
+                    K::ConnectionsActive => s.active,
+                    K::ConnectionsReading => s.reading,
+                    K::ConnectionsWriting => s.writing,
                     _ => s.waiting,
                 };
                 let _ = write!(out, "{n}");
             }
-            "fastcgi_script_name" | "fastcgi_path_info" => {
-                crate::gateway::push_var(self, out, name);
+            K::FastcgiScriptName | K::FastcgiPathInfo => {
+                crate::gateway::push_var(self, out, k.name());
             }
-            "limit_rate" => {
+            K::LimitRate => {
                 let _ = write!(out, "{}", crate::limit_rate::variable(self));
             }
-            "content_length" => match self.req.header("Content-Length") {
+            K::ContentLength => match self.req.header("Content-Length") {
                 Some(v) => out.push_str(v),
                 None => {
                     if let Some(n) = self.upstream.and_then(|u| u.request_body_len) {
@@ -230,71 +293,53 @@ impl VarCtx<'_> {
                     }
                 }
             },
-            "content_type" => out.push_str(self.req.header("Content-Type").unwrap_or("")),
+            K::ContentType => out.push_str(self.req.header("Content-Type").unwrap_or("")),
             // An HTTP/2 stream's head went through the HTTP/1.1 codec.
-            "server_protocol" if self.conn.http2 => out.push_str("HTTP/2.0"),
-            "server_protocol" => {
+            K::ServerProtocol if self.conn.http2 => out.push_str("HTTP/2.0"),
+            K::ServerProtocol => {
                 let (a, b) = self.req.version;
                 let _ = write!(out, "HTTP/{a}.{b}");
             }
-            "nginx_version" => out.push_str(
+            K::NginxVersion => out.push_str(
                 peregrine_codec::response::SERVER_VERSION
                     .strip_prefix("nginx/")
                     .unwrap_or(""),
             ),
-            n if self.sent.is_some()
-                && (n.starts_with("sent_http_") || n.starts_with("sent_trailer_")) =>
-            {
-                if let Some((head, trailers)) = self.sent {
-                    let (list, field) = match n.strip_prefix("sent_http_") {
-                        Some(f) => (head, f),
-                        None => (trailers, &n["sent_trailer_".len()..]),
-                    };
-                    if let Some(v) = crate::headers::field_value(list, field) {
-                        out.push_str(v);
-                    }
-                }
+            k if k.name().starts_with("proxy_protocol_") => {
+                crate::proxy_protocol::push(self.conn, k.name(), out);
             }
-            n if n.starts_with("proxy_protocol_") => crate::proxy_protocol::push(self.conn, n, out),
-            "request_body" => {
+            K::RequestBody => {
                 if let Some(b) = self.upstream.and_then(|u| u.request_body.as_deref()) {
                     out.push_str(&String::from_utf8_lossy(b));
                 }
             }
-            "request_body_file" => {
+            K::RequestBodyFile => {
                 if let Some(f) = self.upstream.and_then(|u| u.request_body_file.as_deref()) {
                     out.push_str(f);
                 }
             }
-            _ if name.starts_with("upstream_") || name.starts_with("proxy_") => {
-                crate::proxy::push_var(self, out, name);
+            k if k.name().starts_with("upstream_") || k.name().starts_with("proxy_") => {
+                crate::proxy::push_var(self, out, k.name());
             }
-            _ if !self.sets.names.is_empty() && self.sets.by_name(name).is_some() => {
-                out.push_str(self.sets.by_name(name).unwrap_or(""));
-            }
-            _ if let Some(m) = self.maps.iter().find(|m| m.var == name) => {
-                crate::map::push(self, m, out);
-            }
-            _ if let Some(i) = self.geos.iter().position(|g| g.var == name) => {
-                crate::geo::push(self, &self.geos[i], i, out);
-            }
-            _ if let Some(sp) = self.splits.iter().find(|s| s.var == name) => {
-                crate::split_clients::push(self, sp, out);
-            }
-            _ => {
-                if name.bytes().all(|c| c.is_ascii_digit()) {
-                    let n: usize = name.parse().unwrap_or(usize::MAX);
-                    out.push_str(self.captures.get(n).map_or("", String::as_str));
-                } else if let Some(h) = name.strip_prefix("http_") {
-                    let header: String =
-                        h.chars().map(|c| if c == '_' { '-' } else { c }).collect();
-                    out.push_str(self.req.header(&header).unwrap_or(""));
-                } else if let Some(a) = name.strip_prefix("arg_") {
-                    out.push_str(arg(self.args.unwrap_or(""), a).unwrap_or(""));
-                } else if let Some((_, v)) = self.named.iter().find(|(n, _)| n == name) {
-                    out.push_str(v);
-                }
-            }
+            // Known names this expansion has no value of its own for: a
+            // changeable one (`$uid_reset`) is what `set` or a `map` gave
+            // it; the others (`$bytes_sent`... the log's) are empty here.
+            k => self.push_declared(out, k.name()),
+        }
+    }
+
+    /// `ngx_http_variable_document_root`: the `root`/`alias` value with
+    /// its variables (`alias /d/$1;`) expanded; inside that expansion the
+    /// name itself is empty, not a loop.
+    fn push_document_root(&self, out: &mut String) {
+        if self.document_root.contains('$') {
+            let inner = VarCtx {
+                document_root: "",
+                ..*self
+            };
+            out.push_str(&inner.expand(self.document_root));
+        } else {
+            out.push_str(self.document_root);
         }
     }
 
@@ -397,6 +442,16 @@ pub fn request_id(conn: &crate::response::ConnInfo) -> String {
     format!("{a:016x}{b:016x}")
 }
 
+/// The value of cookie `name` in one `Cookie` field: pairs split on `;`,
+/// leading spaces skipped, the name matched case-insensitively
+/// (`ngx_http_parse_multi_header_lines`).
+fn cookie<'a>(field: &'a str, name: &str) -> Option<&'a str> {
+    field.split(';').find_map(|pair| {
+        let (k, v) = pair.trim_start().split_once('=')?;
+        k.eq_ignore_ascii_case(name).then_some(v)
+    })
+}
+
 /// `$arg_NAME`: the first `NAME=value` of the query (case-insensitive name).
 pub(crate) fn arg<'a>(args: &'a str, name: &str) -> Option<&'a str> {
     args.split('&').find_map(|kv| {
@@ -412,7 +467,7 @@ mod tests {
 
     #[test]
     fn expands_common_variables() {
-        let hdr = vec![("User-Agent", "curl")];
+        let hdr = vec![("User-Agent", "curl"), ("Cookie", "x=1;  A=two; b")];
         let req = RequestView {
             method: Method::Get,
             method_name: "GET",
@@ -470,6 +525,7 @@ mod tests {
         assert_eq!(v.expand("$sub.$subx"), "www.");
         assert_eq!(v.expand("$connection:$connection_requests"), "1:1");
         assert_eq!(v.expand("$connections_active"), "0");
+        assert_eq!(v.expand("[$cookie_a|$cookie_X|$cookie_b]"), "[two|1|]");
     }
 
     #[test]

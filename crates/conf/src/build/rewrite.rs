@@ -429,11 +429,12 @@ fn part_of(name: &str, env: &Env<'_>) -> Part {
     if let [d @ b'0'..=b'9'] = name.as_bytes() {
         return Part::Capture(usize::from(d - b'0'));
     }
-    let lower = name.to_ascii_lowercase();
-    if crate::variables::is_known(&lower) {
-        Part::Var(lower)
-    } else {
-        Part::Set(env.set_index(&lower), lower)
+    match crate::variables::VarId::resolve(name) {
+        Some(id) => Part::Var(id),
+        None => {
+            let lower = name.to_ascii_lowercase();
+            Part::Set(env.set_index(&lower), lower)
+        }
     }
 }
 

@@ -397,7 +397,8 @@ fn show(t: &Template) -> String {
         .iter()
         .map(|p| match p {
             Part::Lit(s) => s.clone(),
-            Part::Var(n) | Part::Set(_, n) => format!("${n}"),
+            Part::Var(n) => format!("${n}"),
+            Part::Set(_, n) => format!("${n}"),
             Part::Capture(n) => format!("${n}"),
         })
         .collect()

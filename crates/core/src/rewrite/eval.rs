@@ -26,7 +26,7 @@ pub(crate) fn eval(core: &mut HttpCore, ctx: &Ctx<'_>, t: &Template, quote: bool
     for p in &t.parts {
         match p {
             Part::Lit(s) => out.push_str(s),
-            Part::Var(name) => ctx.vars().push(&mut out, name),
+            Part::Var(id) => ctx.vars().push_id(&mut out, id),
             Part::Capture(n) => {
                 let c = ctx.captures.get(*n).map_or("", String::as_str);
                 if escape {

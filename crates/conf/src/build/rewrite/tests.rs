@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::tests::{err, parse, server};
+use crate::variables::VarId;
 
 fn script(c: &Config, loc: usize) -> Arc<Script> {
     let s = &c.http.as_ref().expect("http").servers[0];
@@ -33,11 +34,11 @@ fn values_compile_into_parts() {
         value.parts,
         vec![
             Part::Lit("a".into()),
-            Part::Var("uri".into()),
+            Part::Var(VarId::resolve("uri").unwrap()),
             Part::Lit("b".into()),
             Part::Capture(1),
             Part::Set(1, "host_x".into()),
-            Part::Var("arg_q".into()),
+            Part::Var(VarId::resolve("arg_q").unwrap()),
         ]
     );
     let Op::Set { value, .. } = &s.ops[1] else {
