@@ -25,7 +25,8 @@ fn site() -> Server {
                  192.0.2.0/24 test;\n        127.0.0.0/8 loopback;\n    }\n\
              server {\n        listen 127.0.0.1:PORT;\n        root html;\n\
              add_header X-Net $net;\n        add_header X-Range $range;\n\
-             add_header X-Proxied $proxied;\n    }\n",
+             add_header X-Proxied $proxied;\n\
+             location /script { set $v \"net=$net\"; return 200 \"$v $range\\n\"; }\n    }\n",
         ),
     )
 }
@@ -65,6 +66,16 @@ fn networks_by_longest_prefix_and_ranges_by_value() {
     assert_eq!(r("10.0.0.6").as_deref(), Some("ten"));
     assert_eq!(r("10.0.1.0").as_deref(), Some("none"));
     assert_eq!(r("garbage").as_deref(), Some("none"));
+}
+
+/// A geo variable in values the configuration compiles (`set`,
+/// `return`), not only in `add_header`.
+#[test]
+fn geo_values_in_set_and_return() {
+    let s = site();
+    let r = get(&s, [127, 0, 0, 2], "/script?ip=10.0.0.5", "");
+    assert_eq!(r.status, 200);
+    assert_eq!(String::from_utf8_lossy(&r.body), "net=two five\n");
 }
 
 #[test]

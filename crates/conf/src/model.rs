@@ -160,11 +160,6 @@ pub struct EventsConf {
 #[derive(Debug, Clone)]
 pub struct HttpConf {
     pub servers: Vec<Arc<ServerConf>>,
-    /// The variable names the configuration defines (`map`, `geo`,
-    /// `split_clients`, `set`, named captures), lowercase: a `log_format`
-    /// may use them (nginx resolves every variable once all modules have
-    /// registered theirs, `ngx_http_variables_init_vars`).
-    pub declared_variables: Vec<String>,
     /// `log_format` definitions by name, `combined` always present.
     pub log_formats: Vec<LogFormatConf>,
     // request
@@ -186,10 +181,46 @@ pub struct HttpConf {
     pub cache_paths: Vec<crate::cache::CachePathConf>,
     // geo
     pub geos: Vec<GeoConf>,
-    // rewrite
-    /// The names of the variables `set` defines, by their index in a
-    /// request's table of set values ([`Part::Set`]).
-    pub set_vars: Arc<[String]>,
+    // variables
+    /// The variables the configuration defines, by index.
+    pub variables: Arc<VarTable>,
+}
+
+/// The variables a configuration defines (`set`, `map`, `geo`,
+/// `split_clients`, a regex's named groups), each by the index nginx's
+/// `ngx_http_get_variable_index` would give it: a compiled value names
+/// one as [`Part::Set`], a request keeps their values in a table of that
+/// length (`set` writes it; a map's value is cached in it), and what
+/// gives each its value is known at load ([`VarDef`]), not looked up by
+/// name per request.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct VarTable {
+    /// Lowercase names, by index.
+    pub names: Vec<String>,
+    /// What defines each, by the same index.
+    pub defs: Vec<VarDef>,
+}
+
+/// What gives a configuration's variable its value when `set` has not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VarDef {
+    /// The request's own doing: `set`, `auth_request_set`, or a named
+    /// group of a regex that matched (a server name's, a location's, a
+    /// rewrite's): empty until one gives it a value.
+    Script,
+    /// `map ... $name`: the index of [`HttpConf::maps`].
+    Map(usize),
+    /// `geo ... $name`: the index of [`HttpConf::geos`].
+    Geo(usize),
+    /// `split_clients ... $name`: the index of [`HttpConf::split_clients`].
+    Split(usize),
+}
+
+impl VarTable {
+    /// The index of `name` (any case).
+    pub fn index(&self, name: &str) -> Option<usize> {
+        self.names.iter().position(|n| n.eq_ignore_ascii_case(name))
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -1139,7 +1170,7 @@ pub struct AuthRequestSet {
 /// Where `set` writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SetTarget {
-    /// A variable of the request's table ([`HttpConf::set_vars`]).
+    /// A variable of the request's table ([`HttpConf::variables`]).
     Var(usize),
     /// `$args` (nginx's changeable core variable).
     Args,

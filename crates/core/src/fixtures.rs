@@ -270,7 +270,6 @@ pub fn config(servers: Vec<ServerConf>) -> Config {
         mail: None,
         http: Some(HttpConf {
             servers: servers.into_iter().map(Arc::new).collect(),
-            declared_variables: Vec::new(),
             log_formats: Vec::new(),
             charset_maps: Vec::new(),
             upstreams: Vec::new(),
@@ -280,7 +279,7 @@ pub fn config(servers: Vec<ServerConf>) -> Config {
             limit_conn_zones: Vec::new(),
             cache_paths: Vec::new(),
             geos: Vec::new(),
-            set_vars: Arc::from([]),
+            variables: Default::default(),
         }),
         files: Vec::new(),
         temp_paths: Vec::new(),

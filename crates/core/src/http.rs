@@ -38,9 +38,9 @@ pub(crate) struct ServerRt {
     pub name: String,
     /// A `server_name` regex has named captures (variables).
     pub named_captures: bool,
-    // rewrite
-    /// The names of the configuration's `set` variables.
-    pub set_vars: Arc<[String]>,
+    // variables
+    /// The configuration's own variables (`set`, `map`...), by index.
+    pub variables: Arc<peregrine_conf::model::VarTable>,
     // map
     /// The configuration's `map` variables (shared by every server).
     pub maps: Arc<[peregrine_conf::model::MapConf]>,
@@ -314,11 +314,7 @@ impl HttpCore {
                         locs: Locations::new(&s.locations),
                         name: primary_name(s),
                         named_captures: crate::servers::has_named_captures(s),
-                        set_vars: conf
-                            .http
-                            .as_ref()
-                            .map(|h| h.set_vars.clone())
-                            .unwrap_or_else(|| Arc::from([])),
+                        variables: h.variables.clone(),
                         maps: maps.clone(),
                         splits: splits.clone(),
                         geos: geos.clone(),
@@ -549,7 +545,7 @@ impl HttpCore {
             },
             status: None,
             sets: crate::rewrite::SetVars {
-                names: &srv.set_vars,
+                table: &srv.variables,
                 values: Vec::new(),
             },
             maps: &srv.maps,

@@ -5,7 +5,7 @@
 
 use std::net::SocketAddr;
 
-use peregrine_conf::model::{IpText, is_unix};
+use peregrine_conf::model::{IpText, VarDef, is_unix};
 
 use peregrine_conf::variables::{Family, Known, Known as K, VarId};
 
@@ -134,21 +134,44 @@ impl VarCtx<'_> {
     }
 
     /// A variable a configuration defines (`set`, `map`, `geo`,
-    /// `split_clients`, a regex's named group), by name.
+    /// `split_clients`, a regex's named group), by name: for the values
+    /// still kept as text (compiled ones hold the index).
     fn push_declared(&self, out: &mut String, name: &str) {
-        if !self.sets.names.is_empty()
-            && let Some(v) = self.sets.by_name(name)
-        {
-            out.push_str(v);
-        } else if let Some(m) = self.maps.iter().find(|m| m.var == name) {
-            crate::map::push(self, m, out);
-        } else if let Some(i) = self.geos.iter().position(|g| g.var == name) {
-            crate::geo::push(self, &self.geos[i], i, out);
-        } else if let Some(sp) = self.splits.iter().find(|s| s.var == name) {
-            crate::split_clients::push(self, sp, out);
+        if let Some(i) = self.sets.table.index(name) {
+            self.push_index(out, i);
         } else if let Some((_, v)) = self.named.iter().find(|(n, _)| n == name) {
             out.push_str(v);
         }
+    }
+
+    /// Appends the configuration's variable `i` (the index of
+    /// [`peregrine_conf::model::VarTable`]):
+    /// the value `set` gave it, else what defines it. `false`: it has no
+    /// value (nginx's "not found"; a `set` not run, a group not matched).
+    pub(crate) fn push_index(&self, out: &mut String, i: usize) -> bool {
+        if let Some(v) = self.sets.get(i) {
+            out.push_str(v);
+            return true;
+        }
+        match self.sets.table.defs.get(i) {
+            Some(VarDef::Map(m)) if let Some(m) = self.maps.get(*m) => {
+                crate::map::push(self, m, out)
+            }
+            Some(VarDef::Geo(g)) if let Some(geo) = self.geos.get(*g) => {
+                crate::geo::push(self, geo, *g, out);
+            }
+            Some(VarDef::Split(s)) if let Some(sp) = self.splits.get(*s) => {
+                crate::split_clients::push(self, sp, out);
+            }
+            _ => {
+                let name = self.sets.table.names.get(i).map_or("", String::as_str);
+                match self.named.iter().find(|(n, _)| n == name) {
+                    Some((_, v)) => out.push_str(v),
+                    None => return false,
+                }
+            }
+        }
+        true
     }
 
     /// Appends a [`Known`] variable's value. Long because it is the table

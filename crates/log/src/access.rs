@@ -150,7 +150,7 @@ impl AccessLogs {
     /// Validates every `log_format` and `access_log` without opening files
     /// (for `-t` and before forking workers).
     pub fn check(http: &HttpConf) -> Result<(), LogError> {
-        let mut plan = Plan::new(&http.log_formats, &http.declared_variables)?;
+        let mut plan = Plan::new(&http.log_formats, &http.variables.names)?;
         for_each_conf(http, &mut |conf| {
             plan.list_for(&conf.access_log).map(|_| ())
         })
@@ -159,7 +159,7 @@ impl AccessLogs {
     /// Compiles formats and conditions, opens every file of every context
     /// of `http` (`O_APPEND|O_CREAT`, 0644). Call once per worker.
     pub fn new(http: &HttpConf, error_log: Arc<ErrorLog>) -> Result<AccessLogs, LogError> {
-        let mut plan = Plan::new(&http.log_formats, &http.declared_variables)?;
+        let mut plan = Plan::new(&http.log_formats, &http.variables.names)?;
         let mut by_conf = PtrMap::default();
         for_each_conf(http, &mut |conf| {
             let id = plan.list_for(&conf.access_log)?;

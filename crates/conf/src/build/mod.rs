@@ -734,11 +734,9 @@ impl Builder {
         self.check_variables()?;
         check_locations(&servers, &|c| limit_zone::check_zones(c, &http.loc.zones))?;
         check_locations(&servers, &|c| cache::check_zones(c, &http.loc.cache_paths))?;
-        let mut declared_variables: Vec<String> = self.declared_vars.iter().cloned().collect();
-        declared_variables.sort();
+        let variables = Arc::new(self.variable_table(http));
         Ok(HttpConf {
             servers,
-            declared_variables,
             log_formats: self.log_formats.clone(),
             charset_maps: http.charset_maps.clone(),
             upstreams: http.upstreams.clone(),
@@ -748,8 +746,38 @@ impl Builder {
             limit_conn_zones: http.loc.zones.conn.clone(),
             cache_paths: http.loc.cache_paths.clone(),
             geos: http.geos.clone(),
-            set_vars: Arc::from(self.set_vars.borrow().as_slice()),
+            variables,
         })
+    }
+
+    /// Every variable the configuration defines, with what defines it, in
+    /// the indexes compiled values were given (names declared but never
+    /// used in a compiled value after them, sorted: the order of a log
+    /// format's lookups does not matter).
+    fn variable_table(&self, http: &RawHttp) -> VarTable {
+        let mut names = self.set_vars.borrow().clone();
+        let mut rest: Vec<&String> = self
+            .declared_vars
+            .iter()
+            .filter(|d| !names.contains(d))
+            .collect();
+        rest.sort();
+        names.extend(rest.into_iter().cloned());
+        let defs = names
+            .iter()
+            .map(|n| {
+                if let Some(i) = http.maps.iter().position(|m| m.var == *n) {
+                    VarDef::Map(i)
+                } else if let Some(i) = http.geos.iter().position(|g| g.var == *n) {
+                    VarDef::Geo(i)
+                } else if let Some(i) = http.split_clients.iter().position(|s| s.var == *n) {
+                    VarDef::Split(i)
+                } else {
+                    VarDef::Script
+                }
+            })
+            .collect();
+        VarTable { names, defs }
     }
 
     /// nginx warns when two servers on one address have the same exact name

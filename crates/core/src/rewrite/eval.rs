@@ -35,25 +35,14 @@ pub(crate) fn eval(core: &mut HttpCore, ctx: &Ctx<'_>, t: &Template, quote: bool
                     out.push_str(c);
                 }
             }
-            Part::Set(i, name) => match ctx.sets.values.get(*i).and_then(Option::as_deref) {
-                Some(v) => out.push_str(v),
-                None if let Some(m) = ctx.maps.iter().find(|m| m.var == *name) => {
-                    crate::map::push(&ctx.vars(), m, &mut out);
+            Part::Set(i, name) => {
+                if !ctx.vars().push_index(&mut out, *i) && ctx.conf.rewrite.uninitialized_warn {
+                    // `ngx_http_rewrite_var`.
+                    core.log_line(peregrine_conf::model::LogLevel::Warn, || {
+                        format!("using uninitialized \"{name}\" variable")
+                    });
                 }
-                None if let Some(sp) = ctx.splits.iter().find(|s| s.var == *name) => {
-                    crate::split_clients::push(&ctx.vars(), sp, &mut out);
-                }
-                None => match ctx.named.iter().find(|(n, _)| n == name) {
-                    Some((_, v)) => out.push_str(v),
-                    None if ctx.conf.rewrite.uninitialized_warn => {
-                        // `ngx_http_rewrite_var`.
-                        core.log_line(peregrine_conf::model::LogLevel::Warn, || {
-                            format!("using uninitialized \"{name}\" variable")
-                        });
-                    }
-                    None => {}
-                },
-            },
+            }
         }
     }
     out

@@ -19,6 +19,7 @@ mod cond;
 pub(crate) mod eval;
 
 use peregrine_conf::model::LogLevel;
+use peregrine_conf::model::VarTable;
 use std::borrow::Cow;
 
 use peregrine_conf::model::{Op, RewriteFlag, RewriteOp, Script, SetTarget};
@@ -38,27 +39,48 @@ pub(crate) enum Flow {
     Step(Step),
 }
 
-/// The values `set` gave this request, by variable index
-/// (`peregrine_conf::model::HttpConf::set_vars`), and those names.
-#[derive(Debug, Default)]
+/// The values `set` gave this request (and a map's cached ones, some
+/// day), by the configuration's variable index
+/// (`peregrine_conf::model::HttpConf::variables`), and that table.
+#[derive(Debug)]
 pub(crate) struct SetVars<'a> {
-    pub names: &'a [String],
+    pub table: &'a VarTable,
     pub values: Vec<Option<String>>,
 }
 
+impl Default for SetVars<'_> {
+    fn default() -> Self {
+        static NONE: VarTable = VarTable {
+            names: Vec::new(),
+            defs: Vec::new(),
+        };
+        SetVars {
+            table: &NONE,
+            values: Vec::new(),
+        }
+    }
+}
+
 impl SetVars<'_> {
+    /// Whether the configuration defines no variable (nothing to look up).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.table.names.is_empty()
+    }
+
     /// The value `set` gave the variable `name` (any case), if any.
     pub(crate) fn by_name(&self, name: &str) -> Option<&str> {
-        let i = self
-            .names
-            .iter()
-            .position(|n| n.eq_ignore_ascii_case(name))?;
+        self.get(self.table.index(name)?)
+    }
+
+    /// The value `set` gave variable `i`, if any.
+    pub(crate) fn get(&self, i: usize) -> Option<&str> {
         self.values.get(i)?.as_deref()
     }
 
     pub(crate) fn store(&mut self, index: usize, value: String) {
         if self.values.len() <= index {
-            self.values.resize(self.names.len().max(index + 1), None);
+            self.values
+                .resize(self.table.names.len().max(index + 1), None);
         }
         self.values[index] = Some(value);
     }

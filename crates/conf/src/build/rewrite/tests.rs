@@ -54,10 +54,7 @@ fn set_variables_are_known_everywhere() {
     let c = parse(&server(
         "location / { add_header X $v; return 200 $v; }\nlocation /s { set $v 1; }",
     ));
-    assert_eq!(
-        c.http.as_ref().unwrap().set_vars.as_ref(),
-        ["v".to_string()]
-    );
+    assert_eq!(c.http.as_ref().unwrap().variables.names, ["v".to_string()]);
     assert_eq!(
         err(&server("location / { return 200 $v; }")),
         "unknown \"v\" variable"
