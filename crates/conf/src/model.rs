@@ -199,6 +199,11 @@ pub struct VarTable {
     pub names: Vec<String>,
     /// What defines each, by the same index.
     pub defs: Vec<VarDef>,
+    /// Some name has a family's prefix (`set $http_connection bar;`): once
+    /// `set` gave it a value, that value is the variable's, not the
+    /// family's (nginx's `ngx_http_rewrite_set` keeps the prefix's handler
+    /// for an unset one).
+    pub shadows_family: bool,
 }
 
 /// What gives a configuration's variable its value when `set` has not.

@@ -96,6 +96,12 @@ impl VarCtx<'_> {
 
     /// `$arg_*`, `$http_*`, `$cookie_*`, `$sent_http_*`...
     fn push_family(&self, out: &mut String, f: Family, rest: &str) {
+        if self.sets.table.shadows_family
+            && let Some(v) = self.sets.by_name(&format!("{}{rest}", f.prefix()))
+        {
+            out.push_str(v);
+            return;
+        }
         match f {
             Family::Http => {
                 let header: String = rest

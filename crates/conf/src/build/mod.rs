@@ -777,7 +777,14 @@ impl Builder {
                 }
             })
             .collect();
-        VarTable { names, defs }
+        let shadows_family = names
+            .iter()
+            .any(|n| crate::variables::PREFIXES.iter().any(|p| n.starts_with(p)));
+        VarTable {
+            names,
+            defs,
+            shadows_family,
+        }
     }
 
     /// nginx warns when two servers on one address have the same exact name

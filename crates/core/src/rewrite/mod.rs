@@ -53,6 +53,7 @@ impl Default for SetVars<'_> {
         static NONE: VarTable = VarTable {
             names: Vec::new(),
             defs: Vec::new(),
+            shadows_family: false,
         };
         SetVars {
             table: &NONE,

@@ -239,3 +239,17 @@ fn flags_inherit() {
         "\"rewrite_log\" directive is duplicate in /p/conf/nginx.conf:5"
     );
 }
+
+#[test]
+fn a_set_family_name_is_in_the_table_and_marks_it() {
+    let c = parse(&server(
+        "location / { set $http_connection bar; return 200 $http_connection; }",
+    ));
+    let vars = &c.http.as_ref().unwrap().variables;
+    assert_eq!(vars.names, ["http_connection".to_string()]);
+    assert!(vars.shadows_family);
+    let c = parse(&server(
+        "location / { set $v bar; return 200 $http_connection; }",
+    ));
+    assert!(!c.http.as_ref().unwrap().variables.shadows_family);
+}
