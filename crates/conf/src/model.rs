@@ -814,8 +814,8 @@ pub use crate::request_model::*;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AddHeader {
     pub name: String,
-    /// The value as written (variables unexpanded); empty adds nothing.
-    pub value: String,
+    /// The value, compiled at load; empty adds nothing.
+    pub value: Template,
     /// `always`: also for statuses other than 2xx/3xx ones nginx lists.
     pub always: bool,
 }
@@ -1263,6 +1263,16 @@ pub enum Part {
 }
 
 impl Template {
+    /// A template of `text` alone (no variables).
+    pub fn literal_text(text: &str) -> Template {
+        let parts = if text.is_empty() {
+            Vec::new()
+        } else {
+            vec![Part::Lit(text.to_string())]
+        };
+        Template { parts }
+    }
+
     /// The text of a template without variables.
     pub fn literal(&self) -> Option<&str> {
         match self.parts.as_slice() {

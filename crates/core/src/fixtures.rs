@@ -287,30 +287,35 @@ pub fn config(servers: Vec<ServerConf>) -> Config {
     }
 }
 
+/// `t` compiled as the configuration compiles a value: `$name`s of
+/// nginx's core variables (a test's names must be known ones).
+pub fn template(t: &str) -> peregrine_conf::model::Template {
+    use peregrine_conf::model::{Part, Template};
+    let mut parts = Vec::new();
+    for (i, piece) in t.split('$').enumerate() {
+        if i == 0 {
+            if !piece.is_empty() {
+                parts.push(Part::Lit(piece.to_string()));
+            }
+            continue;
+        }
+        let n = piece
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(piece.len());
+        let id = peregrine_conf::variables::VarId::resolve(&piece[..n]);
+        parts.push(Part::Var(id.expect("a known variable")));
+        if n < piece.len() {
+            parts.push(Part::Lit(piece[n..].to_string()));
+        }
+    }
+    Template { parts }
+}
+
 /// Gives `conf` the script `return code [text]` (`$name` variables in
 /// `text` compiled as the configuration compiles them).
 pub fn set_return(conf: &mut LocConf, code: u16, text: Option<&str>) {
-    use peregrine_conf::model::{Op, Part, Script, Template};
-    let text = text.map(|t| {
-        let mut parts = Vec::new();
-        for (i, piece) in t.split('$').enumerate() {
-            if i == 0 {
-                if !piece.is_empty() {
-                    parts.push(Part::Lit(piece.to_string()));
-                }
-                continue;
-            }
-            let n = piece
-                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                .unwrap_or(piece.len());
-            let id = peregrine_conf::variables::VarId::resolve(&piece[..n]);
-            parts.push(Part::Var(id.expect("a known variable")));
-            if n < piece.len() {
-                parts.push(Part::Lit(piece[n..].to_string()));
-            }
-        }
-        Template { parts }
-    });
+    use peregrine_conf::model::{Op, Script};
+    let text = text.map(template);
     conf.rewrite.script = Some(Arc::new(Script {
         ops: vec![Op::Return { code, text }],
     }));

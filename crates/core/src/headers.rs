@@ -68,11 +68,11 @@ pub(crate) fn validators<'e>(
     let vars = ctx.vars();
     for h in ctx.conf.add_headers.iter() {
         if h.name.eq_ignore_ascii_case("ETag") {
-            let v = vars.expand(&h.value);
+            let v = vars.eval(&h.value).into_owned();
             etag = (!v.is_empty()).then_some(Cow::Owned(v));
         } else if h.name.eq_ignore_ascii_case("Last-Modified") {
             // nginx: `ngx_parse_http_time`, -1 (none) when unparsable.
-            mtime = peregrine_codec::date::parse_http_date(&vars.expand(&h.value));
+            mtime = peregrine_codec::date::parse_http_date(&vars.eval(&h.value));
         }
     }
     (etag, mtime)
@@ -102,7 +102,7 @@ pub(crate) fn filter(resp: &mut Response, ctx: &Ctx<'_>) {
         }
     }
     for h in conf.add_headers.iter().filter(|h| safe || h.always) {
-        let value = vars.expand_cow(&h.value);
+        let value = vars.eval(&h.value);
         let etag = h.name.eq_ignore_ascii_case("ETag");
         if etag || h.name.eq_ignore_ascii_case("Last-Modified") {
             // nginx keeps one `headers_out.etag` (`ngx_http_set_response_header`):
@@ -202,7 +202,7 @@ fn add_trailers(resp: &mut Response, ctx: &Ctx<'_>, safe: bool) {
                 sent: Some((&resp.head, &trailers)),
                 ..ctx.vars()
             };
-            vars.expand_cow(&t.value).into_owned()
+            vars.eval(&t.value).into_owned()
         };
         if !value.is_empty() {
             trailers.push(t.name.clone().into_bytes(), value.into_bytes());

@@ -5,7 +5,10 @@
 
 use std::net::SocketAddr;
 
-use peregrine_conf::model::{IpText, VarDef, is_unix};
+use peregrine_conf::model::{IpText, Part, Template, VarDef, is_unix};
+
+/// The first allocation of a value with variables: most fit.
+const EVAL_CAPACITY: usize = 64;
 
 use peregrine_conf::variables::{Family, Known, Known as K, VarId};
 
@@ -389,6 +392,26 @@ impl VarCtx<'_> {
         let mut path = String::new();
         crate::phases::map_path(&mut path, &root, self.name_len, self.uri);
         out.push_str(&path);
+    }
+
+    /// A value compiled at load: borrowed when it has no variables (most
+    /// `add_header` values), else its parts appended in turn.
+    pub(crate) fn eval<'t>(&self, t: &'t Template) -> std::borrow::Cow<'t, str> {
+        if let Some(text) = t.literal() {
+            return std::borrow::Cow::Borrowed(text);
+        }
+        let mut out = String::with_capacity(EVAL_CAPACITY);
+        for p in &t.parts {
+            match p {
+                Part::Lit(s) => out.push_str(s),
+                Part::Var(id) => self.push_id(&mut out, id),
+                Part::Capture(n) => out.push_str(self.captures.get(*n).map_or("", String::as_str)),
+                Part::Set(i, _) => {
+                    self.push_index(&mut out, *i);
+                }
+            }
+        }
+        std::borrow::Cow::Owned(out)
     }
 
     /// [`VarCtx::expand`], borrowing a template without variables as it

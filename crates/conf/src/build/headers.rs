@@ -16,9 +16,10 @@ use crate::values::parse_time_sec;
 const DAY_SECS: i64 = 24 * 60 * 60;
 
 /// `NAME VALUE [always]` into `list` (created at this level on first use).
-fn add(list: &mut Option<Vec<AddHeader>>, d: &Directive) -> Result<()> {
+fn add(list: &mut Option<Vec<AddHeader>>, d: &Directive, env: &Env<'_>) -> Result<()> {
     let value = arg(d, 1);
     super::vars::check_value(d, value)?;
+    let value = super::rewrite::compile(value, d, env)?;
     let always = match d.args.get(2).map(String::as_str) {
         None => false,
         Some("always") => true,
@@ -26,18 +27,18 @@ fn add(list: &mut Option<Vec<AddHeader>>, d: &Directive) -> Result<()> {
     };
     list.get_or_insert_with(Vec::new).push(AddHeader {
         name: arg(d, 0).to_string(),
-        value: value.to_string(),
+        value,
         always,
     });
     Ok(())
 }
 
-pub fn add_header(l: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result<()> {
-    add(&mut l.add_headers, d)
+pub fn add_header(l: &mut RawLoc, d: &Directive, env: &Env<'_>) -> Result<()> {
+    add(&mut l.add_headers, d, env)
 }
 
-pub fn add_trailer(l: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result<()> {
-    add(&mut l.add_trailers, d)
+pub fn add_trailer(l: &mut RawLoc, d: &Directive, env: &Env<'_>) -> Result<()> {
+    add(&mut l.add_trailers, d, env)
 }
 
 /// `ngx_conf_set_enum_slot` over (word, value) pairs.

@@ -270,7 +270,7 @@ fn header_directives_keep_a_location_off_the_routes() {
     let mut with_header = cached(d.root());
     with_header.add_headers = Arc::from([peregrine_conf::model::AddHeader {
         name: "X-A".into(),
-        value: "$uri".into(),
+        value: crate::fixtures::template("$uri"),
         always: false,
     }]);
     let mut with_expires = cached(d.root());
