@@ -45,7 +45,7 @@ impl LogFormat {
     }
 
     /// [`LogFormat::compile_parts`] where the configuration also defines
-    /// the variables `declared` (lowercase, sorted: `map`, `geo`, `set`...),
+    /// the variables `declared` (lowercase: `map`, `geo`, `set`...),
     /// which are rendered by the request's [`crate::record::ModuleVars`].
     pub fn compile_declared(
         parts: &[&str],
@@ -145,8 +145,7 @@ fn compile_one(
         let lower = name.to_ascii_lowercase();
         let var = Var::parse(name)
             .or_else(|| {
-                let known = peregrine_conf::variables::is_known(name)
-                    || declared.binary_search(&lower).is_ok();
+                let known = peregrine_conf::variables::is_known(name) || declared.contains(&lower);
                 known.then(|| Var::Module(lower.into()))
             })
             .ok_or_else(|| FormatError::UnknownVariable(name.to_owned()))?;

@@ -442,4 +442,7 @@ fn declared_variables_are_asked_of_the_request() {
     out.clear();
     f.render(&with, &mut time, &mut out);
     assert_eq!(out, b"anon|-");
+    // The configuration's table is in index order, not sorted.
+    let table = ["zz".to_string(), "yy".to_string(), "aa".to_string()];
+    assert!(LogFormat::compile_declared(&["$zz $aa $yy"], LogEscape::Default, &table).is_ok());
 }

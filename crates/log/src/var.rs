@@ -6,6 +6,7 @@ use std::net::IpAddr;
 use std::sync::OnceLock;
 
 use peregrine_conf::model::LogEscape;
+use peregrine_conf::variables::{Family, Known as K, VarId};
 
 use crate::auth::basic_user;
 use crate::escape::{missing, push_escaped};
@@ -83,89 +84,81 @@ impl Var {
     /// are case-insensitive (it lowercases them before the hash lookup).
     /// Long only because it is the table of names, one line each.
     pub(crate) fn parse(name: &str) -> Option<Var> {
-        let lower = name.to_ascii_lowercase();
-        let fixed = match lower.as_str() {
-            "remote_addr" => Var::RemoteAddr,
-            "remote_port" => Var::RemotePort,
-            // The address before realip replaced it.
-            "realip_remote_addr" => Var::RealipRemoteAddr,
-            "realip_remote_port" => Var::RealipRemotePort,
-            "remote_user" => Var::RemoteUser,
-            "time_local" => Var::TimeLocal,
-            "time_iso8601" => Var::TimeIso8601,
-            "msec" => Var::Msec,
-            "request" => Var::Request,
-            "request_method" => Var::RequestMethod,
-            "request_uri" => Var::RequestUri,
-            "uri" | "document_uri" => Var::Uri,
-            "args" | "query_string" => Var::Args,
-            "is_args" => Var::IsArgs,
-            "server_protocol" => Var::ServerProtocol,
-            "status" => Var::Status,
-            "body_bytes_sent" => Var::BodyBytesSent,
-            "bytes_sent" => Var::BytesSent,
-            "request_length" => Var::RequestLength,
-            "request_time" => Var::RequestTime,
-            "connection" => Var::Connection,
-            "connection_requests" => Var::ConnectionRequests,
-            "server_name" => Var::ServerName,
-            "server_addr" => Var::ServerAddr,
-            "server_port" => Var::ServerPort,
-            "host" => Var::Host,
-            "scheme" => Var::Scheme,
-            "https" => Var::Https,
-            "pipe" => Var::Pipe,
-            "pid" => Var::Pid,
-            "request_id" => Var::RequestId,
-            "hostname" => Var::Hostname,
-            "binary_remote_addr" => Var::BinaryRemoteAddr,
-            // nginx's `$content_type`/`$content_length` are these headers.
-            "content_type" => Var::Http(b"content_type".as_slice().into()),
-            "content_length" => Var::Http(b"content_length".as_slice().into()),
-            "upstream_addr"
-            | "upstream_status"
-            | "upstream_response_time"
-            | "upstream_connect_time"
-            | "upstream_header_time"
-            | "upstream_response_length"
-            | "upstream_bytes_received"
-            | "upstream_bytes_sent" => Var::Upstream(lower.clone().into_bytes().into()),
-            "upstream_cache_status" | "upstream_queue_time" | "gzip_ratio" => Var::NotFound,
-            // limits: core's state, not carried to the log yet.
-            "limit_req_status" | "limit_conn_status" => Var::NotFound,
-            "uid_got" => Var::UidGot,
-            "uid_set" => Var::UidSet,
-            n if n.starts_with("ssl_") && peregrine_conf::variables::KNOWN.contains(&n) => {
-                Var::Ssl(n[4..].into())
+        let fixed = match VarId::resolve(name)? {
+            VarId::Known(k) => match k {
+                K::RemoteAddr => Var::RemoteAddr,
+                K::RemotePort => Var::RemotePort,
+                K::RealipRemoteAddr => Var::RealipRemoteAddr,
+                K::RealipRemotePort => Var::RealipRemotePort,
+                K::RemoteUser => Var::RemoteUser,
+                K::TimeLocal => Var::TimeLocal,
+                K::TimeIso8601 => Var::TimeIso8601,
+                K::Msec => Var::Msec,
+                K::Request => Var::Request,
+                K::RequestMethod => Var::RequestMethod,
+                K::RequestUri => Var::RequestUri,
+                K::IsArgs => Var::IsArgs,
+                K::ServerProtocol => Var::ServerProtocol,
+                K::Status => Var::Status,
+                K::BodyBytesSent => Var::BodyBytesSent,
+                K::BytesSent => Var::BytesSent,
+                K::RequestLength => Var::RequestLength,
+                K::RequestTime => Var::RequestTime,
+                K::Connection => Var::Connection,
+                K::ConnectionRequests => Var::ConnectionRequests,
+                K::ServerName => Var::ServerName,
+                K::ServerAddr => Var::ServerAddr,
+                K::ServerPort => Var::ServerPort,
+                K::Host => Var::Host,
+                K::Scheme => Var::Scheme,
+                K::Https => Var::Https,
+                K::Pipe => Var::Pipe,
+                K::Pid => Var::Pid,
+                K::RequestId => Var::RequestId,
+                K::Hostname => Var::Hostname,
+                K::BinaryRemoteAddr => Var::BinaryRemoteAddr,
+                K::UidGot => Var::UidGot,
+                K::UidSet => Var::UidSet,
+                K::Uri | K::DocumentUri => Var::Uri,
+                K::Args | K::QueryString => Var::Args,
+                // nginx's `$content_type`/`$content_length` are these headers.
+                K::ContentType | K::ContentLength => Var::Http(k.name().as_bytes().into()),
+                K::UpstreamAddr
+                | K::UpstreamStatus
+                | K::UpstreamResponseTime
+                | K::UpstreamConnectTime
+                | K::UpstreamHeaderTime
+                | K::UpstreamResponseLength
+                | K::UpstreamBytesReceived
+                | K::UpstreamBytesSent => Var::Upstream(k.name().as_bytes().into()),
+                K::UpstreamCacheStatus | K::UpstreamQueueTime | K::GzipRatio => Var::NotFound,
+                // limits: core's state, not carried to the log yet.
+                K::LimitReqStatus | K::LimitConnStatus => Var::NotFound,
+                k if let Some(n) = k.name().strip_prefix("ssl_") => Var::Ssl(n.into()),
+                k if let Some(n) = k.name().strip_prefix("proxy_protocol_") => {
+                    Var::ProxyProtocol(n.into())
+                }
+                // Core's to give (`RequestLog::modules`).
+                _ => return None,
+            },
+            VarId::Family(f, rest) => {
+                let suffix = rest.as_bytes().into();
+                match f {
+                    Family::SentHttp => Var::SentHttp(suffix),
+                    Family::Http => Var::Http(suffix),
+                    Family::Arg => Var::Arg(suffix),
+                    Family::Cookie => Var::Cookie(suffix),
+                    Family::UpstreamHttp => {
+                        Var::Upstream(format!("upstream_http_{rest}").into_bytes().into())
+                    }
+                    Family::UpstreamCookie | Family::UpstreamTrailer => Var::NotFound,
+                    Family::ProxyProtocolTlv => Var::ProxyProtocol(format!("tlv_{rest}").into()),
+                    Family::SentTrailer => return None,
+                }
             }
-            n if n.starts_with("proxy_protocol_") && peregrine_conf::variables::is_known(n) => {
-                Var::ProxyProtocol(n["proxy_protocol_".len()..].into())
-            }
-            _ => return Self::parse_prefixed(&lower),
+            VarId::Capture(_) => return None,
         };
         Some(fixed)
-    }
-
-    fn parse_prefixed(lower: &str) -> Option<Var> {
-        let suffix = |p: &str| lower.strip_prefix(p).map(|s| s.as_bytes().into());
-        // Order matters: `sent_http_` before `http_` is not ambiguous, but
-        // keep the longest prefix first anyway.
-        if let Some(s) = suffix("sent_http_") {
-            Some(Var::SentHttp(s))
-        } else if let Some(s) = suffix("http_") {
-            Some(Var::Http(s))
-        } else if lower.starts_with("upstream_http_") {
-            Some(Var::Upstream(lower.as_bytes().into()))
-        } else if ["upstream_cookie_", "upstream_trailer_"]
-            .iter()
-            .any(|p| lower.starts_with(p))
-        {
-            Some(Var::NotFound)
-        } else if let Some(s) = suffix("arg_") {
-            Some(Var::Arg(s))
-        } else {
-            suffix("cookie_").map(Var::Cookie)
-        }
     }
 
     /// Appends the value. One arm per variable: the function is the
