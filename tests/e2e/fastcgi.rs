@@ -209,6 +209,55 @@ fn php_error_is_logged_from_stderr() {
     );
 }
 
+const UPLOAD: &str = r#"<?php
+$f = $_FILES["f"] ?? null;
+$sum = $f ? array_sum(unpack("C*", file_get_contents($f["tmp_name"]))) : -1;
+echo "name=", $f["name"] ?? "", " size=", $f["size"] ?? -1, " sum=", $sum,
+    " error=", $f["error"] ?? -1, "\n";
+"#;
+
+/// A multipart upload larger than `client_body_buffer_size`: the body
+/// goes through a temporary file (nginx's warning names it) and PHP gets
+/// every byte of the file.
+#[test]
+fn an_upload_over_the_body_buffer_reaches_php_whole() {
+    let Some(fpm) = Fpm::start("upload") else {
+        return;
+    };
+    let s = php_server(
+        &fpm,
+        "fcgi-upload",
+        "client_body_buffer_size 1k; client_max_body_size 1m;",
+        &[("up.php", UPLOAD)],
+    );
+    let file: Vec<u8> = (0..100_000u32).map(|i| (i * 7 % 251) as u8).collect();
+    let sum: u64 = file.iter().map(|&b| u64::from(b)).sum();
+    let mut body = b"--XyZ\r\nContent-Disposition: form-data; name=\"f\"; filename=\"a.bin\"\r\n\
+Content-Type: application/octet-stream\r\n\r\n"
+        .to_vec();
+    body.extend_from_slice(&file);
+    body.extend_from_slice(b"\r\n--XyZ--\r\n");
+    let mut c = s.connect();
+    let head = format!(
+        "POST /up.php HTTP/1.0\r\nHost: localhost\r\n\
+         Content-Type: multipart/form-data; boundary=XyZ\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    c.write_all(head.as_bytes()).unwrap();
+    c.write_all(&body).unwrap();
+    let r = Response::parse(&crate::support::read_to_close(&mut c)).expect("a response");
+    assert_eq!(r.status, 200);
+    assert_eq!(
+        r.body_str(),
+        format!("name=a.bin size=100000 sum={sum} error=0\n")
+    );
+    let lines = wait_for_lines(&s.prefix.dir.join("logs/error.log"), 1, |l| {
+        l.contains("a client request body is buffered to a temporary file")
+    });
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(lines[0].contains("[warn]"), "{}", lines[0]);
+}
+
 #[test]
 fn php_fpm_stopped_is_502() {
     let Some(mut fpm) = Fpm::start("stopped") else {
