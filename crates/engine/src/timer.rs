@@ -307,7 +307,13 @@ impl Timers {
     }
 
     /// Disarms and appends to `due` every connection whose timer expired.
+    /// A wheel with no entries returns at once: every loop turn expires
+    /// the stream side's wheel too, empty without `stream { }`, and the
+    /// clock (an `Instant` subtraction) is not worth reading for nothing.
     pub fn expire(&mut self, now: Instant, due: &mut Vec<usize>) {
+        if self.entries == 0 {
+            return;
+        }
         let now_tick = self.tick_of(now);
         while self.cursor <= now_tick && self.entries > 0 {
             let slot = (self.cursor % SLOTS as u64) as usize;

@@ -585,6 +585,10 @@ impl Worker {
     /// The resolvers' resends and timeouts, then the connections whose
     /// name has an outcome, driven again.
     fn resolved(&mut self) {
+        if self.cx.resolvers.idle() {
+            // The common case, every loop turn: no resolver in use.
+            return;
+        }
         let r = self.cx.upstreams.registry.as_ref();
         self.cx.resolvers.tick(self.cx.now, r);
         let woken = std::mem::take(&mut self.cx.resolvers.woken);
