@@ -92,7 +92,6 @@ impl HttpCore {
     /// The response's own rate settings, when the request has any.
     pub(crate) fn own_rate(&mut self, ctx: &Ctx<'_>, r: &mut Response) {
         let c = &ctx.conf.conn;
-        let v = ctx.vars();
         let own = c.limit_rate_var.is_some()
             || c.limit_rate_after_var.is_some()
             || !ctx.sets.is_empty()
@@ -100,6 +99,9 @@ impl HttpCore {
         if !own {
             return;
         }
+        // Built only now: a `VarCtx` is a large struct (~55 instructions
+        // to fill), and most requests return above.
+        let v = ctx.vars();
         let mut bad = Vec::new();
         let (rate, after) = effective(&v, &mut bad);
         for s in bad {

@@ -75,11 +75,19 @@ impl Locations {
 
     /// nginx's `auto_redirect` (`ngx_http_core_find_static_location`'s
     /// `NGX_DONE`): `uri` plus `/` names a proxied prefix location and no
-    /// prefix as long as `uri` matches it.
+    /// prefix as long as `uri` matches it. Inlined up to the emptiness test (a server without proxied prefix
+    /// locations, the static case, asks on every request).
+    #[inline]
     pub(crate) fn auto_redirect(&self, uri: &str, found: Option<usize>) -> Option<usize> {
         if self.auto_redirect.is_empty() {
             return None;
         }
+        self.auto_redirect_of(uri, found)
+    }
+
+    /// The search of [`Locations::auto_redirect`].
+    #[inline(never)]
+    fn auto_redirect_of(&self, uri: &str, found: Option<usize>) -> Option<usize> {
         if found.is_some_and(|id| self.nodes[id].name_len.is_none_or(|n| n >= uri.len())) {
             return None;
         }

@@ -113,6 +113,12 @@ impl Resolvers {
             .min()
     }
 
+    /// Nothing to tick or wake: no `resolver` is in use by this worker and
+    /// no connection waits for a name (the worker skips its per-turn step).
+    pub fn idle(&self) -> bool {
+        self.entries.is_empty() && self.woken.is_empty()
+    }
+
     /// Resends and timeouts due by `now`.
     pub fn tick(&mut self, now: Instant, registry: Option<&mio::Registry>) {
         for i in 0..self.entries.len() {

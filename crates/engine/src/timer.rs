@@ -307,8 +307,28 @@ impl Timers {
     }
 
     /// Disarms and appends to `due` every connection whose timer expired.
+    /// A wheel with no entries returns at once: every loop turn expires
+    /// the stream side's wheel too, empty without `stream { }`, and the
+    /// clock (an `Instant` subtraction) is not worth reading for nothing.
+    /// Inlined up to the tick test: most loop turns fall within the tick
+    /// the last one passed (the cursor is ahead of `now`), and the call
+    /// with its register saves cost each such turn some 35 instructions.
+    #[inline]
     pub fn expire(&mut self, now: Instant, due: &mut Vec<usize>) {
+        if self.entries == 0 {
+            return;
+        }
         let now_tick = self.tick_of(now);
+        if self.cursor > now_tick {
+            // Nothing due, and the walk below would change nothing.
+            return;
+        }
+        self.expire_to(now_tick, due);
+    }
+
+    /// The walk of [`Timers::expire`] from the cursor to `now_tick`.
+    #[inline(never)]
+    fn expire_to(&mut self, now_tick: u64, due: &mut Vec<usize>) {
         while self.cursor <= now_tick && self.entries > 0 {
             let slot = (self.cursor % SLOTS as u64) as usize;
             // Skip empty slots, but never past `now_tick + 1`: a later arm

@@ -377,12 +377,23 @@ impl Request {
         self.find_header(name).map(|v| self.bytes(v))
     }
 
-    /// The value span of the first header with this name.
+    /// The value span of the first header with this name. The names
+    /// filter is inlined into the callers and the scan is kept out of line:
+    /// most lookups of a static request (conditionals, `Range`,
+    /// `Accept-Encoding`) are of absent headers, and with the scan inlined
+    /// every lookup paid its register saves (a 123,784-byte file
+    /// request's 8 lookups: 288 instructions, 199 since; docs/performance.md).
+    #[inline]
     fn find_header(&self, name: &str) -> Option<&Range<usize>> {
-        let name = name.as_bytes();
-        if self.names & name_bit(name) == 0 {
+        if self.names & name_bit(name.as_bytes()) == 0 {
             return None;
         }
+        self.scan_headers(name.as_bytes())
+    }
+
+    /// The slow part of [`Request::find_header`]: the kept lines compared.
+    #[inline(never)]
+    fn scan_headers(&self, name: &[u8]) -> Option<&Range<usize>> {
         let head = self.head();
         self.headers
             .iter()
