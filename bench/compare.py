@@ -14,7 +14,6 @@ import argparse
 import os
 import re
 import shutil
-import signal
 import socket
 import statistics
 import subprocess
@@ -22,7 +21,9 @@ import sys
 import tempfile
 import time
 
-CLK_TCK = os.sysconf("SC_CLK_TCK")
+from compare_util import CLK_TCK, Server, free_port, tree_cpu_ticks, tree_rss_kb
+import gateway_rows
+
 SMALL = 612
 LARGE = 123_784
 
@@ -115,76 +116,6 @@ http {{
 """
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def tree_cpu_ticks(pid):
-    """(user, system) ticks of pid and its descendants (threads are included
-    in a process's own figures; exited children are in cutime/cstime)."""
-    user = system = 0
-    stack = [pid]
-    while stack:
-        p = stack.pop()
-        try:
-            with open(f"/proc/{p}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            user += int(fields[11]) + int(fields[13])
-            system += int(fields[12]) + int(fields[14])
-            for tid in os.listdir(f"/proc/{p}/task"):
-                with open(f"/proc/{p}/task/{tid}/children") as f:
-                    stack.extend(int(c) for c in f.read().split())
-        except (FileNotFoundError, ProcessLookupError):
-            continue
-    return user, system
-
-
-def tree_rss_kb(pid):
-    total = 0
-    stack = [pid]
-    while stack:
-        p = stack.pop()
-        try:
-            with open(f"/proc/{p}/status") as f:
-                for line in f:
-                    if line.startswith("VmRSS:"):
-                        total += int(line.split()[1])
-            for tid in os.listdir(f"/proc/{p}/task"):
-                with open(f"/proc/{p}/task/{tid}/children") as f:
-                    stack.extend(int(c) for c in f.read().split())
-        except (FileNotFoundError, ProcessLookupError):
-            continue
-    return total
-
-
-def wait_port(port, timeout=10):
-    end = time.time() + timeout
-    while time.time() < end:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"nothing listens on {port}")
-
-
-class Server:
-    def __init__(self, name, argv, port):
-        self.name, self.port = name, port
-        self.proc = subprocess.Popen(["taskset", "-c", "0"] + argv,
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wait_port(port)
-
-    def stop(self):
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-
-
 def run_wrk(port, path, conns, headers, duration):
     argv = ["taskset", "-c", "1", "wrk", "-t1", f"-c{conns}", f"-d{duration}s"]
     for h in headers:
@@ -263,6 +194,54 @@ def print_round_ratios(workloads, results):
         print(f"| {wl[0]} | " + " | ".join(cells) + " |")
 
 
+def print_static_tables(args, workloads, results):
+    """The static rows' table, each round's ratios, and the baseline's."""
+    uring = " io_uring floor µs/req |" if args.uring_floor else ""
+    print(f"| workload | nginx µs/req | Peregrine µs/req | floor µs/req |{uring} ratio (target) "
+          "| nginx req/s | Peregrine req/s |")
+    print("|---|---:|---:|---:|" + ("---:|" if uring else "") + "---:|---:|---:|")
+    for wl in workloads:
+        med = {}
+        for name in ("nginx", "peregrine", "floor", "uring-floor"):
+            rows = results.get((wl[0], name))
+            if rows:
+                med[name] = (statistics.median(r[0] for r in rows), statistics.median(r[1] for r in rows))
+        # The ratio of each round (the two servers ran back to back, on the
+        # machine as it was then), then their median: a VM's speed drifts
+        # by tens of percent over minutes, and a ratio of medians taken
+        # from different minutes carries that drift.
+        pairs = zip(results[(wl[0], "peregrine")], results[(wl[0], "nginx")])
+        ratio = statistics.median(p[0] / n[0] for p, n in pairs)
+        errs = [r[2] for r in results[(wl[0], "peregrine")] if r[2]]
+        if wl[4] == ERRORS:
+            verdict = "errors: " + ("none" if not errs else "; ".join(errs))
+        elif wl[4] is None:
+            verdict = "informational" + ("" if not errs else "; errors: " + "; ".join(errs))
+        else:
+            verdict = "meets" if ratio <= wl[4] else "MISSES"
+        floor = f"{med['floor'][0]:.2f}" if "floor" in med else "–"
+        if uring:
+            floor += f" | {med['uring-floor'][0]:.2f}" if "uring-floor" in med else " | –"
+        print(f"| {wl[0]} | {med['nginx'][0]:.2f} | {med['peregrine'][0]:.2f} | {floor} | "
+              f"{ratio:.2f}× ({'≤ ' + str(wl[4]) + ', ' if isinstance(wl[4], float) else ''}{verdict}) | {med['nginx'][1]:.0f} | {med['peregrine'][1]:.0f} |")
+
+    print_round_ratios(workloads, results)
+
+    if args.baseline:
+        print()
+        print("| workload | baseline µs/req | Peregrine ÷ baseline (median of rounds) "
+              "| user µs/req: baseline → Peregrine |")
+        print("|---|---:|---:|---:|")
+        for wl in workloads:
+            rows = results[(wl[0], "baseline")]
+            ours = results[(wl[0], "peregrine")]
+            ratio = statistics.median(p[0] / b[0] for p, b in zip(ours, rows))
+            user = (f"{statistics.median(r[4] for r in rows):.2f} → "
+                    f"{statistics.median(r[4] for r in ours):.2f}")
+            print(f"| {wl[0]} | {statistics.median(r[0] for r in rows):.2f} | {ratio:.2f}× | {user} |")
+
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--peregrine", required=True)
@@ -274,6 +253,9 @@ def main():
     ap.add_argument("--duration", type=int, default=5)
     ap.add_argument("--only", default="", help="substring of workload names to run")
     ap.add_argument("--idle-conns", type=int, default=10000)
+    ap.add_argument("--backend", default="",
+                    help="bench/backend.c built: the proxy rows' canned-response backend")
+    ap.add_argument("--php-fpm", default="php-fpm8.2", help="php-fpm binary of the FastCGI row")
     ap.add_argument("--baseline", default="",
                     help="another peregrine binary (e.g. an older commit's) run in the same rotation")
     args = ap.parse_args()
@@ -346,51 +328,9 @@ def main():
                       f"(user {res[4]:5.2f}) {res[1]:10.0f} req/s errors[{res[2]}] non2xx {res[3]}",
                       file=sys.stderr)
 
-    uring = " io_uring floor µs/req |" if args.uring_floor else ""
-    print(f"| workload | nginx µs/req | Peregrine µs/req | floor µs/req |{uring} ratio (target) "
-          "| nginx req/s | Peregrine req/s |")
-    print("|---|---:|---:|---:|" + ("---:|" if uring else "") + "---:|---:|---:|")
-    for wl in workloads:
-        med = {}
-        for name in ("nginx", "peregrine", "floor", "uring-floor"):
-            rows = results.get((wl[0], name))
-            if rows:
-                med[name] = (statistics.median(r[0] for r in rows), statistics.median(r[1] for r in rows))
-        # The ratio of each round (the two servers ran back to back, on the
-        # machine as it was then), then their median: a VM's speed drifts
-        # by tens of percent over minutes, and a ratio of medians taken
-        # from different minutes carries that drift.
-        pairs = zip(results[(wl[0], "peregrine")], results[(wl[0], "nginx")])
-        ratio = statistics.median(p[0] / n[0] for p, n in pairs)
-        errs = [r[2] for r in results[(wl[0], "peregrine")] if r[2]]
-        if wl[4] == ERRORS:
-            verdict = "errors: " + ("none" if not errs else "; ".join(errs))
-        elif wl[4] is None:
-            verdict = "informational" + ("" if not errs else "; errors: " + "; ".join(errs))
-        else:
-            verdict = "meets" if ratio <= wl[4] else "MISSES"
-        floor = f"{med['floor'][0]:.2f}" if "floor" in med else "–"
-        if uring:
-            floor += f" | {med['uring-floor'][0]:.2f}" if "uring-floor" in med else " | –"
-        print(f"| {wl[0]} | {med['nginx'][0]:.2f} | {med['peregrine'][0]:.2f} | {floor} | "
-              f"{ratio:.2f}× ({'≤ ' + str(wl[4]) + ', ' if isinstance(wl[4], float) else ''}{verdict}) | {med['nginx'][1]:.0f} | {med['peregrine'][1]:.0f} |")
-
-    print_round_ratios(workloads, results)
-
-    if args.baseline:
-        print()
-        print("| workload | baseline µs/req | Peregrine ÷ baseline (median of rounds) "
-              "| user µs/req: baseline → Peregrine |")
-        print("|---|---:|---:|---:|")
-        for wl in workloads:
-            rows = results[(wl[0], "baseline")]
-            ours = results[(wl[0], "peregrine")]
-            ratio = statistics.median(p[0] / b[0] for p, b in zip(ours, rows))
-            user = (f"{statistics.median(r[4] for r in rows):.2f} → "
-                    f"{statistics.median(r[4] for r in ours):.2f}")
-            print(f"| {wl[0]} | {statistics.median(r[0] for r in rows):.2f} | {ratio:.2f}× | {user} |")
-
-    if args.idle_conns:
+    if workloads:
+        print_static_tables(args, workloads, results)
+    if args.idle_conns and workloads:
         print()
         print(f"| idle keep-alive memory ({args.idle_conns} connections) | bytes per connection | failed connections |")
         print("|---|---:|---:|")
@@ -402,6 +342,8 @@ def main():
             finally:
                 srv.stop()
             print(f"| {name} | {per:.0f} | {failed} |")
+    # The proxy, TLS, HTTP/2 and FastCGI rows (issues 19-22).
+    gateway_rows.run_rows(args, work, root, logs)
     shutil.rmtree(work, ignore_errors=True)
 
 
