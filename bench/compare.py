@@ -21,7 +21,7 @@ import sys
 import tempfile
 import time
 
-from compare_util import CLK_TCK, Server, free_port, tree_cpu_ticks, tree_rss_kb
+from compare_util import CLK_TCK, Server, free_port, selected, tree_cpu_ticks, tree_rss_kb
 import gateway_rows
 
 SMALL = 612
@@ -251,7 +251,7 @@ def main():
     ap.add_argument("--mime", required=True)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--duration", type=int, default=5)
-    ap.add_argument("--only", default="", help="substring of workload names to run")
+    ap.add_argument("--only", default="", help="substrings of row names to run, comma-separated (proxy,tls,h2,fastcgi)")
     ap.add_argument("--idle-conns", type=int, default=10000)
     ap.add_argument("--backend", default="",
                     help="bench/backend.c built: the proxy rows' canned-response backend")
@@ -296,7 +296,7 @@ def main():
 
     servers = {name: configure(name) for name in names}
     deferred = {name: configure(name, " deferred") for name in names}
-    workloads = [w for w in WORKLOADS if args.only in w[0]]
+    workloads = [w for w in WORKLOADS if selected(args.only, w[0])]
     results = {}
     for wl in workloads:
         body = SMALL if wl[1].endswith("small.html") else LARGE

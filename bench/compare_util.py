@@ -10,6 +10,11 @@ import time
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
+def selected(only, name):
+    """`--only`: comma-separated substrings of row names (empty: every row)."""
+    return not only or any(part in name for part in only.split(","))
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

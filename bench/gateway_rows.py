@@ -23,7 +23,7 @@ import subprocess
 import sys
 import time
 
-from compare_util import (CLK_TCK, Server, free_port, tree_cpu_ticks, tree_rss_kb, wait_port)
+from compare_util import (CLK_TCK, Server, free_port, selected, tree_cpu_ticks, tree_rss_kb, wait_port)
 
 # Handshakes: this many `openssl s_time` clients at once, so the server
 # always has a handshake waiting (one client alone leaves it idle for the
@@ -265,7 +265,7 @@ def measure(run, server, row, ports, duration):
 
 
 def run_rows(args, work, root, logs):
-    rows = [r for r in ROWS if args.only in r[0]]
+    rows = [r for r in ROWS if selected(args.only, r[0])]
     if not rows:
         return
     run = Run(args, work, root, logs)
