@@ -14,7 +14,6 @@ import argparse
 import os
 import re
 import shutil
-import signal
 import socket
 import statistics
 import subprocess
@@ -22,7 +21,9 @@ import sys
 import tempfile
 import time
 
-CLK_TCK = os.sysconf("SC_CLK_TCK")
+from compare_util import CLK_TCK, Server, free_port, selected, tree_cpu_ticks, tree_rss_kb
+import gateway_rows
+
 SMALL = 612
 LARGE = 123_784
 
@@ -115,76 +116,6 @@ http {{
 """
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def tree_cpu_ticks(pid):
-    """(user, system) ticks of pid and its descendants (threads are included
-    in a process's own figures; exited children are in cutime/cstime)."""
-    user = system = 0
-    stack = [pid]
-    while stack:
-        p = stack.pop()
-        try:
-            with open(f"/proc/{p}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            user += int(fields[11]) + int(fields[13])
-            system += int(fields[12]) + int(fields[14])
-            for tid in os.listdir(f"/proc/{p}/task"):
-                with open(f"/proc/{p}/task/{tid}/children") as f:
-                    stack.extend(int(c) for c in f.read().split())
-        except (FileNotFoundError, ProcessLookupError):
-            continue
-    return user, system
-
-
-def tree_rss_kb(pid):
-    total = 0
-    stack = [pid]
-    while stack:
-        p = stack.pop()
-        try:
-            with open(f"/proc/{p}/status") as f:
-                for line in f:
-                    if line.startswith("VmRSS:"):
-                        total += int(line.split()[1])
-            for tid in os.listdir(f"/proc/{p}/task"):
-                with open(f"/proc/{p}/task/{tid}/children") as f:
-                    stack.extend(int(c) for c in f.read().split())
-        except (FileNotFoundError, ProcessLookupError):
-            continue
-    return total
-
-
-def wait_port(port, timeout=10):
-    end = time.time() + timeout
-    while time.time() < end:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"nothing listens on {port}")
-
-
-class Server:
-    def __init__(self, name, argv, port):
-        self.name, self.port = name, port
-        self.proc = subprocess.Popen(["taskset", "-c", "0"] + argv,
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wait_port(port)
-
-    def stop(self):
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-
-
 def run_wrk(port, path, conns, headers, duration):
     argv = ["taskset", "-c", "1", "wrk", "-t1", f"-c{conns}", f"-d{duration}s"]
     for h in headers:
@@ -263,89 +194,8 @@ def print_round_ratios(workloads, results):
         print(f"| {wl[0]} | " + " | ".join(cells) + " |")
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--peregrine", required=True)
-    ap.add_argument("--floor", required=True)
-    ap.add_argument("--uring-floor", default="",
-                    help="the floor probe on io_uring (bench/floor_uring.c), run beside the epoll one")
-    ap.add_argument("--mime", required=True)
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--duration", type=int, default=5)
-    ap.add_argument("--only", default="", help="substring of workload names to run")
-    ap.add_argument("--idle-conns", type=int, default=10000)
-    ap.add_argument("--baseline", default="",
-                    help="another peregrine binary (e.g. an older commit's) run in the same rotation")
-    args = ap.parse_args()
-
-    work = tempfile.mkdtemp(prefix="peregrine-compare-")
-    # mkdtemp makes the directory 0700: nginx's workers run as `nobody`
-    # when started as root and would answer 403 to every request (and the
-    # comparison would time error pages).
-    os.chmod(work, 0o755)
-    root = os.path.join(work, "html")
-    logs = os.path.join(work, "logs")
-    os.makedirs(root)
-    os.makedirs(logs)
-    words = b"Peregrine compares itself with nginx on the same files. "
-    for fname, size in (("small.html", SMALL), ("large.html", LARGE)):
-        with open(os.path.join(root, fname), "wb") as f:
-            f.write((words * (size // len(words) + 1))[:size])
-    htpasswd = os.path.join(work, "htpasswd")
-    digest = __import__("base64").b64encode(__import__("hashlib").sha1(AUTH_PASS.encode()).digest())
-    with open(htpasswd, "w") as f:
-        f.write(f"{AUTH_USER}:{{SHA}}{digest.decode()}\n")
-
-    names = ["nginx", "peregrine"] + (["baseline"] if args.baseline else [])
-
-    def configure(name, listen_extra=""):
-        port = free_port()
-        conf = os.path.join(work, f"{name}{listen_extra.replace(' ', '-')}.conf")
-        with open(conf, "w") as f:
-            f.write(COMMON.format(logs=logs, name=name, mime=args.mime, port=port, root=root,
-                                  listen_extra=listen_extra, htpasswd=htpasswd))
-        if name == "nginx":
-            argv = ["nginx", "-p", work, "-c", conf, "-g", "daemon off;"]
-        elif name == "baseline":
-            argv = [args.baseline, "-p", work, "-c", conf]
-        else:
-            argv = [args.peregrine, "-p", work, "-c", conf]
-        return argv, port
-
-    servers = {name: configure(name) for name in names}
-    deferred = {name: configure(name, " deferred") for name in names}
-    workloads = [w for w in WORKLOADS if args.only in w[0]]
-    results = {}
-    for wl in workloads:
-        body = SMALL if wl[1].endswith("small.html") else LARGE
-        floors = ["floor"] + (["uring-floor"] if args.uring_floor else [])
-        order = names + floors
-        if "gzip" in wl[0] or "deferred" in wl[0] or any(m in wl[0] for m in MODULE_ROWS):
-            order = names
-        confs = deferred if "deferred" in wl[0] else servers
-        for rnd in range(args.rounds):
-            for name in order:
-                if name in floors:
-                    port = free_port()
-                    probe = args.floor if name == "floor" else args.uring_floor
-                    srv = Server(name, [probe, str(port), str(body)], port)
-                else:
-                    argv, port = confs[name]
-                    srv = Server(name, argv, port)
-                try:
-                    # warm the caches (open_file_cache min_uses, memory cache)
-                    run_wrk(port, wl[1], 4, wl[3], 1)
-                    res = measure(srv, wl, args.duration)
-                finally:
-                    srv.stop()
-                if res[3] or res[2]:
-                    print(f"  WARNING: {name} answered {res[3]} non-2xx/3xx, socket errors [{res[2]}]: "
-                          "its figure is not comparable", file=sys.stderr)
-                results.setdefault((wl[0], name), []).append(res)
-                print(f"  {wl[0]:32} round {rnd + 1} {name:9} {res[0]:7.2f} us/req "
-                      f"(user {res[4]:5.2f}) {res[1]:10.0f} req/s errors[{res[2]}] non2xx {res[3]}",
-                      file=sys.stderr)
-
+def print_static_tables(args, workloads, results):
+    """The static rows' table, each round's ratios, and the baseline's."""
     uring = " io_uring floor µs/req |" if args.uring_floor else ""
     print(f"| workload | nginx µs/req | Peregrine µs/req | floor µs/req |{uring} ratio (target) "
           "| nginx req/s | Peregrine req/s |")
@@ -390,7 +240,97 @@ def main():
                     f"{statistics.median(r[4] for r in ours):.2f}")
             print(f"| {wl[0]} | {statistics.median(r[0] for r in rows):.2f} | {ratio:.2f}× | {user} |")
 
-    if args.idle_conns:
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--peregrine", required=True)
+    ap.add_argument("--floor", required=True)
+    ap.add_argument("--uring-floor", default="",
+                    help="the floor probe on io_uring (bench/floor_uring.c), run beside the epoll one")
+    ap.add_argument("--mime", required=True)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--duration", type=int, default=5)
+    ap.add_argument("--only", default="", help="substrings of row names to run, comma-separated (proxy,tls,h2,fastcgi)")
+    ap.add_argument("--idle-conns", type=int, default=10000)
+    ap.add_argument("--backend", default="",
+                    help="bench/backend.c built: the proxy rows' canned-response backend")
+    ap.add_argument("--php-fpm", default="php-fpm8.2", help="php-fpm binary of the FastCGI row")
+    ap.add_argument("--baseline", default="",
+                    help="another peregrine binary (e.g. an older commit's) run in the same rotation")
+    args = ap.parse_args()
+
+    work = tempfile.mkdtemp(prefix="peregrine-compare-")
+    # mkdtemp makes the directory 0700: nginx's workers run as `nobody`
+    # when started as root and would answer 403 to every request (and the
+    # comparison would time error pages).
+    os.chmod(work, 0o755)
+    root = os.path.join(work, "html")
+    logs = os.path.join(work, "logs")
+    os.makedirs(root)
+    os.makedirs(logs)
+    words = b"Peregrine compares itself with nginx on the same files. "
+    for fname, size in (("small.html", SMALL), ("large.html", LARGE)):
+        with open(os.path.join(root, fname), "wb") as f:
+            f.write((words * (size // len(words) + 1))[:size])
+    htpasswd = os.path.join(work, "htpasswd")
+    digest = __import__("base64").b64encode(__import__("hashlib").sha1(AUTH_PASS.encode()).digest())
+    with open(htpasswd, "w") as f:
+        f.write(f"{AUTH_USER}:{{SHA}}{digest.decode()}\n")
+
+    names = ["nginx", "peregrine"] + (["baseline"] if args.baseline else [])
+
+    def configure(name, listen_extra=""):
+        port = free_port()
+        conf = os.path.join(work, f"{name}{listen_extra.replace(' ', '-')}.conf")
+        with open(conf, "w") as f:
+            f.write(COMMON.format(logs=logs, name=name, mime=args.mime, port=port, root=root,
+                                  listen_extra=listen_extra, htpasswd=htpasswd))
+        if name == "nginx":
+            argv = ["nginx", "-p", work, "-c", conf, "-g", "daemon off;"]
+        elif name == "baseline":
+            argv = [args.baseline, "-p", work, "-c", conf]
+        else:
+            argv = [args.peregrine, "-p", work, "-c", conf]
+        return argv, port
+
+    servers = {name: configure(name) for name in names}
+    deferred = {name: configure(name, " deferred") for name in names}
+    workloads = [w for w in WORKLOADS if selected(args.only, w[0])]
+    results = {}
+    for wl in workloads:
+        body = SMALL if wl[1].endswith("small.html") else LARGE
+        floors = ["floor"] + (["uring-floor"] if args.uring_floor else [])
+        order = names + floors
+        if "gzip" in wl[0] or "deferred" in wl[0] or any(m in wl[0] for m in MODULE_ROWS):
+            order = names
+        confs = deferred if "deferred" in wl[0] else servers
+        for rnd in range(args.rounds):
+            for name in order:
+                if name in floors:
+                    port = free_port()
+                    probe = args.floor if name == "floor" else args.uring_floor
+                    srv = Server(name, [probe, str(port), str(body)], port)
+                else:
+                    argv, port = confs[name]
+                    srv = Server(name, argv, port)
+                try:
+                    # warm the caches (open_file_cache min_uses, memory cache)
+                    run_wrk(port, wl[1], 4, wl[3], 1)
+                    res = measure(srv, wl, args.duration)
+                finally:
+                    srv.stop()
+                if res[3] or res[2]:
+                    print(f"  WARNING: {name} answered {res[3]} non-2xx/3xx, socket errors [{res[2]}]: "
+                          "its figure is not comparable", file=sys.stderr)
+                results.setdefault((wl[0], name), []).append(res)
+                print(f"  {wl[0]:32} round {rnd + 1} {name:9} {res[0]:7.2f} us/req "
+                      f"(user {res[4]:5.2f}) {res[1]:10.0f} req/s errors[{res[2]}] non2xx {res[3]}",
+                      file=sys.stderr)
+
+    if workloads:
+        print_static_tables(args, workloads, results)
+    if args.idle_conns and workloads:
         print()
         print(f"| idle keep-alive memory ({args.idle_conns} connections) | bytes per connection | failed connections |")
         print("|---|---:|---:|")
@@ -402,6 +342,8 @@ def main():
             finally:
                 srv.stop()
             print(f"| {name} | {per:.0f} | {failed} |")
+    # The proxy, TLS, HTTP/2 and FastCGI rows (issues 19-22).
+    gateway_rows.run_rows(args, work, root, logs)
     shutil.rmtree(work, ignore_errors=True)
 
 

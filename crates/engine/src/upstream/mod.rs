@@ -939,6 +939,22 @@ pub(crate) trait Machine: Owner + Sized {
                     return Step::Close(Close::Normal);
                 }
             }
+            // Body bytes already read (with the head, or a FastCGI answer's
+            // STDOUT and END_REQUEST in one read) join what is still to be
+            // written, so a small answer leaves in one write as in nginx's
+            // one writev of head and body: each separate write costs the
+            // client a segment and a wake-up.
+            if p.cpos == 0
+                && !p.inb.is_empty()
+                && !p.up_done
+                && let Err(s) = self.frame_step(p, cx)
+            {
+                // The head and the valid body before the broken framing
+                // still go out, as when they were written before the
+                // body was framed.
+                let _ = self.client_write(t, &p.cout);
+                return s;
+            }
             if p.cpos < p.cout.len() {
                 match self.client_write(t, &p.cout[p.cpos..]) {
                     Ok(0) => return Step::Close(Close::Normal),
@@ -1029,20 +1045,46 @@ pub(crate) trait Machine: Owner + Sized {
                 }
             }
             let _ = head_len;
-            if let Err(()) = frame_body(p) {
-                self.log_upstream(
-                    p,
-                    cx,
-                    LogLevel::Error,
-                    "upstream sent invalid chunked response",
-                );
-                self.end_upstream(p, cx, true);
-                return Step::Close(Close::Normal);
-            }
-            if let Some(ex) = self.ex_slot().as_mut() {
-                ex.out.body_bytes += p.cout.len() as u64;
+            if let Err(s) = self.frame_step(p, cx) {
+                return s;
             }
         }
+    }
+
+    /// Frames `p.inb` onto `p.cout` (counted as body bytes; the last chunk
+    /// is not, as on the `Ok(0)` read's path), and ends a
+    /// FastCGI answer at once when its END_REQUEST was in the bytes
+    /// decoded, so the last chunk joins the body's write instead of
+    /// waiting for one more read (which would find the end anyway).
+    fn frame_step(&mut self, p: &mut Proxy, cx: &mut Ctx) -> Result<(), Step> {
+        let before = p.cout.len();
+        if let Err(()) = frame_body(p) {
+            self.log_upstream(
+                p,
+                cx,
+                LogLevel::Error,
+                "upstream sent invalid chunked response",
+            );
+            self.end_upstream(p, cx, true);
+            return Err(Step::Close(Close::Normal));
+        }
+        if let Some(ex) = self.ex_slot().as_mut() {
+            ex.out.body_bytes += (p.cout.len() - before) as u64;
+        }
+        if p.job.proto == Proto::FastCgi
+            && !p.up_done
+            && p.inb.is_empty()
+            && p.up_framing == Framing::UntilClose
+            && p.gw.as_ref().is_some_and(|g| g.ended)
+        {
+            // What the `Ok(0)` read of `stream_step` does for an ended answer.
+            p.up_done = true;
+            p.reusable = gateway::reusable(p);
+            if p.framing == ClientFraming::Chunked {
+                p.cout.extend_from_slice(b"0\r\n\r\n");
+            }
+        }
+        Ok(())
     }
 
     /// The answer went whole to the client: the upstream connection back
