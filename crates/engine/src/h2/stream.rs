@@ -149,7 +149,14 @@ impl H2Session {
             Ok(Parsed::Complete(_)) => {
                 ex.set_parsed();
                 ex.req_mut().mark_http2();
-                note = self.answer(&mut ex, req.content_length, cx);
+                if self.protocol_disabled(&mut ex, cx) {
+                    let why = "client attempted to request the server name \
+                               for which the negotiated protocol is disabled";
+                    self.log(cx, LogLevel::Info, why);
+                    ex.resp = Some(self.error_page(421, cx));
+                } else {
+                    note = self.answer(&mut ex, req.content_length, cx);
+                }
             }
             Ok(Parsed::Partial) => ex.resp = Some(self.error_page(400, cx)),
             Err(e) => {
@@ -388,6 +395,20 @@ impl H2Session {
             r.server = r.server.take().or(server);
         }
         note
+    }
+
+    /// The server the request's Host chooses says `http2 off` and no
+    /// `listen` of the address says `http2`: nginx answers 421
+    /// (`ngx_http_v2_run_request`), the client having reached it through
+    /// another server's ALPN `h2`.
+    fn protocol_disabled(&self, ex: &mut Exchange, cx: &Ctx) -> bool {
+        if cx.lctx(self.lst).http2_listen {
+            return false;
+        }
+        let host = ex.req_mut().host();
+        cx.core
+            .select(self.info.local, host, "/")
+            .is_some_and(|(srv, _)| !srv.http2.on)
     }
 
     /// The default server's page for a request that could not be taken.
