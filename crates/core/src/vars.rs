@@ -159,6 +159,13 @@ impl VarCtx<'_> {
                 std::net::IpAddr::V6(a) => out.extend(a.octets().iter().map(|&b| char::from(b))),
             },
             "request_time" => crate::limits::push_request_time(out, self.limits.started, self.now),
+            // The head as received: the body is not read while the phases
+            // run (nginx's `r->request_length` at that point).
+            "request_length" => {
+                if let Some(n) = self.req.headers.head_len() {
+                    let _ = write!(out, "{n}");
+                }
+            }
             // `ngx_http_variable_document_root`: the `root`/`alias` value
             // with its variables (`alias /d/$1;`) expanded; inside that
             // expansion the name itself is empty, not a loop.

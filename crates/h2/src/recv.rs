@@ -335,6 +335,7 @@ impl Connection {
             ));
         }
         let mut head = request::request_head(fields).unwrap_or_else(request::bad_request);
+        head.block_len = b.bytes.len();
         // Before our SETTINGS are acknowledged the peer may count on the
         // protocol's initial window; a smaller one of ours applies after.
         let recv_window = match self.settings_acked {
