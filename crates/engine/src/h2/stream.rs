@@ -214,9 +214,21 @@ impl H2Session {
         if let Some(status) = self.refuse {
             ex.resp = Some(self.error_page(status, cx));
         }
-        if let Some(held) = cx.core.take_held() {
-            // limit_conn's slots go with the exchange; a delay
-            // (limit_req, auth_delay) is not waited out on HTTP/2 yet.
+        let mut held = cx.core.take_held();
+        if let Some(r) = held
+            .as_mut()
+            .filter(|h| h.delay.is_some())
+            .and_then(|h| h.resume.take())
+        {
+            // A delay (limit_req's burst, auth_delay): its answer is not
+            // to be sent. nginx waits it out; a stream's request runs
+            // again at once (the answer is right, the pace is not yet).
+            cx.core.resume(r, start);
+            note = self.answer(&mut ex, req.content_length, cx);
+            held = cx.core.take_held();
+        }
+        if let Some(held) = held {
+            // limit_conn's slots go with the exchange.
             ex.held = Some(held);
         }
         if cx.core.has_subrequest() {
