@@ -36,7 +36,7 @@ fn start(tag: &str, extra: &str) -> Server {
 }
 
 /// curl's answer: `CODE VERSION SIZE` and the body.
-fn curl(args: &[&str], url: &str) -> (String, Vec<u8>) {
+pub(crate) fn curl(args: &[&str], url: &str) -> (String, Vec<u8>) {
     let out = Command::new("curl")
         .args([
             "-s",

@@ -59,6 +59,12 @@ pub trait HeaderLookup {
         true
     }
 
+    /// The head's bytes as received (`$request_length` before the body),
+    /// when the request came off the wire.
+    fn head_len(&self) -> Option<usize> {
+        None
+    }
+
     /// Every header in order (the proxy passes them on).
     fn each(&self, f: &mut dyn FnMut(&str, &[u8])) {
         let _ = f;
@@ -86,6 +92,10 @@ impl HeaderLookup for peregrine_codec::Request {
 
     fn may_have_any(&self, mask: u64) -> bool {
         peregrine_codec::Request::may_have_any(self, mask)
+    }
+
+    fn head_len(&self) -> Option<usize> {
+        Some(peregrine_codec::Request::head_len(self))
     }
 
     fn each_value<'s>(&'s self, name: &str, f: &mut dyn FnMut(&'s str)) {

@@ -266,6 +266,13 @@ impl VarCtx<'_> {
                 std::net::IpAddr::V6(a) => out.extend(a.octets().iter().map(|&b| char::from(b))),
             },
             K::RequestTime => crate::limits::push_request_time(out, self.limits.started, self.now),
+            // The head as received: the body is not read while the phases
+            // run (nginx's `r->request_length` at that point).
+            K::RequestLength => {
+                if let Some(n) = self.req.headers.head_len() {
+                    let _ = write!(out, "{n}");
+                }
+            }
             K::DocumentRoot => self.push_document_root(out),
             K::RequestFilename => self.push_request_filename(out),
             K::InvalidReferer => out.push_str(crate::referer::invalid_referer(self)),

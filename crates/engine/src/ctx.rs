@@ -44,6 +44,9 @@ pub struct ListenCtx {
     /// The address speaks HTTP/2 (`listen ... http2`, or `http2 on` in a
     /// server of it): the default server's settings.
     pub http2: Option<peregrine_conf::model::Http2Conf>,
+    /// `listen ... http2` on the address (nginx's `addr_conf->http2`):
+    /// every server of it speaks HTTP/2, whatever its `http2` says.
+    pub http2_listen: bool,
 }
 
 /// Per-worker context shared by every connection of the worker.
@@ -146,6 +149,7 @@ pub fn listen_ctx(conf: &Config, spec_addr: SocketAddr, tls: Option<&Arc<TlsTabl
             .cloned(),
         proxy_protocol: crate::proxy_protocol::listens_on(conf, spec_addr),
         http2: http2_on(conf, spec_addr).then(|| srv.map(|s| s.http2).unwrap_or_default()),
+        http2_listen: http2_listen(conf, spec_addr),
     }
 }
 
@@ -158,6 +162,16 @@ pub fn http2_on(conf: &Config, addr: SocketAddr) -> bool {
                 .iter()
                 .any(|l| l.addr == addr && (l.http2 || s.http2.on))
         })
+    })
+}
+
+/// Whether some `listen` of `addr` says `http2` (the obsolete form): in
+/// nginx the flag belongs to the address, not to the server that wrote it.
+pub fn http2_listen(conf: &Config, addr: SocketAddr) -> bool {
+    conf.http.as_ref().is_some_and(|h| {
+        h.servers
+            .iter()
+            .any(|s| s.listen.iter().any(|l| l.addr == addr && l.http2))
     })
 }
 

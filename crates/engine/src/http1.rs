@@ -825,7 +825,7 @@ impl Http1 {
         e: HttpError,
         cx: &mut Ctx,
     ) -> Step {
-        if self.is_h2_preface(cx) {
+        if self.is_h2_preface(t, cx) {
             ex.reset(&mut cx.pool);
             cx.exchanges.put(ex);
             return Step::Close(Close::ToHttp2);
@@ -849,8 +849,8 @@ impl Http1 {
     /// The first request of a connection to an HTTP/2 address fails to
     /// parse as HTTP/1 because it is the HTTP/2 preface (or its start):
     /// nginx sniffs it the same way (`ngx_http_v2_init` after reading
-    /// "PRI * HTTP/2.0").
-    fn is_h2_preface(&self, cx: &Ctx) -> bool {
+    /// "PRI * HTTP/2.0"), when the connection may speak it ([`h2_allowed`]).
+    fn is_h2_preface(&self, t: &Transport, cx: &Ctx) -> bool {
         let Some(b) = self.rbuf.as_ref() else {
             return false;
         };
@@ -859,7 +859,7 @@ impl Http1 {
         self.info.requests == 1
             && n > 0
             && have[..n] == peregrine_h2::frame::PREFACE[..n]
-            && cx.lctx(self.lst).http2.is_some()
+            && h2_allowed(t, cx.lctx(self.lst))
     }
 
     /// The default server's page for `status` (its `error_page` applies,
@@ -1387,4 +1387,16 @@ fn write_tls(
 
 fn dec_done(d: Option<&BodyDecoder>) -> bool {
     d.is_none_or(BodyDecoder::is_done)
+}
+
+/// Whether the HTTP/2 preface starts HTTP/2 on this connection: on TLS
+/// when ALPN chose `h2` (nginx's `ngx_http_ssl_handshake_handler`; the
+/// preface sent in clear to a TLS address is a bad HTTP/1 request), on a
+/// plain address (h2c) when its default server says `http2 on` or a
+/// `listen` says `http2` (`ngx_http_wait_request_handler`).
+fn h2_allowed(t: &Transport, l: &crate::ctx::ListenCtx) -> bool {
+    match t.tls.as_deref() {
+        Some(tls) => tls.alpn_is_h2(),
+        None => l.http2_listen || l.default_server.as_ref().is_some_and(|s| s.http2.on),
+    }
 }

@@ -173,8 +173,14 @@ impl TlsTable {
                 settings.passwords = passwords[p].clone();
             }
             // http2: ALPN `h2` first for a server with HTTP/2 (nginx's
-            // ngx_http_ssl_alpn_select: h2 when the connection's server has it).
-            if s.http2.on || s.listen.iter().any(|l| crate::ctx::http2_on(conf, l.addr)) {
+            // ngx_http_ssl_alpn_select: h2 when the server SNI chose, else
+            // the default one, says `http2 on`, or its address `listen ...
+            // http2`; another server's `http2 on` on the address does not).
+            if s.http2.on
+                || s.listen
+                    .iter()
+                    .any(|l| crate::ctx::http2_listen(conf, l.addr))
+            {
                 settings.alpn = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
             }
             let built = settings.build(cache).map_err(|source| TlsConfError {

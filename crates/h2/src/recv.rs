@@ -326,6 +326,17 @@ impl Connection {
                 "concurrent streams exceeded",
             ));
         }
+        // A body may follow before our SETTINGS are acknowledged, while
+        // the peer counts on the protocol's window and ours is smaller:
+        // nginx refuses the stream (ngx_http_v2_state_headers).
+        if !self.settings_acked && !b.end_stream && self.cfg.initial_window < limits::DEFAULT_WINDOW
+        {
+            return Err(Violation::Stream(
+                id,
+                ErrorCode::RefusedStream,
+                "client sent stream with data before settings were acknowledged",
+            ));
+        }
         self.new_streams += 1;
         if self.new_streams > 2 * self.cfg.max_concurrent_streams {
             return Err(Violation::Stream(
@@ -335,6 +346,7 @@ impl Connection {
             ));
         }
         let mut head = request::request_head(fields).unwrap_or_else(request::bad_request);
+        head.block_len = b.bytes.len();
         // Before our SETTINGS are acknowledged the peer may count on the
         // protocol's initial window; a smaller one of ours applies after.
         let recv_window = match self.settings_acked {

@@ -25,6 +25,10 @@ pub struct RequestHead {
     /// finalize the request with NGX_HTTP_BAD_REQUEST), not the stream
     /// error RFC 9113 §8.1.1 gives it, and CONNECT with 405.
     pub bad: Option<(u16, &'static str)>,
+    /// The header block's bytes (HEADERS and CONTINUATION payloads without
+    /// padding and priority): nginx's `$request_length` of the stream
+    /// before its DATA (`ngx_http_v2_state_headers`).
+    pub block_len: usize,
 }
 
 /// Field names that are connection-specific in HTTP/1 and have no place in

@@ -285,6 +285,12 @@ impl Request {
         self.head().get(r.clone()).unwrap_or(&[])
     }
 
+    /// An HTTP/2 request's head length is its header block's, not that of
+    /// the HTTP/1.1 text the engine made of it (`$request_length`).
+    pub fn set_head_len(&mut self, n: usize) {
+        self.head_len = n;
+    }
+
     /// An HTTP/2 request the engine gave the codec as an HTTP/1.1 head
     /// (its adapter, engine/src/h2/head.rs): the request line says
     /// `HTTP/2.0` from now on, as nginx's `$request` of an HTTP/2 stream.

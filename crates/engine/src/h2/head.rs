@@ -17,14 +17,16 @@ use peregrine_h2::request::CONNECTION_SPECIFIC;
 /// Writes `head` as the HTTP/1.1 head the codec parses: the request line
 /// from `:method` and `:path`, `Host` from `:authority` (unless a `host`
 /// field came, RFC 9113 §8.3.1), the fields in order with the `cookie`
-/// fields joined by "; " (§8.2.3), and the blank line.
-pub fn request_text(head: &RequestHead, out: &mut Vec<u8>) {
+/// fields joined by "; " (§8.2.3), and the blank line. True when `Host`
+/// was made from `:authority` (it is no field the client sent).
+pub fn request_text(head: &RequestHead, out: &mut Vec<u8>) -> bool {
     out.clear();
     out.extend_from_slice(&head.method);
     out.push(b' ');
     out.extend_from_slice(head.path.as_deref().unwrap_or(b"/"));
     out.extend_from_slice(b" HTTP/1.1\r\n");
     let has_host = head.fields.iter().any(|(n, _)| n == b"host");
+    let made_host = !has_host && head.authority.is_some();
     if let (Some(a), false) = (&head.authority, has_host) {
         out.extend_from_slice(b"host: ");
         out.extend_from_slice(a);
@@ -54,6 +56,7 @@ pub fn request_text(head: &RequestHead, out: &mut Vec<u8>) {
         out.extend_from_slice(b"\r\n");
     }
     out.extend_from_slice(b"\r\n");
+    made_host
 }
 
 /// A field as HPACK encodes it: (lowercase name, value).
@@ -127,9 +130,10 @@ mod tests {
             fields,
             content_length: None,
             bad: None,
+            block_len: 0,
         };
         let mut out = Vec::new();
-        request_text(&head, &mut out);
+        assert!(request_text(&head, &mut out));
         assert_eq!(
             out,
             b"GET /x?y HTTP/1.1\r\nhost: example.com\r\ncookie: a=1; b=2\r\naccept: */*\r\n\r\n"

@@ -55,7 +55,7 @@ pub(super) enum Piece {
 pub(super) struct Stream {
     pub ex: Box<Exchange>,
     pub pieces: VecDeque<Piece>,
-    /// `$request_length`: the head as given to the codec, plus DATA.
+    /// `$request_length`: the header block as received, plus DATA.
     pub request_length: u64,
     pub start: SystemTime,
     pub head_bytes: u64,
@@ -83,6 +83,44 @@ fn flatten(body: &Body, out: &mut VecDeque<Piece>) {
         Body::Parts(parts) => parts.iter().for_each(|p| flatten(p, out)),
         _ => {}
     }
+}
+
+/// The most bytes of adjacent small memory pieces joined into one.
+const COALESCE_MAX: usize = 4096;
+
+/// Joins runs of adjacent memory pieces up to [`COALESCE_MAX`] bytes, so
+/// that they go out in one DATA frame: nginx's `ngx_http_v2_send_chain`
+/// frames a chain's buffers together, so an error page (its text, the
+/// `server_tokens` footer, the MSIE padding) is one frame, not three
+/// (clients and nginx's tests read the first DATA frame as the page).
+fn coalesce(pieces: &mut VecDeque<Piece>) {
+    let small =
+        |p: &Piece| matches!(p, Piece::Mem { data, pos: 0 } if data.bytes().len() < COALESCE_MAX);
+    if pieces.len() < 2
+        || !pieces
+            .iter()
+            .zip(pieces.iter().skip(1))
+            .any(|(a, b)| small(a) && small(b))
+    {
+        return;
+    }
+    let mut out = VecDeque::with_capacity(pieces.len());
+    for p in pieces.drain(..) {
+        if let (Some(Piece::Mem { data, pos: 0 }), Piece::Mem { data: next, pos: 0 }) =
+            (out.back_mut(), &p)
+            && data.bytes().len() + next.bytes().len() <= COALESCE_MAX
+        {
+            let mut joined = match std::mem::replace(data, Mem::Static(b"")) {
+                Mem::Owned(v) => v,
+                other => other.bytes().to_vec(),
+            };
+            joined.extend_from_slice(next.bytes());
+            *data = Mem::Owned(joined);
+            continue;
+        }
+        out.push_back(p);
+    }
+    *pieces = out;
 }
 
 impl Stream {
@@ -134,9 +172,17 @@ impl H2Session {
         self.set_gauge(Gauge::Writing, cx);
         let start = cx.wall;
         let mut ex = cx.exchanges.take();
-        head::request_text(req, &mut self.headbuf);
-        let parsed =
-            peregrine_codec::parse_request(&self.headbuf, &cx.lctx(self.lst).limits, ex.req_mut());
+        let made_host = head::request_text(req, &mut self.headbuf);
+        let limits = &cx.lctx(self.lst).limits;
+        let parsed = if made_host {
+            // `max_headers` counts the fields the client sent: nginx keeps
+            // `:authority` apart from them (h2_max_headers.t).
+            let mut limits = limits.clone();
+            limits.max_headers = limits.max_headers.saturating_add(1);
+            peregrine_codec::parse_request(&self.headbuf, &limits, ex.req_mut())
+        } else {
+            peregrine_codec::parse_request(&self.headbuf, limits, ex.req_mut())
+        };
         let mut note = None;
         match parsed {
             // A head the h2 crate found malformed: nginx's 400 (405 for
@@ -149,7 +195,15 @@ impl H2Session {
             Ok(Parsed::Complete(_)) => {
                 ex.set_parsed();
                 ex.req_mut().mark_http2();
-                note = self.answer(&mut ex, req.content_length, cx);
+                ex.req_mut().set_head_len(req.block_len);
+                if self.protocol_disabled(&mut ex, cx) {
+                    let why = "client attempted to request the server name \
+                               for which the negotiated protocol is disabled";
+                    self.log(cx, LogLevel::Info, why);
+                    ex.resp = Some(self.error_page(421, cx));
+                } else {
+                    note = self.answer(&mut ex, req.content_length, cx);
+                }
             }
             Ok(Parsed::Partial) => ex.resp = Some(self.error_page(400, cx)),
             Err(e) => {
@@ -160,9 +214,21 @@ impl H2Session {
         if let Some(status) = self.refuse {
             ex.resp = Some(self.error_page(status, cx));
         }
-        if let Some(held) = cx.core.take_held() {
-            // limit_conn's slots go with the exchange; a delay
-            // (limit_req, auth_delay) is not waited out on HTTP/2 yet.
+        let mut held = cx.core.take_held();
+        if let Some(r) = held
+            .as_mut()
+            .filter(|h| h.delay.is_some())
+            .and_then(|h| h.resume.take())
+        {
+            // A delay (limit_req's burst, auth_delay): its answer is not
+            // to be sent. nginx waits it out; a stream's request runs
+            // again at once (the answer is right, the pace is not yet).
+            cx.core.resume(r, start);
+            note = self.answer(&mut ex, req.content_length, cx);
+            held = cx.core.take_held();
+        }
+        if let Some(held) = held {
+            // limit_conn's slots go with the exchange.
             ex.held = Some(held);
         }
         if cx.core.has_subrequest() {
@@ -204,7 +270,7 @@ impl H2Session {
                 job.body = JobBody::Client;
             }
             let jk = cx.upstreams.add_stream_job(key);
-            let len = self.headbuf.len() as u64;
+            let len = req.block_len as u64;
             let j = super::proxy::Job::new(ex, job, jk, kind, len, start);
             self.jobs.insert(id, j);
             return;
@@ -212,7 +278,7 @@ impl H2Session {
         let mut s = Stream {
             ex,
             pieces: VecDeque::new(),
-            request_length: self.headbuf.len() as u64,
+            request_length: req.block_len as u64,
             start,
             head_bytes: 0,
             body_bytes: 0,
@@ -279,6 +345,7 @@ impl H2Session {
             s.pieces = pieces;
             s.trailers = trailers;
         }
+        coalesce(&mut s.pieces);
         if let Some(c) = resp.conf.as_deref() {
             let chunk = u32::try_from(c.conn.http2_chunk_size).unwrap_or(u32::MAX);
             self.conn.set_chunk_size(id, chunk);
@@ -388,6 +455,20 @@ impl H2Session {
             r.server = r.server.take().or(server);
         }
         note
+    }
+
+    /// The server the request's Host chooses says `http2 off` and no
+    /// `listen` of the address says `http2`: nginx answers 421
+    /// (`ngx_http_v2_run_request`), the client having reached it through
+    /// another server's ALPN `h2`.
+    fn protocol_disabled(&self, ex: &mut Exchange, cx: &Ctx) -> bool {
+        if cx.lctx(self.lst).http2_listen {
+            return false;
+        }
+        let host = ex.req_mut().host();
+        cx.core
+            .select(self.info.local, host, "/")
+            .is_some_and(|(srv, _)| !srv.http2.on)
     }
 
     /// The default server's page for a request that could not be taken.

@@ -374,6 +374,13 @@ impl TlsStream {
         (v, refuse)
     }
 
+    /// The handshake chose ALPN `h2`: the connection speaks HTTP/2 (nginx's
+    /// `ngx_http_ssl_handshake_handler`); without it, the preface is a bad
+    /// HTTP/1 request.
+    pub fn alpn_is_h2(&self) -> bool {
+        matches!(&self.state, State::Open(c) if c.alpn_protocol() == Some(b"h2"))
+    }
+
     /// The client spoke plain HTTP (see [`super::Transport::plain_on_tls`]).
     pub fn is_plain(&self) -> bool {
         matches!(self.state, State::Plain)

@@ -185,9 +185,10 @@ fn request_body_credit_comes_back_as_window_updates() {
 }
 
 #[test]
-fn before_our_settings_are_acked_the_default_window_holds() {
-    // A preread window of 0: until the ACK, the client may still send the
-    // protocol's 65535 bytes (nginx refuses such streams instead).
+fn before_our_settings_are_acked_a_stream_with_a_body_is_refused() {
+    // A preread window of 0: until the ACK the client may count on the
+    // protocol's 65535 bytes; nginx refuses such a stream
+    // (h2_request_body_preread.t "no SETTINGS ack - REFUSED_STREAM").
     let cfg = Config {
         initial_window: 0,
         ..Config::default()
@@ -196,7 +197,7 @@ fn before_our_settings_are_acked_the_default_window_holds() {
     input.extend(frame(Kind::Settings, 0, 0, &[]));
     input.extend(frame(Kind::Headers, flags::END_HEADERS, 1, &block(&GET)));
     input.extend(frame(Kind::Data, 0, 1, &[0; 16384]));
-    assert_eq!(run_with(cfg, &input).rst(1), None);
+    assert_eq!(run_with(cfg, &input).rst(1), Some(ErrorCode::RefusedStream));
     // After the ACK, a new stream gets our window of 0.
     input.extend(frame(Kind::Settings, flags::ACK, 0, &[]));
     input.extend(frame(Kind::Headers, flags::END_HEADERS, 3, &block(&GET)));
