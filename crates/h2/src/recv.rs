@@ -352,6 +352,7 @@ impl Connection {
             s.recv_closed = true;
         }
         self.streams.insert(id, s);
+        self.tree.open(id, b.priority);
         self.last_processed = id;
         self.payload_bytes += b.bytes.len() as u64;
         self.priority_budget = self
@@ -396,6 +397,7 @@ impl Connection {
         if let Some(s) = self.streams.get_mut(&h.stream) {
             s.priority = priority;
         }
+        self.tree.prioritize(h.stream, priority);
         Ok(Some(Event::Priority {
             stream: h.stream,
             priority,
