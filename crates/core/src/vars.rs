@@ -288,7 +288,19 @@ impl VarCtx<'_> {
                 } else if let Some(h) = name.strip_prefix("http_") {
                     let header: String =
                         h.chars().map(|c| if c == '_' { '-' } else { c }).collect();
-                    out.push_str(self.req.header(&header).unwrap_or(""));
+                    match self.req.header(&header) {
+                        Some(v) => out.push_str(v),
+                        None if h.contains('_') => push_underscored(self.req.headers, h, out),
+                        None => {}
+                    }
+                } else if let Some(c) = name.strip_prefix("cookie_") {
+                    let mut found = None;
+                    self.req.headers.each_value("cookie", &mut |v| {
+                        if found.is_none() {
+                            found = cookie(v, c);
+                        }
+                    });
+                    out.push_str(found.unwrap_or(""));
                 } else if let Some(a) = name.strip_prefix("arg_") {
                     out.push_str(arg(self.args.unwrap_or(""), a).unwrap_or(""));
                 } else if let Some((_, v)) = self.named.iter().find(|(n, _)| n == name) {
@@ -397,6 +409,44 @@ pub fn request_id(conn: &crate::response::ConnInfo) -> String {
     format!("{a:016x}{b:016x}")
 }
 
+/// `$http_NAME` for a field whose name has `_` itself (kept with
+/// `underscores_in_headers on` or `ignore_invalid_headers off`): nginx's
+/// `ngx_http_variable_unknown_header` compares names with `-` read as `_`,
+/// any case, so `$http_x_foo` finds `x_foo` as well as `x-foo`.
+fn push_underscored(headers: &dyn crate::request::HeaderLookup, var: &str, out: &mut String) {
+    let mut done = false;
+    headers.each(&mut |n, v| {
+        let same = n.len() == var.len()
+            && n.bytes().zip(var.bytes()).all(|(a, b)| {
+                let a = if a == b'-' {
+                    b'_'
+                } else {
+                    a.to_ascii_lowercase()
+                };
+                a == b.to_ascii_lowercase()
+            });
+        if same && !done {
+            done = true;
+            out.push_str(&String::from_utf8_lossy(v));
+        }
+    });
+}
+
+/// `$cookie_NAME` in one `Cookie` field: pairs split on `;`, leading
+/// spaces skipped, the name matched case-insensitively
+/// (`ngx_http_parse_multi_header_lines`). Over HTTP/2 the `cookie` fields
+/// arrive joined into one (RFC 9113 §8.2.3).
+pub(crate) fn cookie<'a>(field: &'a str, name: &str) -> Option<&'a str> {
+    field.split(';').find_map(|pair| {
+        let pair = pair.trim_start_matches([' ', '\t']);
+        let rest = pair.get(name.len()..)?;
+        (pair.is_char_boundary(name.len())
+            && pair[..name.len()].eq_ignore_ascii_case(name)
+            && rest.starts_with('='))
+        .then(|| &rest[1..])
+    })
+}
+
 /// `$arg_NAME`: the first `NAME=value` of the query (case-insensitive name).
 pub(crate) fn arg<'a>(args: &'a str, name: &str) -> Option<&'a str> {
     args.split('&').find_map(|kv| {
@@ -412,7 +462,11 @@ mod tests {
 
     #[test]
     fn expands_common_variables() {
-        let hdr = vec![("User-Agent", "curl")];
+        let hdr = vec![
+            ("User-Agent", "curl"),
+            ("Cookie", "a=b;  C=d; e"),
+            ("x_foo", "bar"),
+        ];
         let req = RequestView {
             method: Method::Get,
             method_name: "GET",
@@ -463,6 +517,8 @@ mod tests {
             v.expand("$arg_y-$http_user_agent-$server_port"),
             "2-curl-8080"
         );
+        assert_eq!(v.expand("$cookie_a|$cookie_c|$cookie_e|$cookie_"), "b|d||");
+        assert_eq!(v.expand("$http_x_foo|$http_x_bar"), "bar|");
         assert_eq!(v.expand("$ $unknown end$"), "$  end$");
         assert_eq!(v.expand("${unterminated"), "");
         assert_eq!(v.expand("$remote_addr $scheme"), "10.0.0.1 http");
