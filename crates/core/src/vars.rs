@@ -111,7 +111,11 @@ impl VarCtx<'_> {
                     .chars()
                     .map(|c| if c == '_' { '-' } else { c })
                     .collect();
-                out.push_str(self.req.header(&header).unwrap_or(""));
+                match self.req.header(&header) {
+                    Some(v) => out.push_str(v),
+                    None if rest.contains('_') => push_underscored(self.req.headers, rest, out),
+                    None => {}
+                }
             }
             Family::Arg => out.push_str(arg(self.args.unwrap_or(""), rest).unwrap_or("")),
             Family::Cookie => {
@@ -501,13 +505,41 @@ pub fn request_id(conn: &crate::response::ConnInfo) -> String {
     format!("{a:016x}{b:016x}")
 }
 
-/// The value of cookie `name` in one `Cookie` field: pairs split on `;`,
-/// leading spaces skipped, the name matched case-insensitively
-/// (`ngx_http_parse_multi_header_lines`).
-fn cookie<'a>(field: &'a str, name: &str) -> Option<&'a str> {
+/// `$http_NAME` for a field whose name has `_` itself (kept with
+/// `underscores_in_headers on` or `ignore_invalid_headers off`): nginx's
+/// `ngx_http_variable_unknown_header` compares names with `-` read as `_`,
+/// any case, so `$http_x_foo` finds `x_foo` as well as `x-foo`.
+fn push_underscored(headers: &dyn crate::request::HeaderLookup, var: &str, out: &mut String) {
+    let mut done = false;
+    headers.each(&mut |n, v| {
+        let same = n.len() == var.len()
+            && n.bytes().zip(var.bytes()).all(|(a, b)| {
+                let a = if a == b'-' {
+                    b'_'
+                } else {
+                    a.to_ascii_lowercase()
+                };
+                a == b.to_ascii_lowercase()
+            });
+        if same && !done {
+            done = true;
+            out.push_str(&String::from_utf8_lossy(v));
+        }
+    });
+}
+
+/// `$cookie_NAME` in one `Cookie` field: pairs split on `;`, leading
+/// spaces skipped, the name matched case-insensitively
+/// (`ngx_http_parse_multi_header_lines`). Over HTTP/2 the `cookie` fields
+/// arrive joined into one (RFC 9113 §8.2.3).
+pub(crate) fn cookie<'a>(field: &'a str, name: &str) -> Option<&'a str> {
     field.split(';').find_map(|pair| {
-        let (k, v) = pair.trim_start().split_once('=')?;
-        k.eq_ignore_ascii_case(name).then_some(v)
+        let pair = pair.trim_start_matches([' ', '\t']);
+        let rest = pair.get(name.len()..)?;
+        (pair.is_char_boundary(name.len())
+            && pair[..name.len()].eq_ignore_ascii_case(name)
+            && rest.starts_with('='))
+        .then(|| &rest[1..])
     })
 }
 
@@ -526,7 +558,11 @@ mod tests {
 
     #[test]
     fn expands_common_variables() {
-        let hdr = vec![("User-Agent", "curl"), ("Cookie", "x=1;  A=two; b")];
+        let hdr = vec![
+            ("User-Agent", "curl"),
+            ("Cookie", "x=1;  A=two; b"),
+            ("x_foo", "bar"),
+        ];
         let req = RequestView {
             method: Method::Get,
             method_name: "GET",
@@ -577,6 +613,7 @@ mod tests {
             v.expand("$arg_y-$http_user_agent-$server_port"),
             "2-curl-8080"
         );
+        assert_eq!(v.expand("$http_x_foo|$http_x_bar"), "bar|");
         assert_eq!(v.expand("$ $unknown end$"), "$  end$");
         assert_eq!(v.expand("${unterminated"), "");
         assert_eq!(v.expand("$remote_addr $scheme"), "10.0.0.1 http");

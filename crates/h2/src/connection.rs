@@ -165,6 +165,8 @@ pub struct Connection {
     /// The peer acknowledged our SETTINGS: until then it may use the
     /// protocol's initial window (§6.9.2), not ours.
     pub(crate) settings_acked: bool,
+    /// RFC 7540 §5.3's dependency tree, for the order streams send in.
+    pub(crate) tree: crate::priority::Tree,
 }
 
 impl Connection {
@@ -205,6 +207,7 @@ impl Connection {
             priority_budget: cfg.max_concurrent_streams.max(limits::PRIORITY_LIMIT_MIN),
             new_streams: 0,
             settings_acked: false,
+            tree: crate::priority::Tree::default(),
         }
     }
 
@@ -377,6 +380,7 @@ impl Connection {
             self.closed.pop_front();
         }
         self.closed.push_back((stream, by));
+        self.tree.close(stream);
     }
 
     pub(crate) fn closed_by(&self, stream: u32) -> Option<Closer> {

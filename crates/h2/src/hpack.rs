@@ -400,9 +400,17 @@ fn put_int(out: &mut Vec<u8>, first: u8, n: u32, mut v: usize) {
     out.push(v as u8);
 }
 
+/// A string literal (§5.2): Huffman-coded when that is shorter, as
+/// nginx's `ngx_http_v2_string_encode` chooses.
 fn put_str(out: &mut Vec<u8>, s: &[u8]) {
-    put_int(out, 0, 7, s.len());
-    out.extend_from_slice(s);
+    let coded = huffman::encoded_len(s);
+    if coded < s.len() {
+        put_int(out, 0x80, 7, coded);
+        huffman::encode(s, out);
+    } else {
+        put_int(out, 0, 7, s.len());
+        out.extend_from_slice(s);
+    }
 }
 
 /// Appends one field, encoded without touching any dynamic table: the
@@ -453,6 +461,18 @@ mod tests {
             .unwrap();
         assert_eq!(out.iter().collect::<Vec<_>>(), fields.to_vec());
         assert_eq!(out.get(b"server"), Some(&b"peregrine"[..]));
+        // Huffman only where it is shorter (h2_headers.t): rare
+        // characters go as they are, common ones coded.
+        let mut block = Vec::new();
+        encode_field(&mut block, b"x-a", b"aaaaa");
+        encode_field(&mut block, b"x-b", b"{{{{{");
+        assert!(!block.windows(5).any(|w| w == b"aaaaa"));
+        assert!(block.windows(5).any(|w| w == b"{{{{{"));
+        Decoder::default()
+            .decode(&block, 1 << 20, 1 << 20, &mut out)
+            .unwrap();
+        assert_eq!(out.get(b"x-a"), Some(&b"aaaaa"[..]));
+        assert_eq!(out.get(b"x-b"), Some(&b"{{{{{"[..]));
     }
 
     #[test]

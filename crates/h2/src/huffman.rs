@@ -1,5 +1,7 @@
-//! HPACK's Huffman code (RFC 7541 §5.2, Appendix B), decoding only (our
-//! encoder sends strings as they are, see hpack.rs).
+//! HPACK's Huffman code (RFC 7541 §5.2, Appendix B). The encoder codes a
+//! response's string when that makes it shorter, as nginx's
+//! `ngx_http_v2_string_encode` does (h2_headers.t checks it); strings of
+//! rare characters, which coding makes longer, go as they are.
 //!
 //! The code is canonical (the codes of one length are consecutive and
 //! longer codes follow shorter ones), so a decoder needs, per length, the
@@ -351,6 +353,37 @@ pub fn decode(src: &[u8], out: &mut Vec<u8>) -> Result<(), BadHuffman> {
     Ok(())
 }
 
+/// The bytes `src` takes Huffman-coded, padding included.
+pub fn encoded_len(src: &[u8]) -> usize {
+    let bits: usize = src
+        .iter()
+        .map(|&b| usize::from(CODES[usize::from(b)].1))
+        .sum();
+    bits.div_ceil(8)
+}
+
+/// Appends `src` Huffman-coded; the last byte is padded with ones (the
+/// start of EOS, §5.2).
+pub fn encode(src: &[u8], out: &mut Vec<u8>) {
+    // At most 7 bits wait between symbols and a code is at most 30 bits
+    // long: the accumulator never holds more than 37.
+    let (mut acc, mut bits) = (0u64, 0u32);
+    for &b in src {
+        let (code, len) = CODES[usize::from(b)];
+        acc = (acc << len) | u64::from(code);
+        bits += u32::from(len);
+        while bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+        }
+        acc &= (1 << bits) - 1;
+    }
+    if bits > 0 {
+        let pad = 8 - bits;
+        out.push(((acc << pad) | ((1 << pad) - 1)) as u8);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -384,6 +417,32 @@ mod tests {
         out.clear();
         decode(b"\xa8\xeb\x10\x64\x9c\xbf", &mut out).unwrap();
         assert_eq!(out, b"no-cache");
+    }
+
+    #[test]
+    fn rfc7541_c4_strings_encode() {
+        let mut out = Vec::new();
+        encode(b"www.example.com", &mut out);
+        assert_eq!(out, b"\xf1\xe3\xc2\xe5\xf2\x3a\x6b\xa0\xab\x90\xf4\xff");
+        assert_eq!(encoded_len(b"www.example.com"), out.len());
+        out.clear();
+        encode(b"no-cache", &mut out);
+        assert_eq!(out, b"\xa8\xeb\x10\x64\x9c\xbf");
+    }
+
+    #[test]
+    fn every_byte_round_trips() {
+        // Each symbol alone (every code length, every padding), and all of
+        // them in a row.
+        let all: Vec<u8> = (0..=255).collect();
+        for s in all.chunks(1).chain([&all[..]]) {
+            let mut coded = Vec::new();
+            encode(s, &mut coded);
+            assert_eq!(coded.len(), encoded_len(s));
+            let mut back = Vec::new();
+            decode(&coded, &mut back).unwrap();
+            assert_eq!(back, s);
+        }
     }
 
     #[test]

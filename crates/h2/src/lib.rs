@@ -21,7 +21,8 @@
 //! (idle, send and the shutdown PING's answer: the engine's, with
 //! [`Connection::is_stalled`] and [`Connection::open_streams`] to see
 //! state), scheduling between streams (the session decides which stream
-//! sends next, round robin or by [`Priority`]; [`Connection::sendable`]
+//! sends next, in the order [`Connection::send_order`] gives from the
+//! RFC 7540 dependency tree of [`priority`]; [`Connection::sendable`]
 //! tells how much each may send), what a request means (core), logging.
 //!
 //! Why hand-written: the `h2` crate is bound to tokio's I/O traits, keeps
@@ -51,6 +52,7 @@ pub mod frame;
 pub mod hpack;
 mod huffman;
 pub mod limits;
+pub mod priority;
 mod recv;
 pub mod request;
 mod send;

@@ -364,6 +364,7 @@ impl Connection {
             s.recv_closed = true;
         }
         self.streams.insert(id, s);
+        self.tree.open(id, b.priority);
         self.last_processed = id;
         self.payload_bytes += b.bytes.len() as u64;
         self.priority_budget = self
@@ -408,6 +409,7 @@ impl Connection {
         if let Some(s) = self.streams.get_mut(&h.stream) {
             s.priority = priority;
         }
+        self.tree.prioritize(h.stream, priority);
         Ok(Some(Event::Priority {
             stream: h.stream,
             priority,

@@ -276,6 +276,12 @@ impl Connection {
         self.streams.get(&stream).map(|s| s.priority)
     }
 
+    /// The order two streams' DATA goes out in: RFC 7540 §5.3's tree as
+    /// nginx ranks it (see [`crate::priority`]).
+    pub fn send_order(&self, a: u32, b: u32) -> std::cmp::Ordering {
+        self.tree.cmp(a, b)
+    }
+
     /// The response has begun and its window (the stream's or the
     /// connection's) is shut: a zero-window stall. The engine bounds it with
     /// its send timer (`send_timeout`), as nginx does, then resets.

@@ -230,6 +230,27 @@ impl UpstreamVars {
             same.then(|| std::str::from_utf8(self.head.get(v.clone())?).ok())?
         })
     }
+
+    /// `$upstream_cookie_NAME`: the value of cookie `name` set by the
+    /// answer, from the first `Set-Cookie` field whose cookie it is
+    /// (`ngx_http_parse_set_cookie_lines`: the name opens the field, the
+    /// value ends at `;`).
+    pub fn set_cookie(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find_map(|(n, v)| {
+            let hn = self.head.get(n.clone())?;
+            if !hn.eq_ignore_ascii_case(b"set-cookie") {
+                return None;
+            }
+            let v = std::str::from_utf8(self.head.get(v.clone())?).ok()?;
+            let v = v.trim_start_matches([' ', '\t']);
+            let rest = v.get(name.len()..)?;
+            if !v.is_char_boundary(name.len()) || !v[..name.len()].eq_ignore_ascii_case(name) {
+                return None;
+            }
+            let value = rest.strip_prefix('=')?;
+            Some(value.split(';').next().unwrap_or("").trim_end())
+        })
+    }
 }
 
 /// nginx's `%T.%03M` for a duration, `-` for none.
@@ -290,6 +311,8 @@ impl UpstreamVars {
             _ => {
                 if let Some(h) = name.strip_prefix("upstream_http_") {
                     out.push_str(u.header(h).unwrap_or(""));
+                } else if let Some(c) = name.strip_prefix("upstream_cookie_") {
+                    out.push_str(u.set_cookie(c).unwrap_or(""));
                 }
             }
         }
@@ -688,5 +711,31 @@ fn default_redirect(url: &str, uri_part: Option<&str>, location: &str) -> Redire
     match uri_part {
         Some(_) => Redirect::Prefix(url.to_string(), location.to_string()),
         None => Redirect::Prefix(format!("{url}/"), "/".to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::UpstreamVars;
+
+    #[test]
+    fn upstream_cookie_is_the_first_set_cookie_of_that_name() {
+        let mut u = UpstreamVars::default();
+        for (n, v) in [
+            ("Set-Cookie", "a=b; Path=/"),
+            ("X-Other", "c=x"),
+            ("set-cookie", " C=d"),
+            ("Set-Cookie", "a=second"),
+        ] {
+            let start = u.head.len();
+            u.head.extend_from_slice(n.as_bytes());
+            let mid = u.head.len();
+            u.head.extend_from_slice(v.as_bytes());
+            u.headers.push((start..mid, mid..u.head.len()));
+        }
+        assert_eq!(u.set_cookie("a"), Some("b"));
+        assert_eq!(u.set_cookie("c"), Some("d"));
+        assert_eq!(u.set_cookie("path"), None);
+        assert_eq!(u.set_cookie("x"), None);
     }
 }

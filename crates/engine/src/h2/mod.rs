@@ -69,6 +69,9 @@ pub struct H2Session {
     jobs: HashMap<u32, proxy::Job>,
     /// Streams with body left and window to send it, in turn.
     sending: VecDeque<u32>,
+    /// How many at the front of `sending` are still to send in this
+    /// round ([`send`]); 0: the next round starts, sorted by priority.
+    round_left: usize,
     /// Streams with body left whose window is shut, until WINDOW_UPDATE.
     parked: Vec<u32>,
     /// A file piece's bytes on their way into a DATA frame.
@@ -116,6 +119,7 @@ impl H2Session {
             streams: HashMap::new(),
             jobs: HashMap::new(),
             sending: VecDeque::new(),
+            round_left: 0,
             parked: Vec::new(),
             scratch: Vec::new(),
             headbuf: Vec::new(),

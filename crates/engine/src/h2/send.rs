@@ -1,7 +1,10 @@
-//! Sending bodies: the streams with body left take turns (RFC 9113 §5.3's
-//! fair round robin), one DATA frame each, within the windows the peer
-//! gave; memory is framed as it is, files are read with `pread` into one
-//! buffer of the connection.
+//! Sending bodies: the streams with body left take turns in rounds, one
+//! DATA frame each per round, within the windows the peer gave; memory is
+//! framed as it is, files are read with `pread` into one buffer of the
+//! connection. Each round goes in priority order (RFC 7540 §5.3 as nginx
+//! ranks streams, [`peregrine_h2::priority`]): every stream sends in every
+//! round, so none starves, and when the connection window opens the
+//! streams that waited for it send in nginx's order (h2_priority.t).
 
 use std::io;
 use std::os::unix::fs::FileExt;
@@ -77,9 +80,19 @@ impl H2Session {
     /// [`OUT_HIGH`] bytes or no stream can send.
     pub(super) fn fill_output(&mut self, cx: &mut Ctx) {
         while self.conn.output().len() < OUT_HIGH {
+            if self.round_left == 0 {
+                // A new round: the streams in priority order (stable, so
+                // equals keep their turn).
+                let conn = &self.conn;
+                self.sending
+                    .make_contiguous()
+                    .sort_by(|&a, &b| conn.send_order(a, b));
+                self.round_left = self.sending.len();
+            }
             let Some(id) = self.sending.pop_front() else {
                 break;
             };
+            self.round_left -= 1;
             let Some(s) = self.streams.get_mut(&id) else {
                 continue;
             };
