@@ -81,3 +81,22 @@ fn an_undefined_variable_in_a_format_is_refused() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("unknown \"no_such_var\" variable"), "{err}");
 }
+
+/// A URI refused while normalised (`/../x`): nginx logs an empty, found
+/// `$uri` (nothing, not `-`).
+#[test]
+fn a_refused_uri_logs_its_request_and_an_empty_uri() {
+    let conf = "worker_processes 1;\nerror_log logs/error.log info;\npid logs/test.pid;\n\
+        events { worker_connections 128; }\n\
+        http {\n    log_format u '[$uri] $status';\n\
+        access_log logs/u.log u;\n    server { listen 127.0.0.1:PORT; server_name localhost; }\n}\n";
+    let s = Server::start(Prefix::new("log-bad-uri"), conf);
+    let out = s.raw(b"GET /../bad_uri HTTP/1.0\r\n\r\n");
+    assert!(
+        out.starts_with(b"HTTP/1.1 400"),
+        "{}",
+        String::from_utf8_lossy(&out)
+    );
+    let lines = crate::support::wait_for_lines(&s.prefix.dir.join("logs/u.log"), 1, |_| true);
+    assert_eq!(lines, ["[] 400"]);
+}

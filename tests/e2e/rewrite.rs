@@ -442,3 +442,28 @@ fn proxy_pass_uri_part_is_ignored_after_rewrite_and_break() {
     assert_eq!(s.get("/flag/x").body_str(), "seen /seen/x");
     assert_eq!(s.get("/kept/a").body_str(), "seen /seen/a");
 }
+
+/// `error_page` to a URI for a `return 302 TEXT`: the page that answers
+/// keeps the redirect's Location (nginx's `headers_out.location` outlives
+/// the internal redirect), with the error_page's status.
+#[test]
+fn an_error_page_keeps_the_redirect_location() {
+    let s = site(
+        "rw-ep-location",
+        r#"
+        location /moved { error_page 302 /page; return 302 /new/page.txt; }
+        location /text { error_page 302 /page; return 302 "there"; }
+        location /page { return 200 "page"; }
+        "#,
+    );
+    let r = s.get("/text");
+    assert_eq!((r.status, r.body_str()), (302, "page"));
+    assert_eq!(r.header("Location"), Some("there"));
+    let r = s.get("/moved");
+    assert_eq!((r.status, r.body_str()), (302, "page"));
+    let loc = r.header("Location").unwrap();
+    assert!(
+        loc.starts_with("http://localhost:") && loc.ends_with("/new/page.txt"),
+        "{loc}"
+    );
+}

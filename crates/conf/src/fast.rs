@@ -195,6 +195,12 @@ pub fn headers_inactive(c: &LocConf) -> bool {
     c.add_headers.is_empty() && c.add_trailers.is_empty() && c.expires == Expires::Off
 }
 
+/// A `charset` without variables: a route's head is the cached file's,
+/// with the charset written at load.
+pub fn charset_constant(c: &LocConf) -> bool {
+    !c.charset.as_deref().is_some_and(|cs| cs.contains('$'))
+}
+
 /// No `source_charset`: recoding changes the body.
 pub fn no_recoding(c: &LocConf) -> bool {
     c.request.source_charset.is_none()

@@ -40,6 +40,10 @@ pub struct RequestConf {
     /// proxied responses that carry their own charset.
     pub override_charset: bool,
     pub autoindex_format: AutoindexFormat,
+    /// `post_action URI|@name` (default none): once the response is sent,
+    /// the URI (or named location) runs as an internal redirect whose
+    /// answer nobody reads (`ngx_http_post_action`).
+    pub post_action: Option<String>,
 }
 
 impl Default for RequestConf {
@@ -58,6 +62,7 @@ impl Default for RequestConf {
             source_charset: None,
             override_charset: false,
             autoindex_format: AutoindexFormat::Html,
+            post_action: None,
         }
     }
 }

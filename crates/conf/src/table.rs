@@ -272,7 +272,13 @@ pub static TABLE: &[Spec] = &[
         Handler::Loc(h::default_type),
         CARRIED,
     ),
-    row("charset", HSL, ONE, Handler::Loc(h::charset), CARRIED),
+    row(
+        "charset",
+        HSL,
+        ONE,
+        Handler::Loc(h::charset),
+        When(f::charset_constant),
+    ),
     row(
         "charset_types",
         HSL,
@@ -656,6 +662,14 @@ pub static TABLE: &[Spec] = &[
         ONE,
         Handler::Loc(r::log_subrequest),
         Neutral,
+    ),
+    // Fast path: the answer is followed by the post action's request.
+    row(
+        "post_action",
+        HSL | LIF,
+        ONE,
+        Handler::Loc(r::post_action),
+        Never,
     ),
     row(
         "internal",

@@ -48,6 +48,11 @@ pub(crate) fn recoding<'m>(
     }
     let (ty, _) = content_type(conf, uri);
     charset_for(conf, ty)?;
+    between(from, to, maps)
+}
+
+/// The map between charsets `from` and `to`, in the direction it is used.
+fn between<'m>(from: &str, to: &str, maps: &'m [CharsetMap]) -> Option<Recoding<'m>> {
     maps.iter().find_map(|m| {
         if m.from.eq_ignore_ascii_case(from) && m.to.eq_ignore_ascii_case(to) {
             Some(Recoding {
@@ -63,6 +68,64 @@ pub(crate) fn recoding<'m>(
             None
         }
     })
+}
+
+/// `override_charset on` and a proxied answer whose Content-Type names a
+/// charset other than the location's `charset`: recoded to it through a
+/// `charset_map` between the two (`ngx_http_charset_header_filter` takes
+/// the answer's charset as the source then). Returns the recoding and the
+/// Content-Type to send.
+pub(crate) fn proxied_recoding<'m>(
+    conf: &LocConf,
+    content_type: &str,
+    maps: &'m [CharsetMap],
+) -> Option<(Recoding<'m>, String)> {
+    if !conf.request.override_charset {
+        return None;
+    }
+    let to = conf.charset.as_deref()?;
+    if to.contains('$') || to.eq_ignore_ascii_case("off") {
+        return None;
+    }
+    let (ty, params) = content_type.split_once(';')?;
+    let ty = ty.trim();
+    let from = params.split(';').find_map(|p| {
+        let (k, v) = p.split_once('=')?;
+        k.trim()
+            .eq_ignore_ascii_case("charset")
+            .then(|| v.trim().trim_matches('"'))
+    })?;
+    if from.eq_ignore_ascii_case(to) {
+        return None;
+    }
+    charset_for(conf, ty)?;
+    let r = between(from, to, maps)?;
+    Some((r, format!("{ty}; charset={to}")))
+}
+
+/// `charset` with variables (`charset $arg_c`): the head's writers put
+/// the template after Content-Type's type; this request's value goes in
+/// its place, and an empty value leaves no charset parameter
+/// (`ngx_http_destination_charset` reads the variable per request).
+pub(crate) fn expand_in_head(ctx: &Ctx<'_>, r: &mut crate::Response) {
+    let Some(tpl) = ctx.conf.charset.as_deref().filter(|c| c.contains('$')) else {
+        return;
+    };
+    let needle = format!("; charset={tpl}");
+    let Some(ct) = r.head.get_str("Content-Type") else {
+        return;
+    };
+    let Some(at) = ct.find(&needle) else {
+        return;
+    };
+    let value = ctx.vars().expand(tpl);
+    let mut new = ct[..at].to_string();
+    if !value.is_empty() {
+        new.push_str("; charset=");
+        new.push_str(&value);
+    }
+    new.push_str(&ct[at + needle.len()..]);
+    r.head.to_mut().set("Content-Type", new);
 }
 
 impl Recoding<'_> {

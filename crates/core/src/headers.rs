@@ -154,10 +154,25 @@ impl Added {
         Added { at }
     }
 
-    /// `Expires` and `Cache-Control`.
+    /// `Expires` and `Cache-Control`, each in place of the response's
+    /// own when it has one (a proxied answer's): `ngx_http_set_expires`
+    /// reuses `headers_out.expires` and the first `Cache-Control`, and
+    /// hides the others.
     fn add(&mut self, resp: &mut Response, date: Text, cc: Text) {
-        self.add_field(resp, "Expires".into_text(), date);
-        self.add_field(resp, "Cache-Control".into_text(), cc);
+        self.replace(resp, "Expires", date);
+        self.replace(resp, "Cache-Control", cc);
+    }
+
+    fn replace(&mut self, resp: &mut Response, name: &'static str, value: Text) {
+        let Some(at) = resp.head.position(name) else {
+            return self.add_field(resp, name.into_text(), value);
+        };
+        let head = resp.head.to_mut();
+        head.set_value(at, value);
+        while let Some(next) = head.fields()[at + 1..].iter().position(|f| f.is(name)) {
+            head.remove_at(at + 1 + next);
+            self.removed(at + 1 + next);
+        }
     }
 
     fn add_field(&mut self, resp: &mut Response, name: Text, value: Text) {
@@ -184,13 +199,13 @@ impl Added {
 /// other body is framed here, and then the engine's compression filter
 /// leaves it alone (nginx would compress it, then chunk it).
 fn add_trailers(resp: &mut Response, ctx: &Ctx<'_>, safe: bool) {
-    let applies = ctx.conf.add_trailers.iter().any(|t| safe || t.always);
-    if !applies
-        || resp.header_only
-        || ctx.req.version < (1, 1)
-        || resp.status < 200
-        || !ctx.conf.conn.chunked_transfer_encoding
-    {
+    if !trailers_apply(&ctx.conf, resp.status, ctx.req.version >= (1, 1)) || resp.header_only {
+        return;
+    }
+    if ctx.upstream.is_some() && matches!(resp.body, Body::Empty) {
+        // The head of a proxied answer: its body is read whole first
+        // (`HttpCore::holds_proxied`), then framed with the trailers
+        // ([`proxied_trailers`]).
         return;
     }
     let mut trailers = FieldList::new();
@@ -234,6 +249,24 @@ fn add_trailers(resp: &mut Response, ctx: &Ctx<'_>, safe: bool) {
     resp.body = Body::Parts(parts);
     resp.content_length = None;
     resp.compressible = false;
+}
+
+/// Whether `add_trailer` applies to an answer with `status` in a location
+/// with `conf`, to an HTTP/1.1 client (`http11`).
+pub(crate) fn trailers_apply(conf: &LocConf, status: u16, http11: bool) -> bool {
+    let safe = safe_status(status);
+    conf.add_trailers.iter().any(|t| safe || t.always)
+        && http11
+        && status >= 200
+        && conf.conn.chunked_transfer_encoding
+}
+
+/// `add_trailer` on a proxied answer read whole (`HttpCore::filter_proxied`):
+/// its trailers, with the answer's `$upstream_*` known.
+pub(crate) fn proxied_trailers(resp: &mut Response, ctx: &Ctx<'_>) {
+    if !resp.header_only {
+        add_trailers(resp, ctx, safe_status(resp.status));
+    }
 }
 
 /// Puts `end` (`0\r\n`, trailers, blank line) in place of the last chunk

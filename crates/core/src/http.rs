@@ -129,6 +129,10 @@ pub(crate) struct Ctx<'a> {
     uri_changes: u8,
     /// The status `error_page` imposes (nginx's `r->err_status`).
     pub err_status: Option<u16>,
+    /// The Location of a redirect that `error_page` replaced by a URI:
+    /// nginx's `r->headers_out.location` outlives the internal redirect,
+    /// so the page that answers still carries it.
+    kept_location: Option<String>,
     error_page_done: bool,
     /// A status that drops keep-alive was met (nginx clears `r->keepalive`
     /// before looking for an error_page, so a custom page also closes).
@@ -527,6 +531,7 @@ impl HttpCore {
             method: req.method,
             uri_changes: MAX_URI_CHANGES + 1,
             err_status: None,
+            kept_location: None,
             error_page_done: false,
             close: false,
             discarded: false,
@@ -626,6 +631,10 @@ impl HttpCore {
             step = match step {
                 Step::Done(mut r) => {
                     r.keepalive &= !ctx.close;
+                    if let Some(loc) = ctx.kept_location.take() {
+                        keep_location(ctx, &mut r, loc);
+                    }
+                    crate::charset::expand_in_head(ctx, &mut r);
                     // nginx's header filter chain runs the headers
                     // filter before the userid filter.
                     if crate::headers::active(&ctx.conf) {
@@ -880,6 +889,9 @@ impl HttpCore {
                 Some(Some(code)) => Some(code),
             };
             let target = ctx.vars().expand(&ep.target);
+            if sp.location.is_some() && (target.starts_with('/') || target.starts_with('@')) {
+                ctx.kept_location = sp.location;
+            }
             if target.starts_with('/') {
                 if ctx.method != Method::Head {
                     ctx.method = Method::Get;
@@ -943,6 +955,22 @@ impl HttpCore {
         r.keepalive = false;
         r
     }
+}
+
+/// Adds the Location an `error_page` redirect kept ([`Ctx::kept_location`])
+/// to the page that answered, unless it has its own; a path gets the
+/// origin as nginx's header filter gives it.
+fn keep_location(ctx: &Ctx<'_>, r: &mut Response, loc: String) {
+    if r.head.get("Location").is_some() {
+        return;
+    }
+    let origin = ctx.origin();
+    let value = if loc.starts_with('/') && !origin.is_empty() {
+        format!("{origin}{loc}")
+    } else {
+        loc
+    };
+    r.head.to_mut().push("Location", value);
 }
 
 /// nginx's internal-redirect budget; `false` when exhausted.

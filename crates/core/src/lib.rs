@@ -53,6 +53,7 @@ mod mcache;
 pub mod metrics;
 mod msie_refresh;
 mod phases;
+mod post_action;
 pub mod proxy;
 mod proxy_protocol;
 mod random_index;

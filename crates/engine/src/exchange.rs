@@ -53,6 +53,8 @@ pub struct Exchange {
     pub sub: Option<Box<crate::upstream::subrequest::SubState>>,
     /// A cache refresh after a stale answer (`*_cache_background_update`).
     pub bg: crate::upstream::background::Background,
+    /// The location's `post_action` was run for this exchange.
+    pub post_done: bool,
 }
 
 impl Exchange {
@@ -83,6 +85,7 @@ impl Exchange {
         self.keepalive = false;
         self.linger = false;
         self.logged = false;
+        self.post_done = false;
         self.upstream = None;
         // Tested first: nearly every exchange holds nothing, and the drop
         // glue of a held one is a call.

@@ -836,6 +836,12 @@ impl Http1 {
             "while reading client request headers"
         };
         self.log(cx, LogLevel::Info, &e.kind.to_string(), doing);
+        if e.kind == peregrine_codec::HttpErrorKind::InvalidUri {
+            // The request line was read and its URI refused while being
+            // normalised: nginx logs the request's line, method and an
+            // empty `$uri` (`ngx_http_process_request_uri` had allocated it).
+            ex.set_parsed();
+        }
         self.set_gauge(Gauge::Writing, cx);
         cx.timers.disarm(self.key as usize);
         // Nothing after a bad head can be trusted as the next request.
@@ -1181,6 +1187,11 @@ impl Http1 {
 
     /// The exchange is over (body discarded too): log, then keep alive or close.
     pub fn complete(&mut self, t: &mut Transport, key: usize, cx: &mut Ctx) -> Step {
+        if self.ex.as_ref().is_some_and(|e| {
+            !e.post_done && e.conf().is_some_and(|c| c.request.post_action.is_some())
+        }) {
+            self.queue_post_action(cx);
+        }
         if self
             .ex
             .as_ref()

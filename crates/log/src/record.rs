@@ -220,7 +220,9 @@ impl<'a> RequestLog<'a> {
             request_line: non_empty(req.request_line()),
             method: non_empty(req.method_str()),
             request_uri: non_empty(req.target()),
-            uri: non_empty(req.path()),
+            // Empty only for a URI refused while normalised: nginx logs
+            // it as found and empty.
+            uri: Some(req.path().as_bytes()),
             // nginx logs `-` for both `/x` and `/x?`.
             args: req.query().and_then(non_empty),
             protocol: Some(req.version().as_str().as_bytes()),

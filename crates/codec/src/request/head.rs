@@ -238,8 +238,11 @@ fn apply_request_line(
         req.path_span = Some(p0..p1);
     } else {
         let raw_path = buf.get(p0..p1).unwrap_or(&[]);
-        uri::normalize_with(raw_path, &mut req.path, limits.merge_slashes)
-            .map_err(|_| bad(K::InvalidUri))?;
+        if uri::normalize_with(raw_path, &mut req.path, limits.merge_slashes).is_err() {
+            // A refused URI leaves no path (nginx logs `$uri` empty).
+            req.path.clear();
+            return Err(bad(K::InvalidUri));
+        }
     }
     Ok(())
 }

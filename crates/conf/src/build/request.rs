@@ -29,6 +29,7 @@ pub struct RawRequest {
     pub source_charset: Option<String>,
     pub override_charset: Option<bool>,
     pub autoindex_format: Option<AutoindexFormat>,
+    pub post_action: Option<String>,
 }
 
 impl RawRequest {
@@ -58,6 +59,7 @@ impl RawRequest {
                 .or_else(|| p.source_charset.clone()),
             override_charset: self.override_charset.unwrap_or(p.override_charset),
             autoindex_format: self.autoindex_format.unwrap_or(p.autoindex_format),
+            post_action: self.post_action.clone().or_else(|| p.post_action.clone()),
         }
     }
 }
@@ -104,6 +106,11 @@ pub fn max_ranges(l: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result<()> {
 /// `source_charset NAME`.
 pub fn source_charset(l: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result<()> {
     set(&mut l.request.source_charset, arg(d, 0).to_string(), d)
+}
+
+/// `post_action URI|@name` (`ngx_conf_set_str_slot`).
+pub fn post_action(l: &mut RawLoc, d: &Directive, _: &Env<'_>) -> Result<()> {
+    set(&mut l.request.post_action, arg(d, 0).to_string(), d)
 }
 
 /// `autoindex_format html|xml|json|jsonp` (`ngx_conf_set_enum_slot`).

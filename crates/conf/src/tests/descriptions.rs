@@ -249,7 +249,13 @@ pub static DESCRIPTIONS: &[(&str, &str)] = &[
     ("default_type", "MIME type of unknown extensions"),
     (
         "charset",
-        "adds `; charset=` to the Content-Type of matching types",
+        "adds `; charset=` to the Content-Type of matching types (variables expanded \
+         per request)",
+    ),
+    (
+        "post_action",
+        "once the response is sent, its URI or named location runs as an internal \
+         redirect whose answer is discarded (a proxied one goes upstream)",
     ),
     ("charset_types", "the types `charset` applies to"),
     ("sendfile", "sendfile(2) for file bodies"),

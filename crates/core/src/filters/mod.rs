@@ -80,9 +80,8 @@ pub(crate) fn apply(
     }
     edit_head(resp, Some(body.len() as u64), keep_validators);
     resp.body = Body::Shared(Arc::from(body));
-    // The engine's gzip filter comes after these (a proxied answer's
-    // body is sent as it is).
-    resp.compressible = ctx.upstream.is_none() && resp.status != 204;
+    // The engine's gzip filter comes after these.
+    resp.compressible = resp.status != 204;
 }
 
 /// addition: the before and after subrequests' output around the body.

@@ -279,7 +279,9 @@ impl HttpCore {
             header_only,
             conf: Some(job.conf.clone()),
             server: Some(job.server.clone()),
-            compressible: false,
+            // nginx's gzip filter takes proxied answers as any other
+            // (`gzip_proxied` is about requests that came through a proxy).
+            compressible: true,
         };
         self.through_filters(job, conn, req, now, up, resp, None)
     }
@@ -399,8 +401,14 @@ impl HttpCore {
         now: std::time::SystemTime,
         up: &UpstreamVars,
         resp: &mut Response,
-        body: Vec<u8>,
+        mut body: Vec<u8>,
     ) {
+        let maps = std::rc::Rc::clone(&self.charset_maps);
+        let ct = resp.head.get_str("Content-Type").unwrap_or_default();
+        if let Some((r, ct)) = crate::charset::proxied_recoding(&job.conf, ct, &maps) {
+            body = r.recode(&body);
+            resp.head.to_mut().set("Content-Type", ct);
+        }
         let len = body.len() as u64;
         crate::filters::set_length(resp.head.to_mut(), Some(len));
         resp.content_length = Some(len);
@@ -412,6 +420,34 @@ impl HttpCore {
         let view = view_of(req);
         let mut ctx = self.job_ctx(srv, job, &view, conn, now, up);
         crate::filters::apply(self, &mut ctx, &servers, resp);
+        crate::headers::proxied_trailers(resp, &ctx);
+    }
+
+    /// Whether the answer `resp` (its head as [`HttpCore::proxied`] made
+    /// it) is read whole before it goes to the client, for what needs its
+    /// whole body: the location's body filters, `override_charset`'s
+    /// recoding, `add_trailer` (whose values may read the answer's
+    /// `$upstream_*` at its end).
+    pub fn holds_proxied(
+        &self,
+        job: &ProxyJob,
+        req: &peregrine_codec::Request,
+        resp: &Response,
+    ) -> bool {
+        if resp.header_only {
+            return false;
+        }
+        let conf = &job.conf;
+        conf.filters.active
+            || crate::headers::trailers_apply(
+                conf,
+                resp.status,
+                req.version() == peregrine_codec::Version::Http11,
+            )
+            || conf.request.override_charset
+                && resp.head.get_str("Content-Type").is_some_and(|ct| {
+                    crate::charset::proxied_recoding(conf, ct, &self.charset_maps).is_some()
+                })
     }
 
     /// The request's state in its location again, for the answer's

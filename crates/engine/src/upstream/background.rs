@@ -5,7 +5,8 @@
 //! stores them, and then the exchange completes as any other
 //! (`ngx_http_upstream_cache_background_update`: the main request ends
 //! when its background subrequest does). The client's next request waits
-//! for it, as in nginx.
+//! for it, as in nginx. A proxied `post_action` runs the same way once its
+//! response is written (`queue_post_action`).
 
 use peregrine_core::proxy::{ProxyJob, UpstreamVars};
 
@@ -45,6 +46,21 @@ impl Http1 {
         };
         let ex = self.ex.take()?;
         Some(BgOwner(self).start_proxy_with(t, ex, job, cx, false))
+    }
+
+    /// `post_action`: the response is written, the location's post action
+    /// runs (`HttpCore::post_action`); a proxied one becomes the
+    /// exchange's job, its answer discarded as a refresh's.
+    #[cold]
+    pub(crate) fn queue_post_action(&mut self, cx: &mut Ctx) {
+        let Some(ex) = self.ex.as_mut() else { return };
+        ex.post_done = true;
+        let (Some(req), Some(resp)) = (ex.req(), ex.resp.as_ref()) else {
+            return;
+        };
+        if let Some(job) = cx.core.post_action(&self.info, req, cx.wall, resp) {
+            ex.bg = Background::Pending(job);
+        }
     }
 
     /// The job in flight is a cache refresh.

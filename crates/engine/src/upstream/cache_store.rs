@@ -205,6 +205,8 @@ pub(crate) fn respond(
     let mut resp = cx
         .core
         .proxied(job, info, req, cx.wall, &vars, &h, &cached.head, framing);
+    // A stored answer is sent as it was stored (not compressed again).
+    resp.compressible = false;
     if !resp.header_only && resp.content_length == Some(cached.body_len) {
         resp.body = Body::File {
             file: Rc::new(cached.file),

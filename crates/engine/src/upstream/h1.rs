@@ -148,7 +148,16 @@ impl Owner for Http1 {
         // What an unbuffered body left unread is discarded before the
         // next request (nginx's `ngx_http_discard_request_body`).
         plan.body = p.body_dec.take();
-        plan.comp = None;
+        if let Some(c) = plan.comp.take() {
+            // The compression filter took the answer: chunked for HTTP/1.1,
+            // else until the close (its head says so already).
+            p.framing = if c.chunked {
+                ClientFraming::Chunked
+            } else {
+                ClientFraming::Close
+            };
+            p.comp = Some(c);
+        }
         resp.status = peregrine_codec::response::wire_status(resp.status);
         let ch = ConnHeader {
             keepalive: plan.keepalive,

@@ -261,6 +261,9 @@ pub struct Proxy {
     pacing: bool,
     /// After `101`: the client's head bytes still to write in the tunnel.
     tunnel_head: usize,
+    /// The compression filter's encoder for the client's body, when the
+    /// answer is compressed on its way (`gzip` on a proxied answer).
+    pub(crate) comp: Option<Box<crate::compress::Compressing>>,
 }
 
 impl Proxy {
@@ -435,6 +438,7 @@ pub(crate) trait Machine: Owner + Sized {
             paced_since: None,
             pacing: false,
             tunnel_head: 0,
+            comp: None,
         });
         p.vars.proxy_host = p.job.proxy_host.clone();
         p.vars.proxy_port = p.job.proxy_port.clone();
@@ -833,7 +837,11 @@ pub(crate) trait Machine: Owner + Sized {
             )
         };
         p.inb = rest;
-        if p.job.conf.filters.active && p.framing != ClientFraming::None && !resp.header_only {
+        let hold = p.framing != ClientFraming::None
+            && ex
+                .req()
+                .is_some_and(|req| cx.core.holds_proxied(&p.job, req, &resp));
+        if hold {
             // The body is read whole, unframed, then filtered
             // (`Proxy::held`, `release_held`).
             p.framing = ClientFraming::Close;
@@ -894,7 +902,8 @@ pub(crate) trait Machine: Owner + Sized {
     }
 
     /// The held response's body is all read: filtered, it goes out with
-    /// its head and a Content-Length.
+    /// its head and a Content-Length, compressed, or framed with its
+    /// trailers.
     fn release_held(&mut self, p: &mut Proxy, cx: &mut Ctx) -> bool {
         let Some(mut resp) = p.held.take() else {
             return true;
@@ -907,15 +916,22 @@ pub(crate) trait Machine: Owner + Sized {
             cx.core
                 .filter_proxied(&p.job, self.info(), req, cx.wall, &p.vars, &mut resp, body);
         }
+        p.framing = ClientFraming::Length(resp.content_length.unwrap_or(0));
         self.queue_head(&mut ex, *resp, p, cx);
-        let bytes = ex.resp.as_ref().map(|r| r.body.clone());
-        let mut sent = 0;
-        if let Some(peregrine_core::Body::Shared(b)) = bytes {
-            p.cout.extend_from_slice(&b);
-            sent = b.len() as u64;
+        let head = p.cout.len();
+        let mut bytes = Vec::new();
+        if let Some(r) = ex.resp.as_ref() {
+            flatten_memory(&r.body, &mut bytes);
+            if r.content_length.is_none() && p.comp.is_none() {
+                // Framed already (`add_trailer`'s chunks): as it is.
+                p.framing = ClientFraming::Close;
+            }
         }
-        p.framing = ClientFraming::Length(sent);
-        ex.out.body_bytes += sent;
+        // Compressed (the framing the compression filter chose) or as it
+        // is, with its length.
+        push_body(p, &bytes);
+        push_end(p);
+        ex.out.body_bytes += (p.cout.len() - head) as u64;
         *self.ex_slot() = Some(ex);
         true
     }
@@ -988,6 +1004,12 @@ pub(crate) trait Machine: Owner + Sized {
             p.cout.clear();
             p.cpos = 0;
             if p.up_done {
+                if p.comp.is_some() {
+                    // An answer that ended with no body to decode (an
+                    // empty one): the encoder's end still goes out.
+                    push_end(p);
+                    continue;
+                }
                 return self.finish_proxy(p, t, key, cx);
             }
             // Bytes already read (after the head) first, then the socket.
@@ -1019,9 +1041,7 @@ pub(crate) trait Machine: Owner + Sized {
                             // The end of a FastCGI answer is END_REQUEST,
                             // not the connection's close.
                             p.reusable = p.job.proto != Proto::Http && gateway::reusable(p);
-                            if p.framing == ClientFraming::Chunked {
-                                p.cout.extend_from_slice(b"0\r\n\r\n");
-                            }
+                            push_end(p);
                             continue;
                         }
                         self.log_upstream(
@@ -1552,21 +1572,12 @@ fn frame_body(p: &mut Proxy) -> Result<(), ()> {
             if let Some(t) = p.vars.tries.last_mut() {
                 t.length += piece.len() as u64;
             }
-            if p.framing == ClientFraming::Chunked {
-                p.cout
-                    .extend_from_slice(format!("{:x}\r\n", piece.len()).as_bytes());
-                p.cout.extend_from_slice(&data[piece]);
-                p.cout.extend_from_slice(b"\r\n");
-            } else if p.framing != ClientFraming::None {
-                p.cout.extend_from_slice(&data[piece]);
-            }
+            push_body(p, &data[piece]);
         }
         pos += used;
         if done {
             p.up_done = true;
-            if p.framing == ClientFraming::Chunked {
-                p.cout.extend_from_slice(b"0\r\n\r\n");
-            }
+            push_end(p);
         }
         if used == 0 {
             break;
@@ -1580,6 +1591,67 @@ fn frame_body(p: &mut Proxy) -> Result<(), ()> {
         p.reusable = false;
     }
     Ok(())
+}
+
+/// The bytes of a body made in memory (a filtered answer's), appended.
+fn flatten_memory(body: &peregrine_core::Body, out: &mut Vec<u8>) {
+    match body {
+        peregrine_core::Body::Static(b) => out.extend_from_slice(b),
+        peregrine_core::Body::Shared(b) => out.extend_from_slice(b),
+        peregrine_core::Body::Parts(parts) => {
+            for b in parts {
+                flatten_memory(b, out);
+            }
+        }
+        peregrine_core::Body::Empty | peregrine_core::Body::File { .. } => {}
+    }
+}
+
+/// Puts `data`, a piece of the answer's body, in `p.cout` as the client's
+/// framing wants it: through the compression filter's encoder first when
+/// the answer is compressed.
+fn push_body(p: &mut Proxy, data: &[u8]) {
+    if p.framing == ClientFraming::None {
+        return;
+    }
+    match p.comp.as_deref_mut() {
+        Some(c) => {
+            let mut z = Vec::new();
+            // An encoder fails only once finished, which it is only by
+            // `push_end`: nothing comes after that.
+            if c.encoder.write(data, &mut z).is_ok() {
+                push_framed(&mut p.cout, p.framing, &z);
+            }
+        }
+        None => push_framed(&mut p.cout, p.framing, data),
+    }
+}
+
+/// The end of the client's body: the encoder's rest, then the last chunk.
+fn push_end(p: &mut Proxy) {
+    if let Some(mut c) = p.comp.take() {
+        let mut z = Vec::new();
+        if c.encoder.finish(&mut z).is_ok() {
+            push_framed(&mut p.cout, p.framing, &z);
+        }
+    }
+    if p.framing == ClientFraming::Chunked {
+        p.cout.extend_from_slice(b"0\r\n\r\n");
+    }
+}
+
+/// `data` in `framing`: a chunk, or the bytes as they are.
+fn push_framed(out: &mut Vec<u8>, framing: ClientFraming, data: &[u8]) {
+    if data.is_empty() || framing == ClientFraming::None {
+        return;
+    }
+    if framing == ClientFraming::Chunked {
+        out.extend_from_slice(format!("{:x}\r\n", data.len()).as_bytes());
+        out.extend_from_slice(data);
+        out.extend_from_slice(b"\r\n");
+    } else {
+        out.extend_from_slice(data);
+    }
 }
 
 /// The log's view of `$upstream_*`.
