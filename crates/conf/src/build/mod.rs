@@ -90,8 +90,10 @@ fn boxed_result<T>(make: impl FnOnce() -> Result<T>) -> Result<Box<T>> {
 }
 
 /// Moves a boxed value into a list outside the recursing frame (see
-/// [`boxed`]).
+/// [`boxed`]). The box is the point: the value reaches this frame as a
+/// pointer, not a copy in the caller's.
 #[inline(never)]
+#[allow(clippy::boxed_local)]
 fn push_unboxed<T>(list: &mut Vec<T>, value: Box<T>) {
     list.push(*value);
 }
