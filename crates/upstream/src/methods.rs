@@ -5,22 +5,7 @@
 
 use crate::HASH_TRIES;
 use crate::hash::{IP_HASH_START, crc32, ip_hash_round, memcached_hash};
-use crate::peers::{PeerId, Tier, Upstream};
-
-/// The balancing method of a group (the directive in its block).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Method {
-    /// No method directive: smooth weighted round robin.
-    RoundRobin,
-    /// `ip_hash`.
-    IpHash,
-    /// `hash KEY [consistent]`.
-    Hash { consistent: bool },
-    /// `least_conn`.
-    LeastConn,
-    /// `random [two [least_conn]]`.
-    Random { two: bool },
-}
+use crate::peers::{Method, PeerId, Tier, Upstream};
 
 /// What a request balances by.
 #[derive(Debug, Clone, Copy)]

@@ -3,7 +3,6 @@
 //! `backup`) nginx keeps as `peers` and `peers->next`.
 
 use crate::hash::ChashRing;
-use crate::methods::Method;
 
 /// One peer as configured: an address of a `server` line and the line's
 /// parameters (nginx's defaults: weight 1, max_fails 1, fail_timeout 10s,
@@ -57,6 +56,21 @@ pub struct PeerState {
     /// When the peer was last chosen or failed (seconds): the start of its
     /// `fail_timeout` window.
     pub checked: u64,
+}
+
+/// The balancing method of a group (the directive in its block).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    /// No method directive: smooth weighted round robin.
+    RoundRobin,
+    /// `ip_hash`.
+    IpHash,
+    /// `hash KEY [consistent]`.
+    Hash { consistent: bool },
+    /// `least_conn`.
+    LeastConn,
+    /// `random [two [least_conn]]`.
+    Random { two: bool },
 }
 
 /// The peers of one tier and what nginx precomputes for them.
@@ -182,7 +196,7 @@ impl Upstream {
             primary.single = false;
         }
         let ring = match method {
-            Method::Hash { consistent: true } => ChashRing::new(&primary),
+            Method::Hash { consistent: true } => ChashRing::new(&primary.conf),
             _ => ChashRing::default(),
         };
         let ranges = primary
