@@ -95,6 +95,7 @@ mod temp_paths;
 mod timeouts;
 mod tls;
 mod tls_client;
+mod tls_dynamic;
 mod tls_password;
 mod tls_reload;
 mod tls_sessions;

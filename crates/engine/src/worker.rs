@@ -515,7 +515,7 @@ impl Worker {
         let born = self.cx.timers.nanos(self.cx.now);
         let transport = match &self.cx.lctx(lst).tls {
             None => Transport::plain(stream),
-            Some(table) => Transport::tls(stream, table.clone(), local),
+            Some(table) => Transport::tls(stream, table.clone(), local, peer),
         };
         let mut conn = Conn::new(transport, key, info, lst, (self.cx.wall, born));
         conn.set_gauge(Gauge::Waiting, &self.cx);
