@@ -64,6 +64,7 @@ mod proxied_subrequest;
 mod proxy;
 mod proxy_cache;
 mod proxy_client_abort;
+mod proxy_cut;
 mod proxy_filters;
 mod proxy_protocol;
 mod proxy_ssl;

@@ -1071,7 +1071,8 @@ pub struct UpstreamConf {
     pub keepalive_requests: u64,
     pub keepalive_time: Duration,
     pub keepalive_timeout: Duration,
-    /// `zone NAME [SIZE]`: accepted; the state stays per worker.
+    /// `zone NAME [SIZE]`: the peers' attempts in progress are counted
+    /// across the workers; the rest of their state stays per worker.
     pub zone: Option<(String, Option<usize>)>,
     pub span: Span,
 }

@@ -253,6 +253,12 @@ pub struct Proxy {
     /// The client's response held back while its body is read whole for
     /// the location's body filters (SSI, sub, addition).
     held: Option<Box<peregrine_core::Response>>,
+    /// The held answer's upstream closed before its end: what came goes
+    /// out filtered, unended, and the client's connection closes
+    /// (nginx sends what its filters passed, then no last chunk).
+    cut: bool,
+    /// The upstream closed while bytes were held ([`holding`]).
+    up_eof: bool,
     /// The answer being written to the cache (`cache_store`).
     cache_w: Option<Box<cache_store::Writer>>,
     /// `*_limit_rate`: when the answer's reading began, and whether the
@@ -434,6 +440,8 @@ pub(crate) trait Machine: Owner + Sized {
             born: now,
             gw: None,
             held: None,
+            cut: false,
+            up_eof: false,
             cache_w: None,
             paced_since: None,
             pacing: false,
@@ -798,6 +806,11 @@ pub(crate) trait Machine: Owner + Sized {
         }
         p.up_framing = h.framing(p.job.head_request);
         p.framing = self.framing(p.up_framing, p);
+        if h.status < 200 && p.framing == ClientFraming::Chunked {
+            // nginx's chunked filter leaves a 1xx alone (a `101` to a
+            // request without `Upgrade`): its body runs to the close.
+            p.framing = ClientFraming::Close;
+        }
         p.reusable = h.reusable(p.job.head_request);
         p.dec = match p.up_framing {
             Framing::Length(n) => Some(BodyDecoder::new(BodyKind::Length(n))),
@@ -874,7 +887,11 @@ pub(crate) trait Machine: Owner + Sized {
                         "upstream prematurely closed connection",
                     );
                     self.end_upstream(p, cx, true);
-                    return Err(Step::Close(Close::Normal));
+                    // What came still goes out (`release_held`).
+                    p.cut = true;
+                    p.up_done = true;
+                    p.cache_w = None;
+                    return Ok(());
                 }
                 Ok(_) => {}
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
@@ -909,20 +926,40 @@ pub(crate) trait Machine: Owner + Sized {
             return true;
         };
         let body = std::mem::take(&mut p.cout);
+        // No length for a cut answer: chunked to an HTTP/1.1 client (and
+        // no last chunk), else until the close.
+        let cut_framing = self.framing(Framing::UntilClose, p);
         let Some(mut ex) = self.ex_slot().take() else {
             return false;
         };
         if let Some(req) = ex.req() {
-            cx.core
-                .filter_proxied(&p.job, self.info(), req, cx.wall, &p.vars, &mut resp, body);
+            let (job, whole) = (&p.job, !p.cut);
+            cx.core.filter_proxied_body(
+                job,
+                self.info(),
+                req,
+                cx.wall,
+                &p.vars,
+                &mut resp,
+                body,
+                whole,
+            );
         }
         p.framing = ClientFraming::Length(resp.content_length.unwrap_or(0));
+        if p.cut {
+            p.framing = cut_framing;
+            if p.framing == ClientFraming::Chunked {
+                resp.head.to_mut().set("Transfer-Encoding", "chunked");
+            } else {
+                resp.keepalive = false;
+            }
+        }
         self.queue_head(&mut ex, *resp, p, cx);
         let head = p.cout.len();
         let mut bytes = Vec::new();
         if let Some(r) = ex.resp.as_ref() {
             flatten_memory(&r.body, &mut bytes);
-            if r.content_length.is_none() && p.comp.is_none() {
+            if r.content_length.is_none() && p.comp.is_none() && !p.cut {
                 // Framed already (`add_trailer`'s chunks): as it is.
                 p.framing = ClientFraming::Close;
             }
@@ -930,7 +967,9 @@ pub(crate) trait Machine: Owner + Sized {
         // Compressed (the framing the compression filter chose) or as it
         // is, with its length.
         push_body(p, &bytes);
-        push_end(p);
+        if !p.cut {
+            push_end(p);
+        }
         ex.out.body_bytes += (p.cout.len() - head) as u64;
         *self.ex_slot() = Some(ex);
         true
@@ -963,6 +1002,7 @@ pub(crate) trait Machine: Owner + Sized {
             if p.cpos == 0
                 && !p.inb.is_empty()
                 && !p.up_done
+                && !holding(p)
                 && let Err(s) = self.frame_step(p, cx)
             {
                 // The head and the valid body before the broken framing
@@ -1004,6 +1044,12 @@ pub(crate) trait Machine: Owner + Sized {
             p.cout.clear();
             p.cpos = 0;
             if p.up_done {
+                if p.cut {
+                    if let Some(ex) = self.ex_slot().as_mut() {
+                        ex.upstream = Some(Box::new(p.take_vars(cx.now)));
+                    }
+                    return Step::Close(Close::Normal);
+                }
                 if p.comp.is_some() {
                     // An answer that ended with no body to decode (an
                     // empty one): the encoder's end still goes out.
@@ -1013,7 +1059,7 @@ pub(crate) trait Machine: Owner + Sized {
                 return self.finish_proxy(p, t, key, cx);
             }
             // Bytes already read (after the head) first, then the socket.
-            if p.inb.is_empty() {
+            if p.inb.is_empty() || holding(p) {
                 if let Some(d) = pace(p, cx.now) {
                     p.pacing = true;
                     self.arm_timer(cx, d);
@@ -1034,6 +1080,11 @@ pub(crate) trait Machine: Owner + Sized {
                         );
                         self.end_upstream(p, cx, true);
                         return Step::Close(Close::Normal);
+                    }
+                    Ok(0) if !p.inb.is_empty() => {
+                        // What was held goes first; the next read finds
+                        // the close again.
+                        p.up_eof = true;
                     }
                     Ok(0) => {
                         if p.up_framing == Framing::UntilClose {
@@ -1065,7 +1116,9 @@ pub(crate) trait Machine: Owner + Sized {
                 }
             }
             let _ = head_len;
-            if let Err(s) = self.frame_step(p, cx) {
+            if !holding(p)
+                && let Err(s) = self.frame_step(p, cx)
+            {
                 return s;
             }
         }
@@ -1551,6 +1604,23 @@ fn read_up(p: &mut Proxy) -> io::Result<usize> {
         t.received += n as u64;
     }
     r
+}
+
+/// Whether the body bytes read are held back for more: nginx's pipe
+/// (`*_buffering on`) passes a read buffer on only once it is full or
+/// the upstream ended (`ngx_event_pipe_read_upstream`), so a body that
+/// runs to the close comes in pieces of `*_buffer_size`, and what a
+/// timed out upstream left in a partial one never goes out (a `101` to
+/// a request without `Upgrade`: the head alone). Answers with a length
+/// or chunks go on as they come.
+fn holding(p: &Proxy) -> bool {
+    p.up_framing == Framing::UntilClose
+        && !p.up_done
+        && !p.up_eof
+        && p.held.is_none()
+        && p.job.proto == Proto::Http
+        && p.job.up().buffering
+        && p.inb.len() < p.job.up().buffer_size
 }
 
 /// Moves the body bytes of `p.inb` to `p.cout`, framed for the client.

@@ -2,7 +2,9 @@
 //! group (`proxy_pass http://host:port`, every address of the host a peer)
 //! as a `peregrine_upstream::Upstream` with the peers' addresses, and its
 //! `keepalive` pool of idle connections. Per worker, no lock (nginx keeps
-//! the same state per worker process without `zone`).
+//! the same state per worker process without `zone`); with `zone`, the
+//! peers' attempts in progress are counted across the workers
+//! (`Upstream::share`).
 
 use std::collections::HashMap;
 use std::net::{SocketAddr, ToSocketAddrs};
@@ -115,7 +117,10 @@ pub(crate) fn group_of(u: &UpstreamConf, seed: u64) -> Option<Group> {
             }
         }
     }
-    let up = Upstream::new(&u.name, peers, method_of(u.method), seed).ok()?;
+    let mut up = Upstream::new(&u.name, peers, method_of(u.method), seed).ok()?;
+    if let Some((zone, _)) = &u.zone {
+        up.share(zone);
+    }
     Some(Group {
         up,
         primary,
