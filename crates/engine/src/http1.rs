@@ -297,7 +297,7 @@ impl Http1 {
             // `cannot load certificate` at error level.
             io::ErrorKind::InvalidData
                 if e.get_ref()
-                    .is_some_and(|r| r.is::<crate::tls_dynamic::CertificateFailed>()) =>
+                    .is_some_and(|r| r.is::<crate::tls::dynamic::CertificateFailed>()) =>
             {
                 self.log(cx, LogLevel::Error, &e.to_string(), "while SSL handshaking");
                 Err(Close::Normal)

@@ -81,7 +81,6 @@ mod stream;
 pub mod mail;
 mod timer;
 pub mod tls;
-pub mod tls_dynamic;
 mod transport;
 mod upgrade;
 mod upstream;

@@ -9,6 +9,8 @@
 //! be read fails the test, the start and a reload, which then keeps the
 //! old workers serving).
 
+pub mod dynamic;
+
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -50,7 +52,7 @@ pub struct TlsTable {
     /// What was dropped on the way (old protocols, unknown curves).
     pub warnings: Vec<String>,
     /// The certificates named by variables loaded so far.
-    pub(crate) loaded: crate::tls_dynamic::CertCache,
+    pub(crate) loaded: crate::tls::dynamic::CertCache,
     /// The variables of a TLS connection before its first request (one
     /// shared value: an accept costs a reference count, no allocation).
     unset: Arc<peregrine_core::ssl_vars::SslVars>,
@@ -131,7 +133,7 @@ pub struct ServerEntry {
     pub verify_client: SslVerifyClient,
     /// Certificates named by variables: `config` has none, each
     /// handshake's are loaded ([`TlsTable::certificates_for`]).
-    pub dynamic: Option<Box<crate::tls_dynamic::Dynamic>>,
+    pub dynamic: Option<Box<crate::tls::dynamic::Dynamic>>,
 }
 
 /// What a ClientHello's SNI chose.
@@ -250,7 +252,7 @@ impl TlsTable {
                 client_auth: built.client_auth,
                 verify_client: s.ssl.verify_client,
                 dynamic: s.ssl.dynamic_certificates.then(|| {
-                    Box::new(crate::tls_dynamic::Dynamic {
+                    Box::new(crate::tls::dynamic::Dynamic {
                         server: index,
                         pairs: s.ssl.certificates.clone(),
                         passwords: settings.passwords.clone(),
@@ -263,7 +265,7 @@ impl TlsTable {
             index: ServerNames::new(servers),
             configs,
             warnings,
-            loaded: crate::tls_dynamic::CertCache::default(),
+            loaded: crate::tls::dynamic::CertCache::default(),
             unset: Arc::default(),
             staplers: std::sync::Mutex::new(staplers),
         })))
