@@ -105,6 +105,7 @@ mod trailers;
 mod tune;
 mod unix_listen;
 mod upstream_blocks;
+mod upstream_pool;
 mod userid;
 mod uwsgi_scgi;
 mod variables;

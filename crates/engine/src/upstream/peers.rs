@@ -59,11 +59,28 @@ impl Group {
     pub fn take_idle(&mut self, peer: PeerId, now: Instant) -> Option<Idle> {
         while let Some(i) = self.idle.iter().rposition(|c| c.peer == peer) {
             let c = self.idle.swap_remove(i);
-            if now.duration_since(c.since) < self.keepalive_timeout && c.sock.idle_clean() {
+            // A TCP connection that closed or sent bytes while idle was
+            // dropped on its event (`drop_idle`): no `recv(MSG_PEEK)` here.
+            if now.duration_since(c.since) < self.keepalive_timeout
+                && (c.sock.watched_idle() || c.sock.idle_clean())
+            {
                 return Some(c);
             }
         }
         None
+    }
+
+    /// An event on the idle connection `fd` while in this pool: dropped
+    /// (closed) when it has bytes or its close to read, as nginx's
+    /// `ngx_http_upstream_keepalive_close_handler`. `true`: it was here.
+    pub fn drop_idle(&mut self, fd: usize) -> bool {
+        let Some(i) = self.idle.iter().position(|c| c.sock.fd() == fd) else {
+            return false;
+        };
+        if !self.idle[i].sock.idle_clean() {
+            self.idle.swap_remove(i);
+        }
+        true
     }
 
     /// Keeps a connection for the next request (oldest dropped when full).
@@ -232,5 +249,16 @@ impl Groups {
             self.groups.insert(t.clone(), g);
         }
         self.groups.get_mut(t)
+    }
+}
+
+impl Groups {
+    /// An event on the pooled connection `fd` ([`Group::drop_idle`]).
+    pub fn idle_event(&mut self, fd: usize) {
+        for g in self.groups.values_mut() {
+            if g.drop_idle(fd) {
+                return;
+            }
+        }
     }
 }
