@@ -36,6 +36,7 @@ mod h2_attacks;
 mod h2_body_length;
 mod h2_proxy;
 mod h2_servers;
+mod h2_timers;
 mod h2_trailers;
 mod header_rules;
 mod headers;
