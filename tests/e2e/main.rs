@@ -71,6 +71,7 @@ mod proxy_protocol;
 mod proxy_ssl;
 mod random_index;
 mod ranges_limits;
+mod realconf;
 mod redirects;
 mod referer;
 mod regex;

@@ -150,17 +150,18 @@ fn the_debian_package_installs_starts_reloads_and_removes() {
         "{}",
         r.body_str()
     );
-    // `user www-data;`: the process runs as www-data after binding port 80.
+    // `user www-data;`: the workers run as www-data, the master stays root.
     let pid: u32 = std::fs::read_to_string(PID_FILE)
         .unwrap()
         .trim()
         .parse()
         .unwrap();
     assert_eq!(pid, service.child.id());
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let (master, workers) = crate::support::master_and_worker_uids(pid);
+    assert_eq!(master, 0, "the master stays root, as nginx's");
     assert!(
-        status.lines().any(|l| l.starts_with("Uid:\t33\t")),
-        "{status}"
+        !workers.is_empty() && workers.iter().all(|&u| u == 33),
+        "{workers:?}"
     );
     wait("the access log line", || {
         access_log().contains("\"GET / HTTP/1.1\" 200")

@@ -138,6 +138,37 @@ fn refused_is_502_with_nginx_log_line() {
     );
 }
 
+/// When every peer has failed, "no live upstreams" ends the request with
+/// 502 even if `proxy_next_upstream` lists `http_502`: nginx's NOLIVE
+/// failure is never a reason to try again (`ngx_http_upstream_next`). It
+/// used to retry for ever, and the worker spun (realconf 035, a group whose
+/// servers were all unreachable).
+#[test]
+fn no_live_upstreams_is_a_final_502() {
+    let dead = free_port();
+    let s = Server::start(
+        Prefix::new("proxy-nolive"),
+        &conf_with(&format!(
+            "    upstream u {{ server 127.0.0.1:{dead} max_fails=1 fail_timeout=0; \
+             server 127.0.0.1:{dead} backup; }}\n\
+             server {{\n        listen 127.0.0.1:PORT;\n        \
+             location / {{ proxy_pass http://u; \
+             proxy_next_upstream error timeout http_502; proxy_next_upstream_tries 5; }}\n    }}\n"
+        )),
+    );
+    for _ in 0..2 {
+        assert_eq!(s.get("/n").status, 502);
+    }
+    let lines = wait_for_lines(&s.prefix.dir.join("logs/error.log"), 1, |l| {
+        l.contains("no live upstreams")
+    });
+    // One line per request that found no peer, not a line per spin.
+    std::thread::sleep(Duration::from_millis(300));
+    let text = std::fs::read_to_string(s.prefix.dir.join("logs/error.log")).unwrap();
+    let n = text.matches("no live upstreams").count();
+    assert!((1..=2).contains(&n), "{n} lines: {}", lines[0]);
+}
+
 /// A unix-socket upstream whose file is missing fails at once, and nginx
 /// logs that as `connect() to unix:PATH failed` at crit
 /// (`ngx_event_connect_peer`), not as an asynchronous connect error.

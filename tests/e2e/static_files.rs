@@ -204,8 +204,8 @@ fn alias_without_slashes_stays_inside() {
     assert_eq!(s.get("/i../dirb.txt").status, 404);
 }
 
-/// Started as root with `user nobody nogroup;`, the server drops privileges after
-/// binding (its uid becomes nobody's) and a file nobody may not read is
+/// Started as root with `user nobody nogroup;`, the workers drop privileges
+/// (their uid becomes nobody's; the master keeps root) and a file nobody may not read is
 /// answered 403, as nginx's workers do. Skipped when not run as root.
 #[test]
 fn user_drops_privileges_and_unreadable_is_403() {
@@ -231,10 +231,27 @@ fn user_drops_privileges_and_unreadable_is_403() {
     assert_eq!(s.get("/open.txt").body_str(), "readable\n");
     assert_eq!(s.get("/secret.txt").status, 403);
     if !is_nginx() {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", s.child.id())).unwrap();
-        let uid = status.lines().find(|l| l.starts_with("Uid:")).unwrap();
-        assert_eq!(uid.split_whitespace().nth(1), Some("65534"), "{uid}");
+        // nginx's shape: the master stays root, the workers are nobody.
+        let (master, workers) = crate::support::master_and_worker_uids(s.child.id());
+        assert_eq!((master, workers), (0, vec![65534]));
     }
+}
+
+/// Started as root without `user`, the workers run as nobody, as nginx's
+/// (`NGX_USER`): never as root by default.
+#[test]
+fn without_user_the_workers_are_nobody() {
+    use std::os::unix::fs::PermissionsExt;
+    if is_nginx() || !crate::support::system_test_ready(true, "root") {
+        return;
+    }
+    let p = Prefix::new("default-user");
+    p.write("html/open.txt", "readable\n");
+    std::fs::set_permissions(&p.dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let s = Server::start(p, CONF);
+    assert_eq!(s.get("/open.txt").body_str(), "readable\n");
+    let (master, workers) = crate::support::master_and_worker_uids(s.child.id());
+    assert_eq!((master, workers), (0, vec![65534]));
 }
 
 /// One file reached by URIs with different extensions (a regex location

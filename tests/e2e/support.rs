@@ -453,3 +453,23 @@ pub fn wait_until(what: &str, within: Duration, mut f: impl FnMut() -> bool) {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// The uid of process `pid`'s main thread (the master) and of each of its
+/// worker threads (named `worker-N`), as the kernel sees them: the master
+/// stays root while the workers run as `user` (per-thread credentials).
+pub fn master_and_worker_uids(pid: u32) -> (u32, Vec<u32>) {
+    let uid = |status: &str| -> u32 {
+        let line = status.lines().find(|l| l.starts_with("Uid:")).unwrap();
+        line.split_whitespace().nth(1).unwrap().parse().unwrap()
+    };
+    let master = uid(&std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap());
+    let mut workers = Vec::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap() {
+        let dir = task.unwrap().path();
+        let comm = std::fs::read_to_string(dir.join("comm")).unwrap_or_default();
+        if comm.starts_with("worker-") {
+            workers.push(uid(&std::fs::read_to_string(dir.join("status")).unwrap()));
+        }
+    }
+    (master, workers)
+}

@@ -82,6 +82,44 @@ fn reload_reads_certificates_again_and_a_bad_one_keeps_the_old() {
     );
 }
 
+/// A key only root may read (0600 root, as certbot and Debian leave them)
+/// is read again by a reload while the workers run as `user nobody`: the
+/// master thread keeps root as nginx's master process does
+/// (crates/engine/src/privileges.rs). Root only; nginx passes it too.
+#[test]
+fn a_root_only_key_is_read_again_after_user_applies() {
+    use std::os::unix::fs::PermissionsExt;
+    if !crate::support::system_test_ready(true, "root") {
+        return;
+    }
+    let p = Prefix::new("tls-reload-root-key");
+    let first = cert(&p, "a.test");
+    let dir = p.dir.clone();
+    let key = dir.join("conf/a.test.key");
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let server = Server::start(
+        p,
+        &conf_with(CONF).replace("events", "user nobody nogroup;\nevents"),
+    );
+    assert_eq!(served(&server, std::slice::from_ref(&first), &first), first);
+
+    let tmp = Prefix::new("tls-reload-root-key-new");
+    let second = cert(&tmp, "a.test");
+    std::fs::copy(tmp.dir.join("conf/a.test.crt"), dir.join("conf/a.test.crt")).unwrap();
+    std::fs::copy(tmp.dir.join("conf/a.test.key"), &key).unwrap();
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+    server.signal(1); // HUP
+    let roots = [first, second.clone()];
+    assert_eq!(
+        served(&server, &roots, &second),
+        second,
+        "the new key was read"
+    );
+    let log = std::fs::read_to_string(dir.join("logs/error.log")).unwrap();
+    assert!(!log.contains("[emerg]"), "{log}");
+}
+
 /// Clients asking while certificates are swapped by a reload.
 const LOADERS: usize = 3;
 

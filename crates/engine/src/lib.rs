@@ -71,6 +71,7 @@ mod loc_errlog;
 pub mod logging;
 mod master;
 mod pool;
+mod privileges;
 mod proxy_protocol;
 mod rate;
 mod resolver;

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token, Waker};
 use peregrine_conf::model::{Config, LogLevel, WorkerProcesses};
+use peregrine_sys::Credentials;
 
 use crate::listen::{Listeners, wanted};
 use crate::stats::Registry;
@@ -75,6 +76,9 @@ struct Master {
     // tls
     /// The TLS server blocks of `conf`, shared by its workers.
     tls: Option<Arc<TlsTable>>,
+    /// What the workers of `conf` run as (`user`; nobody by default when
+    /// the master is root); `None` when the master is not root.
+    creds: Option<Arc<Credentials>>,
     // upgrade
     /// The binary upgrade's state (see `upgrade`).
     upgrade: crate::upgrade::Upgrade,
@@ -87,14 +91,18 @@ struct Master {
 
 /// Loads the certificates of `conf` (before anything is started with it:
 /// a bad one fails the start or the reload), logging what was dropped.
-fn load_tls(conf: &Config, errlog: &ErrorLog) -> Result<Option<Arc<TlsTable>>, EngineError> {
+fn load_tls(
+    conf: &Config,
+    errlog: &ErrorLog,
+    creds: Option<&Arc<Credentials>>,
+) -> Result<Option<Arc<TlsTable>>, EngineError> {
     let table = TlsTable::build(conf).map_err(|e| EngineError::Tls(e.to_string()))?;
     crate::mail::check_tls(conf).map_err(EngineError::Tls)?;
     for w in table.iter().flat_map(|t| &t.warnings) {
         errlog(LogLevel::Warn, w);
     }
     if let Some(t) = &table {
-        t.spawn_stapling(errlog.clone());
+        t.spawn_stapling(errlog.clone(), creds.cloned());
     }
     Ok(table)
 }
@@ -115,8 +123,9 @@ pub fn run(conf: Arc<Config>, mut opts: RunOptions) -> Result<(), EngineError> {
         errlog(LogLevel::Warn, n);
     }
     apply_rlimit(&conf, &errlog);
-    // Keys readable only by root are read before `user` applies.
-    let tls = load_tls(&conf, &errlog)?;
+    // The workers' user; this thread stays root (privileges.rs).
+    let creds = crate::privileges::workers(&conf)?;
+    let tls = load_tls(&conf, &errlog, creds.as_ref())?;
     let inherited = crate::inherit::from_env(&errlog);
     let mut listeners = Listeners {
         inherited: inherited.sockets,
@@ -136,17 +145,16 @@ pub fn run(conf: Arc<Config>, mut opts: RunOptions) -> Result<(), EngineError> {
     } else {
         None
     };
-    create_temp_paths(&conf.temp_paths)?;
+    crate::privileges::create_temp_paths(&conf.temp_paths, creds.as_deref())?;
     if let Some(p) = &pid_path {
         write_pid(p)?;
     }
     let result = (|| -> Result<Option<PathBuf>, EngineError> {
-        // The first workers' access logs open before `user` applies.
+        // The first workers' access logs, opened by this (root) thread.
         let mut first_logs: Vec<Box<dyn crate::AccessLog>> = match &opts.access_log {
             Some(f) => (0..worker_count(&conf)).map(|_| f(&conf)).collect(),
             None => Vec::new(),
         };
-        drop_privileges(&conf)?;
         let queue = Arc::new(Mutex::new(Vec::new()));
         let control = Control {
             queue: queue.clone(),
@@ -168,6 +176,7 @@ pub fn run(conf: Arc<Config>, mut opts: RunOptions) -> Result<(), EngineError> {
             stopping: false,
             prebuilt_logs: std::mem::take(&mut first_logs),
             tls,
+            creds,
             upgrade: crate::upgrade::Upgrade::new(pid_path.clone()),
             quit_at: None,
             watch: crate::watch::Watch::new(&conf),
@@ -229,25 +238,6 @@ fn signal_source(poll: &Poll, on: bool) -> Result<Option<peregrine_sys::SignalFd
     Ok(Some(sfd))
 }
 
-/// `*_temp_path` directories, created as nginx's `ngx_create_paths` does
-/// at start: the directory itself (not its parents), mode 0700; one that
-/// exists is fine.
-fn create_temp_paths(paths: &[PathBuf]) -> Result<(), EngineError> {
-    use std::os::unix::fs::DirBuilderExt;
-    for path in paths {
-        match std::fs::DirBuilder::new().mode(0o700).create(path) {
-            Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
-                return Err(EngineError::TempPath {
-                    path: path.clone(),
-                    source: e,
-                });
-            }
-            _ => {}
-        }
-    }
-    Ok(())
-}
-
 fn write_pid(path: &PathBuf) -> Result<(), EngineError> {
     let err = |source| EngineError::PidFile {
         path: path.clone(),
@@ -255,30 +245,6 @@ fn write_pid(path: &PathBuf) -> Result<(), EngineError> {
     };
     let mut f = std::fs::File::create(path).map_err(err)?;
     writeln!(f, "{}", peregrine_sys::getpid()).map_err(err)
-}
-
-/// nginx applies `user` only when started as root.
-fn drop_privileges(conf: &Config) -> Result<(), EngineError> {
-    let Some(u) = &conf.main.user else {
-        return Ok(());
-    };
-    if !peregrine_sys::is_root() {
-        return Ok(());
-    }
-    let mut ids = peregrine_sys::lookup_user(&u.user)
-        .ok()
-        .flatten()
-        .ok_or_else(|| EngineError::NoUser(u.user.clone()))?;
-    if let Some(g) = &u.group {
-        ids.gid = peregrine_sys::lookup_group(g)
-            .ok()
-            .flatten()
-            .ok_or_else(|| EngineError::NoGroup(g.clone()))?;
-    }
-    peregrine_sys::drop_privileges(&u.user, ids).map_err(|source| EngineError::Privileges {
-        user: u.user.clone(),
-        source,
-    })
 }
 
 /// Commands queued through [`Control`] and signals pending on the signalfd.
@@ -347,13 +313,21 @@ impl Master {
         let exits = self.exits.clone();
         let master_waker = self.waker.clone();
         let registry = self.registry.clone();
+        let creds = self.creds.clone();
         let thread = std::thread::Builder::new()
             .name(format!("worker-{index}"))
             .spawn(move || {
-                let r =
-                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| worker::run(setup)));
+                // Checked at start and reload: a failure here is rare, and
+                // the worker must not serve as root.
+                let r = match crate::privileges::enter(creds.as_deref()) {
+                    Ok(()) => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        worker::run(setup)
+                    }))
+                    .map_err(|p| crate::errlog::panic_text(&*p)),
+                    Err(e) => Err(e),
+                };
                 registry.release(slot);
-                let panic = r.err().map(|p| crate::errlog::panic_text(&*p));
+                let panic = r.err();
                 if let Ok(mut e) = exits.lock() {
                     e.push(Exit {
                         generation,
@@ -491,6 +465,7 @@ impl Master {
             Command::NoAccept => {}
             Command::Reopen => {
                 (self.errlog)(LogLevel::Notice, "reopening logs");
+                crate::privileges::prepare_reopen(&self.conf, self.creds.as_deref());
                 (opts.reopen_logs)();
             }
         }
@@ -513,7 +488,17 @@ impl Master {
                 return false;
             }
         };
-        let tls = match load_tls(&conf, &self.errlog) {
+        let creds = match crate::privileges::workers(&conf).and_then(|c| {
+            crate::privileges::create_temp_paths(&conf.temp_paths, c.as_deref())?;
+            Ok(c)
+        }) {
+            Ok(c) => c,
+            Err(e) => {
+                (self.errlog)(LogLevel::Emerg, &e.to_string());
+                return false;
+            }
+        };
+        let tls = match load_tls(&conf, &self.errlog, creds.as_ref()) {
             Ok(t) => t,
             Err(e) => {
                 (self.errlog)(LogLevel::Emerg, &e.to_string());
@@ -530,6 +515,7 @@ impl Master {
         let old = self.generation;
         self.conf = conf;
         self.tls = tls;
+        self.creds = creds;
         self.delayed.clear();
         match self.start_generation() {
             Ok(()) => {

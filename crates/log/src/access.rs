@@ -156,6 +156,24 @@ impl AccessLogs {
         })
     }
 
+    /// The files every context of `http` logs to (paths with variables
+    /// aside: those open per request). The master creates them before a
+    /// reopen so that workers running as `user` can open them.
+    pub fn file_paths(http: &HttpConf) -> Result<Vec<std::path::PathBuf>, LogError> {
+        let mut plan = Plan::new(&http.log_formats, &http.variables.names)?;
+        for_each_conf(http, &mut |conf| {
+            plan.list_for(&conf.access_log).map(|_| ())
+        })?;
+        Ok(plan
+            .files
+            .iter()
+            .filter_map(|(t, _)| match t {
+                LogTarget::File(p) => Some(p.clone()),
+                _ => None,
+            })
+            .collect())
+    }
+
     /// Compiles formats and conditions, opens every file of every context
     /// of `http` (`O_APPEND|O_CREAT`, 0644). Call once per worker.
     pub fn new(http: &HttpConf, error_log: Arc<ErrorLog>) -> Result<AccessLogs, LogError> {

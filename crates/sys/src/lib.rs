@@ -33,4 +33,6 @@ pub use process::{daemonize, getpid, gettid, kill, signal_thread};
 pub use rlimit::{get_nofile, set_nofile};
 pub use signal::{SignalFd, block_signals};
 pub use sock_io::{peek, recv, send, send_vectored};
-pub use user::{Ids, drop_privileges, is_root, lookup_group, lookup_user};
+pub use user::{
+    Credentials, Ids, credentials, drop_thread_privileges, is_root, lookup_group, lookup_user,
+};

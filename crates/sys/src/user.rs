@@ -3,7 +3,7 @@
 //! Uses the re-entrant `getpwnam_r`/`getgrnam_r` because the engine may look
 //! names up while other threads run.
 
-use std::ffi::{CStr, CString};
+use std::ffi::CString;
 use std::io;
 
 /// Start size of the buffer for passwd/group strings; doubled on ERANGE.
@@ -93,26 +93,70 @@ pub fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
-/// Switches the whole process to `user`/`ids`: group first, then the
-/// supplementary groups of `user` (`initgroups`, as nginx), then the user, so
-/// that root is given up last.
-///
-/// Linux applies `setuid` to the calling thread only at the system-call
-/// level; glibc broadcasts it to every thread of the process, which is what
-/// this relies on. Call it before starting workers anyway.
-pub fn drop_privileges(user: &str, ids: Ids) -> io::Result<()> {
+/// What a worker thread runs as: the `user`'s ids and its supplementary
+/// groups (`initgroups`' list, as nginx's workers get).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Credentials {
+    pub uid: u32,
+    pub gid: u32,
+    pub groups: Vec<u32>,
+}
+
+/// Most supplementary groups asked of `getgrouplist` (Linux's
+/// NGROUPS_MAX is 65536).
+const GROUPS_MAX: usize = 65_536;
+
+/// The credentials of `user` with primary group `ids.gid`: its groups from
+/// `getgrouplist`, the primary one included.
+pub fn credentials(user: &str, ids: Ids) -> io::Result<Credentials> {
     let cname = c_name(user)?;
-    // SAFETY: setgid has no memory-safety preconditions.
-    if unsafe { libc::setgid(ids.gid) } < 0 {
+    let mut n: libc::c_int = 32;
+    loop {
+        let mut groups = vec![0 as libc::gid_t; n as usize];
+        let mut count = n;
+        // SAFETY: `cname` is NUL-terminated; `groups` holds `count` entries
+        // and getgrouplist writes at most that many, updating `count`.
+        let rc =
+            unsafe { libc::getgrouplist(cname.as_ptr(), ids.gid, groups.as_mut_ptr(), &mut count) };
+        if rc >= 0 {
+            groups.truncate(count.max(0) as usize);
+            return Ok(Credentials {
+                uid: ids.uid,
+                gid: ids.gid,
+                groups,
+            });
+        }
+        if count <= n || count as usize > GROUPS_MAX {
+            return Err(io::Error::other("getgrouplist failed"));
+        }
+        n = count;
+    }
+}
+
+/// Switches the calling thread, and only it, to `cred`: the supplementary
+/// groups, then the group, then the user, so that root is given up last.
+///
+/// Peregrine's workers are threads of the master's process; nginx's master
+/// stays root while its workers run as `user`, and so does Peregrine's main
+/// thread: it re-reads keys only root can read on reload, binds ports below
+/// 1024 and reopens logs. Linux keeps credentials per thread; glibc's
+/// `setuid`/`setgid`/`setgroups` wrappers broadcast the change to every
+/// thread of the process (POSIX semantics), the raw system calls do not,
+/// so the raw calls are used here. A thread started by a dropped thread
+/// inherits its credentials.
+pub fn drop_thread_privileges(cred: &Credentials) -> io::Result<()> {
+    // SAFETY: `groups` is a live slice of `len` gid_t values, read only by
+    // the kernel during the call.
+    let rc = unsafe { libc::syscall(libc::SYS_setgroups, cred.groups.len(), cred.groups.as_ptr()) };
+    if rc < 0 {
         return Err(io::Error::last_os_error());
     }
-    let name: &CStr = &cname;
-    // SAFETY: `name` is a valid NUL-terminated string for the call.
-    if unsafe { libc::initgroups(name.as_ptr(), ids.gid) } < 0 {
+    // SAFETY: setresgid takes three integers and has no memory preconditions.
+    if unsafe { libc::syscall(libc::SYS_setresgid, cred.gid, cred.gid, cred.gid) } < 0 {
         return Err(io::Error::last_os_error());
     }
-    // SAFETY: setuid has no memory-safety preconditions.
-    if unsafe { libc::setuid(ids.uid) } < 0 {
+    // SAFETY: setresuid takes three integers and has no memory preconditions.
+    if unsafe { libc::syscall(libc::SYS_setresuid, cred.uid, cred.uid, cred.uid) } < 0 {
         return Err(io::Error::last_os_error());
     }
     Ok(())
@@ -142,21 +186,37 @@ mod tests {
         );
     }
 
+    /// The effective uid of the calling thread, from the kernel's view of
+    /// it (`/proc/thread-self`), not glibc's.
+    fn thread_uid() -> u32 {
+        let status = std::fs::read_to_string("/proc/thread-self/status").unwrap();
+        let line = status.lines().find(|l| l.starts_with("Uid:")).unwrap();
+        line.split_whitespace().nth(2).unwrap().parse().unwrap()
+    }
+
     #[test]
-    fn drop_privileges_in_a_child() {
-        // Dropping is irreversible and process-wide: do it in a forked child
-        // (a fresh single-threaded process) and report through the exit code.
+    fn a_thread_drops_alone() {
         if !is_root() {
             return;
         }
         let Some(nobody) = lookup_user("nobody").unwrap() else {
             return;
         };
-        let child = crate::process::fork_for_test(|| {
-            drop_privileges("nobody", nobody).is_ok()
-                // SAFETY: getuid/getgid have no preconditions.
-                && unsafe { libc::getuid() == nobody.uid && libc::getgid() == nobody.gid }
-        });
-        assert!(child, "child could not become nobody");
+        let cred = credentials("nobody", nobody).unwrap();
+        assert!(cred.groups.contains(&nobody.gid), "{cred:?}");
+        let seen = std::thread::spawn(move || {
+            drop_thread_privileges(&cred).unwrap();
+            // A thread it starts inherits the dropped credentials.
+            let child = std::thread::spawn(thread_uid).join().unwrap();
+            (
+                thread_uid(),
+                child,
+                std::fs::read("/proc/1/environ").is_err(),
+            )
+        })
+        .join()
+        .unwrap();
+        assert_eq!(seen, (nobody.uid, nobody.uid, true));
+        assert_eq!(thread_uid(), 0, "the calling thread stays root");
     }
 }

@@ -286,7 +286,11 @@ impl TlsTable {
     /// answers (nginx asks from its workers' event loops; a fetch here
     /// blocks, so it has a thread of its own, never a worker's). It ends
     /// when the table's server blocks are gone (a reload or the stop).
-    pub fn spawn_stapling(&self, errlog: crate::ErrorLog) {
+    pub fn spawn_stapling(
+        &self,
+        errlog: crate::ErrorLog,
+        creds: Option<Arc<peregrine_sys::Credentials>>,
+    ) {
         let mut staplers =
             std::mem::take(&mut *self.staplers.lock().unwrap_or_else(|e| e.into_inner()));
         if staplers.is_empty() {
@@ -294,6 +298,11 @@ impl TlsTable {
         }
         let log = errlog.clone();
         let run = move || {
+            // It asks the network: as the workers' user, never as root.
+            if let Err(e) = crate::privileges::enter(creds.as_deref()) {
+                log(peregrine_conf::model::LogLevel::Alert, &e);
+                return;
+            }
             loop {
                 let now = peregrine_tls::ocsp::unix_now();
                 let mut alive = false;

@@ -392,6 +392,11 @@ pub(crate) enum Fail {
     Status(u16),
     /// The client's body failed (400, 413, 500): no next peer.
     Client(u16),
+    /// No peer left to try, or the name did not resolve: 502 and no next
+    /// peer, whatever `proxy_next_upstream` says (nginx's
+    /// `NGX_HTTP_UPSTREAM_FT_NOLIVE`, a bit no directive can set). As
+    /// `Status(502)` it looped for ever when `http_502` was listed.
+    NoLive,
 }
 
 impl Fail {
@@ -407,7 +412,7 @@ impl Fail {
             Fail::Status(403) => next::HTTP_403,
             Fail::Status(404) => next::HTTP_404,
             Fail::Status(429) => next::HTTP_429,
-            Fail::Status(_) | Fail::Client(_) => 0,
+            Fail::Status(_) | Fail::Client(_) | Fail::NoLive => 0,
         }
     }
 
@@ -624,7 +629,7 @@ pub(crate) trait Machine: Owner + Sized {
         } = &mut cx.upstreams;
         let Some(g) = groups.get(&p.job.target, &confs) else {
             self.log_upstream(p, cx, LogLevel::Error, "no live upstreams");
-            return Io::Fail(Fail::Status(502));
+            return Io::Fail(Fail::NoLive);
         };
         if std::mem::take(&mut p.fresh_peer)
             && let Some(peer) = p.peer
@@ -670,7 +675,7 @@ pub(crate) trait Machine: Owner + Sized {
                 ..Tried::default()
             });
             self.log_upstream(p, cx, LogLevel::Error, "no live upstreams");
-            return Io::Fail(Fail::Status(502));
+            return Io::Fail(Fail::NoLive);
         };
         p.peer = Some(peer);
         p.peer_name = g.up.peer(peer).0.name.clone();

@@ -17,7 +17,7 @@ pub(crate) trait Resolve: Owner + Sized {
     /// 502 and nginx's `could not be resolved` when it cannot be.
     fn resolve(&mut self, p: &mut Proxy, name: String, port: u16, key: usize, cx: &mut Ctx) -> Io {
         let Some(conf) = p.job.conf.resolver.clone() else {
-            return Io::Fail(Fail::Status(502));
+            return Io::Fail(Fail::NoLive);
         };
         let timeout = p.job.conf.resolver_timeout;
         let registry = cx.upstreams.registry.as_ref();
@@ -34,7 +34,7 @@ pub(crate) trait Resolve: Owner + Sized {
             Lookup::Failed(e) => {
                 let text = format!("{name} could not be resolved ({e})");
                 self.log_upstream(p, cx, LogLevel::Error, &text);
-                Io::Fail(Fail::Status(502))
+                Io::Fail(Fail::NoLive)
             }
         }
     }
