@@ -294,6 +294,9 @@ pub struct ListenConf {
     /// `deferred=off`: `Some(false)`; not said: `None`, and the engine's
     /// default applies (not deferred, as nginx: see `peregrine_engine::listen`).
     pub deferred: Option<bool>,
+    /// `ipv6only=on|off` (nginx's default on): whether an IPv6 wildcard
+    /// takes IPv4 connections too (`IPV6_V6ONLY` off).
+    pub ipv6only: bool,
     pub span: Span,
     // ssl
     /// `ssl`: connections to this address speak TLS (nginx: every

@@ -225,6 +225,7 @@ pub fn server_with(
                 reuseport: false,
                 backlog: 511,
                 deferred: None,
+                ipv6only: true,
                 span: Span::default(),
                 ssl: false,
                 proxy_protocol: false,

@@ -50,6 +50,8 @@ pub struct Spec {
     /// `TcpListener` too: see [`bind_udp`]); an address and port may have
     /// both a TCP and a UDP socket.
     pub udp: bool,
+    /// `ipv6only=off` on an IPv6 address: the socket takes IPv4 too.
+    pub ipv6only: bool,
 }
 
 /// The distinct addresses of every `listen`, dropping a specific address
@@ -87,6 +89,7 @@ fn http_wanted(conf: &Config) -> Vec<Spec> {
             if l.backlog != peregrine_conf::build::DEFAULT_BACKLOG {
                 s.backlog = l.backlog;
             }
+            s.ipv6only &= l.ipv6only;
             continue;
         }
         out.push(Spec {
@@ -95,6 +98,7 @@ fn http_wanted(conf: &Config) -> Vec<Spec> {
             deferred: l.deferred.unwrap_or(DEFER_ACCEPT_BY_DEFAULT),
             unix: l.unix.clone(),
             udp: false,
+            ipv6only: l.ipv6only,
         });
     }
     out
@@ -110,8 +114,9 @@ fn bind_one(spec: &Spec, addr: SocketAddr) -> std::io::Result<TcpListener> {
     let backlog = spec.backlog;
     let sock = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
     if addr.is_ipv6() {
-        // nginx's default `ipv6only=on`: [::]:80 does not take IPv4.
-        sock.set_only_v6(true)?;
+        // nginx's default `ipv6only=on`: [::]:80 does not take IPv4;
+        // `ipv6only=off` makes it one socket for both families.
+        sock.set_only_v6(spec.ipv6only)?;
     }
     sock.set_reuse_address(true)?;
     sock.set_reuse_port(true)?;

@@ -138,7 +138,6 @@ const REFUSED_PARAMS: &[&str] = &["quic"];
 const IGNORED_PREFIXES: &[&str] = &[
     "rcvbuf=",
     "sndbuf=",
-    "ipv6only=",
     "so_keepalive=",
     "fastopen=",
     "accept_filter=",
@@ -158,6 +157,7 @@ pub fn parse(d: &Directive) -> Result<ListenConf> {
         reuseport: false,
         backlog: DEFAULT_BACKLOG,
         deferred: None,
+        ipv6only: true,
         span: d.span.clone(),
         ssl: false,
         proxy_protocol: false,
@@ -169,6 +169,11 @@ pub fn parse(d: &Directive) -> Result<ListenConf> {
             "reuseport" => conf.reuseport = true,
             "deferred" | "deferred=on" => conf.deferred = Some(true),
             "deferred=off" => conf.deferred = Some(false),
+            "ipv6only=on" => conf.ipv6only = true,
+            "ipv6only=off" => conf.ipv6only = false,
+            _ if p.starts_with("ipv6only=") => {
+                return Err(err(format!("invalid ipv6only flags \"{}\"", &p[9..])));
+            }
             // TLS on this address (see build::ssl).
             "ssl" => conf.ssl = true,
             // A PROXY protocol header precedes the client's bytes (the
@@ -309,6 +314,7 @@ pub fn default_listen(span: &Span) -> ListenConf {
         reuseport: false,
         backlog: DEFAULT_BACKLOG,
         deferred: None,
+        ipv6only: true,
         span: span.clone(),
         ssl: false,
         proxy_protocol: false,

@@ -44,6 +44,7 @@ fn reconcile_keeps_grows_and_drops() {
             deferred: false,
             unix: None,
             udp: false,
+            ipv6only: true,
         }],
         2,
     )
@@ -64,6 +65,7 @@ fn reconcile_keeps_grows_and_drops() {
                 deferred: false,
                 unix: None,
                 udp: false,
+                ipv6only: true,
             },
             Spec {
                 addr: b,
@@ -71,6 +73,7 @@ fn reconcile_keeps_grows_and_drops() {
                 deferred: false,
                 unix: None,
                 udp: false,
+                ipv6only: true,
             },
         ],
         3,
@@ -92,6 +95,7 @@ fn reconcile_keeps_grows_and_drops() {
             deferred: false,
             unix: None,
             udp: false,
+            ipv6only: true,
         }],
         1,
     )
@@ -115,6 +119,7 @@ fn failed_bind_keeps_what_was_serving() {
             deferred: false,
             unix: None,
             udp: false,
+            ipv6only: true,
         }],
         1,
     )
@@ -131,6 +136,7 @@ fn failed_bind_keeps_what_was_serving() {
                     deferred: false,
                     unix: None,
                     udp: false,
+                    ipv6only: true,
                 },
                 Spec {
                     addr: busy,
@@ -138,6 +144,7 @@ fn failed_bind_keeps_what_was_serving() {
                     deferred: false,
                     unix: None,
                     udp: false,
+                    ipv6only: true,
                 },
             ],
             1,
@@ -159,6 +166,7 @@ fn port_zero_resolves_once_for_all_sockets() {
             deferred: false,
             unix: None,
             udp: false,
+            ipv6only: true,
         }],
         3,
     )
@@ -211,6 +219,7 @@ fn deferred_is_set_and_a_reload_clears_it() {
         deferred: false,
         unix: None,
         udp: false,
+        ipv6only: true,
         ..specs[0].clone()
     };
     l.reconcile(&[plain], 2).unwrap();

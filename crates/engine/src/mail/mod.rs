@@ -48,6 +48,7 @@ pub fn wanted(conf: &Config) -> Vec<Spec> {
                 deferred: false,
                 unix: None,
                 udp: false,
+                ipv6only: true,
             });
         }
     }

@@ -61,6 +61,7 @@ pub fn wanted(conf: &Config) -> Vec<Spec> {
                 deferred: false,
                 unix: l.unix.clone(),
                 udp: l.udp,
+                ipv6only: true,
             });
         }
     }
