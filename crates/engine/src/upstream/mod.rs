@@ -213,6 +213,10 @@ pub struct Proxy {
     state: State,
     sock: Option<Sock>,
     pub readable: bool,
+    /// `readable` follows the socket's events (an HTTP/1 connection's
+    /// job, [`upstream_ready`]); an HTTP/2 stream's job is turned on any
+    /// of its session's upstream events and cannot tell.
+    ready_tracked: bool,
     pub writable: bool,
     pub timed_out: bool,
     attempt: Option<Attempt>,
@@ -399,6 +403,7 @@ pub(crate) trait Machine: Owner + Sized {
             },
             sock: None,
             readable: false,
+            ready_tracked: false,
             writable: false,
             timed_out: false,
             attempt: None,
@@ -569,7 +574,7 @@ pub(crate) trait Machine: Owner + Sized {
             build_request(p);
             let r = start_connect(p, &addr, registry.as_ref(), key);
             return match r {
-                Ok(()) => Io::Wait,
+                Ok(()) => connect_started(p, cx.now),
                 Err(e) => {
                     let (level, text) = sync_connect_failure(&p.peer_name, &e);
                     self.log_upstream(p, cx, level, &text);
@@ -642,7 +647,7 @@ pub(crate) trait Machine: Owner + Sized {
         };
         p.requests = 0;
         match start_connect(p, &addr, registry.as_ref(), key) {
-            Ok(()) => Io::Wait,
+            Ok(()) => connect_started(p, cx.now),
             Err(e) => {
                 let (level, text) = sync_connect_failure(&p.peer_name, &e);
                 self.log_upstream(p, cx, level, &text);
@@ -1134,7 +1139,11 @@ pub(crate) trait Machine: Owner + Sized {
         let peer = p.peer;
         self.free_peer(p, cx, failed);
         let Some(mut s) = p.sock.take() else { return };
-        if let Some(r) = cx.upstreams.registry.as_ref() {
+        // A socket not kept is closed here, and closing its last
+        // descriptor takes it out of the epoll set: no `EPOLL_CTL_DEL`
+        // first (nginx's `ngx_close_connection` deletes events only for
+        // kqueue-like or unmarked ones).
+        if keep && let Some(r) = cx.upstreams.registry.as_ref() {
             s.deregister(r);
         }
         if keep
@@ -1505,9 +1514,29 @@ fn start_connect(
     }
     p.sock = Some(s);
     p.readable = false;
+    p.ready_tracked = registry.is_some() && key < STREAM_JOB;
     p.writable = false;
     p.born = p.started;
     Ok(())
+}
+
+/// After [`start_connect`]: a UNIX-domain connect that returned 0 is
+/// made (Linux's `unix_stream_connect` never answers `EINPROGRESS`, and
+/// its `EAGAIN` for a full backlog came back from mio as an error), so
+/// the request goes out now, as `ngx_http_upstream_connect` sends at
+/// once when `ngx_event_connect_peer` returns `NGX_OK`: no
+/// `SO_ERROR`/`getpeername` check and no turn of the event loop. A TCP
+/// connect waits for writability.
+fn connect_started(p: &mut Proxy, now: Instant) -> Io {
+    if !p.sock.as_ref().is_some_and(Sock::connected_at_once) {
+        return Io::Wait;
+    }
+    if let Some(t) = p.vars.tries.last_mut() {
+        t.connect = Some(now - p.started);
+    }
+    p.writable = true;
+    p.state = State::Send;
+    Io::Done
 }
 
 /// The request bytes: head, `Content-Length` of the body, blank line, body.
