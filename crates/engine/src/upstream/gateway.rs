@@ -96,14 +96,11 @@ pub fn build_request(p: &mut Proxy) {
 /// in `p.inb` (its length returned), `Ok(0)` once the request ended or the
 /// socket closed, `InvalidData` with nginx's text for a broken stream.
 ///
-/// Reads go into one per-thread buffer zeroed once and are decoded from
-/// it; only a record cut by the read's end is kept in `gw.raw`. (A read
-/// into `gw.raw` grown by `resize` zeroed 16 KiB per read and allocated
-/// them per request.) The socket is read only when readiness was
-/// reported since its last `EAGAIN` (when the job's readiness is
-/// tracked, `Proxy::ready_tracked`): right after the request went out
-/// nothing can be there yet, and nginx too waits for the event
-/// (`c->read->ready` in `ngx_http_upstream_send_request`).
+/// Reads go into the proxy's per-thread buffer ([`super::SCRATCH`],
+/// zeroed once) and are decoded from it; only a record cut by the read's
+/// end is kept in `gw.raw`. (A read into `gw.raw` grown by `resize`
+/// zeroed 16 KiB per read and allocated them per request.) The caller
+/// (`read_up`) reads only after readiness, as for the proxy.
 pub fn read_fcgi(p: &mut Proxy) -> io::Result<usize> {
     let Some(gw) = p.gw.as_deref_mut() else {
         return Ok(0);
@@ -122,17 +119,15 @@ pub fn read_fcgi(p: &mut Proxy) -> io::Result<usize> {
         let Some(s) = p.sock.as_mut() else {
             return Ok(0);
         };
-        if p.ready_tracked && !p.readable {
-            return Err(io::ErrorKind::WouldBlock.into());
-        }
-        let n = READ_BUF.with_borrow_mut(|buf| -> io::Result<usize> {
-            let n = match s.read(buf) {
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    p.readable = false;
-                    return Err(e);
-                }
-                r => r?,
-            };
+        let drained = &mut p.drained;
+        let n = super::SCRATCH.with_borrow_mut(|buf| -> io::Result<usize> {
+            if buf.is_empty() {
+                buf.resize(super::READ_CHUNK, 0);
+            }
+            let n = s.read(buf)?;
+            // Less than asked for: the socket is empty, and the
+            // connection may be pooled without a look (`end_upstream`).
+            *drained = n < buf.len();
             if gw.raw.is_empty() {
                 let used = decode(gw, &buf[..n], &mut p.inb)?;
                 gw.raw.extend_from_slice(&buf[used..n]);
@@ -152,17 +147,6 @@ pub fn read_fcgi(p: &mut Proxy) -> io::Result<usize> {
             return Ok(0);
         }
     }
-}
-
-/// The size of the per-thread buffer FastCGI records are read into: the
-/// proxy's read size (`READ_CHUNK`, nginx's default `fastcgi_buffer_size`
-/// of one page pair).
-const FCGI_READ: usize = super::READ_CHUNK;
-
-thread_local! {
-    /// [`read_fcgi`]'s buffer, zeroed once per thread.
-    static READ_BUF: std::cell::RefCell<Vec<u8>> =
-        std::cell::RefCell::new(vec![0; FCGI_READ]);
 }
 
 /// Decodes the records of `raw`: `STDOUT` contents appended to `inb`,
