@@ -25,16 +25,23 @@ echo "script=", $_SERVER["SCRIPT_NAME"], " info=", $_SERVER["PATH_INFO"] ?? "",
     " length=", $_SERVER["CONTENT_LENGTH"], " body=", $body, "\n";
 "#;
 
-/// A PHP-FPM master on a loopback port, stopped on drop.
+/// A PHP-FPM master on a loopback port (or a UNIX socket), stopped on drop.
 struct Fpm {
     child: Option<Child>,
     dir: PathBuf,
     port: u16,
+    /// `fastcgi_pass`'s address.
+    pass: String,
 }
 
 impl Fpm {
     /// `None` (with a message) where PHP-FPM is not installed.
     fn start(tag: &str) -> Option<Fpm> {
+        Fpm::start_on(tag, false)
+    }
+
+    /// With `unix`, PHP-FPM listens on `fpm.sock` in its directory.
+    fn start_on(tag: &str, unix: bool) -> Option<Fpm> {
         if !Path::new(PHP_FPM).exists() {
             eprintln!("skipped: {PHP_FPM} is not installed");
             return None;
@@ -44,9 +51,15 @@ impl Fpm {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         let port = free_port();
+        let sock = dir.join("fpm.sock");
+        let listen = if unix {
+            sock.display().to_string()
+        } else {
+            format!("127.0.0.1:{port}")
+        };
         let conf = format!(
             "[global]\nerror_log = {d}/fpm.log\npid = {d}/fpm.pid\ndaemonize = no\n\
-             [e2e]\nuser = root\nlisten = 127.0.0.1:{port}\npm = static\npm.max_children = 2\n",
+             [e2e]\nuser = root\nlisten = {listen}\npm = static\npm.max_children = 2\n",
             d = dir.display()
         );
         std::fs::write(dir.join("pool.conf"), conf).unwrap();
@@ -59,7 +72,11 @@ impl Fpm {
             .spawn()
             .expect("php-fpm starts");
         let deadline = Instant::now() + Duration::from_secs(10);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        while if unix {
+            std::os::unix::net::UnixStream::connect(&sock).is_err()
+        } else {
+            TcpStream::connect(("127.0.0.1", port)).is_err()
+        } {
             assert!(Instant::now() < deadline, "php-fpm listens on {port}");
             std::thread::sleep(Duration::from_millis(50));
         }
@@ -67,6 +84,11 @@ impl Fpm {
             child: Some(child),
             dir,
             port,
+            pass: if unix {
+                format!("unix:{}", sock.display())
+            } else {
+                format!("127.0.0.1:{port}")
+            },
         })
     }
 
@@ -107,8 +129,8 @@ fn php_server(fpm: &Fpm, tag: &str, extra: &str, scripts: &[(&str, &str)]) -> Se
     let conf = conf_with(&format!(
         "server {{ listen 127.0.0.1:PORT; root html; index index.php;\n\
          location ~ [^/]\\.php(/|$) {{\n include snippets/fastcgi-php.conf;\n \
-         fastcgi_pass 127.0.0.1:{};\n {extra}\n }}\n}}",
-        fpm.port
+         fastcgi_pass {};\n {extra}\n }}\n}}",
+        fpm.pass
     ));
     Server::start(prefix, &conf)
 }
@@ -150,6 +172,36 @@ fn debian_php_location_serves_pages_bodies_and_path_info() {
     );
     // try_files $fastcgi_script_name =404: a missing script is not passed.
     assert_eq!(s.get("/missing.php").status, 404);
+}
+
+/// Over a UNIX socket the request goes out right after `connect` (which
+/// completes at once there) and the answer is read once PHP-FPM's
+/// readiness is reported: pages, a body and keep-alive requests one
+/// after another on the client connection all come back whole.
+#[test]
+fn php_over_a_unix_socket_serves_pages_and_bodies() {
+    let Some(fpm) = Fpm::start_on("unix", true) else {
+        return;
+    };
+    let s = php_server(&fpm, "fcgi-unix", "", &[("t.php", PAGE)]);
+    let mut c = s.connect();
+    for i in 0..5 {
+        c.write_all(format!("GET /t.php?i={i} HTTP/1.1\r\nHost: localhost\r\n\r\n").as_bytes())
+            .unwrap();
+        let r = crate::support::read_responses(&mut c, 1, false)
+            .pop()
+            .expect("a response");
+        assert_eq!(r.status, 200, "request {i}");
+        assert_eq!(
+            r.body_str(),
+            format!("script=/t.php info= query=i={i} method=GET length= body=\n")
+        );
+    }
+    let r = post(&s, "/t.php", "hello=world");
+    assert_eq!(
+        r.body_str(),
+        "script=/t.php info= query= method=POST length=11 body=hello=world\n"
+    );
 }
 
 #[test]

@@ -316,7 +316,14 @@ impl H2Session {
             }
         }
         if let Some(mut job) = job {
+            // A gateway's end-of-body record waits for END_STREAM even
+            // after `content-length: 0`: nginx reads an HTTP/2 body until
+            // the stream's end whatever its length
+            // (`ngx_http_v2_read_request_body`), and sends the empty
+            // STDIN record then.
+            let gateway = job.proto != peregrine_core::proxy::Proto::Http;
             let kind = match (req.end_stream, req.content_length) {
+                (false, Some(0)) if gateway => BodyKind::Length(0),
                 (true, _) | (false, Some(0)) => BodyKind::None,
                 (false, Some(n)) => BodyKind::Length(n),
                 // The length is known at END_STREAM only.

@@ -95,13 +95,23 @@ pub fn build_request(p: &mut Proxy) {
 /// FastCGI's read: records from the socket until some `STDOUT` content is
 /// in `p.inb` (its length returned), `Ok(0)` once the request ended or the
 /// socket closed, `InvalidData` with nginx's text for a broken stream.
+///
+/// Reads go into the proxy's per-thread buffer ([`super::SCRATCH`],
+/// zeroed once) and are decoded from it; only a record cut by the read's
+/// end is kept in `gw.raw`. (A read into `gw.raw` grown by `resize`
+/// zeroed 16 KiB per read and allocated them per request.) The caller
+/// (`read_up`) reads only after readiness, as for the proxy.
 pub fn read_fcgi(p: &mut Proxy) -> io::Result<usize> {
     let Some(gw) = p.gw.as_deref_mut() else {
         return Ok(0);
     };
+    let before = p.inb.len();
+    let mut raw = std::mem::take(&mut gw.raw);
+    let r = decode(gw, &raw, &mut p.inb);
+    raw.drain(..*r.as_ref().unwrap_or(&0));
+    gw.raw = raw;
+    r?;
     loop {
-        let before = p.inb.len();
-        decode(gw, &mut p.inb)?;
         let got = p.inb.len() - before;
         if got > 0 || gw.ended {
             return Ok(got);
@@ -109,35 +119,53 @@ pub fn read_fcgi(p: &mut Proxy) -> io::Result<usize> {
         let Some(s) = p.sock.as_mut() else {
             return Ok(0);
         };
-        let at = gw.raw.len();
-        gw.raw.resize(at + super::READ_CHUNK, 0);
-        let r = s.read(&mut gw.raw[at..]);
-        let n = *r.as_ref().unwrap_or(&0);
-        gw.raw.truncate(at + n);
+        let drained = &mut p.drained;
+        let n = super::SCRATCH.with_borrow_mut(|buf| -> io::Result<usize> {
+            if buf.is_empty() {
+                buf.resize(super::READ_CHUNK, 0);
+            }
+            let n = s.read(buf)?;
+            // Less than asked for: the socket is empty, and the
+            // connection may be pooled without a look (`end_upstream`).
+            *drained = n < buf.len();
+            if gw.raw.is_empty() {
+                let used = decode(gw, &buf[..n], &mut p.inb)?;
+                gw.raw.extend_from_slice(&buf[used..n]);
+            } else {
+                gw.raw.extend_from_slice(&buf[..n]);
+                let raw = std::mem::take(&mut gw.raw);
+                let used = decode(gw, &raw, &mut p.inb);
+                gw.raw = raw;
+                gw.raw.drain(..used?);
+            }
+            Ok(n)
+        })?;
         if let Some(t) = p.vars.tries.last_mut() {
             t.received += n as u64;
         }
-        if r? == 0 {
+        if n == 0 {
             return Ok(0);
         }
     }
 }
 
-fn decode(gw: &mut Gw, inb: &mut Vec<u8>) -> io::Result<()> {
+/// Decodes the records of `raw`: `STDOUT` contents appended to `inb`,
+/// `STDERR` kept, `END_REQUEST` noted. Returns the bytes used (a record
+/// cut at the end is left).
+fn decode(gw: &mut Gw, raw: &[u8], inb: &mut Vec<u8>) -> io::Result<usize> {
     let mut pos = 0;
-    while pos < gw.raw.len() && !gw.ended {
+    while pos < raw.len() && !gw.ended {
         let pr = gw
             .dec
-            .decode(&gw.raw[pos..])
+            .decode(&raw[pos..])
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?;
         let base = pos;
         match pr.event {
             Some(fcgi::Event::Stdout(r)) => {
-                inb.extend_from_slice(&gw.raw[base + r.start..base + r.end]);
+                inb.extend_from_slice(&raw[base + r.start..base + r.end]);
             }
             Some(fcgi::Event::Stderr(r)) => {
-                gw.stderr
-                    .push(gw.raw[base + r.start..base + r.end].to_vec());
+                gw.stderr.push(raw[base + r.start..base + r.end].to_vec());
             }
             Some(fcgi::Event::End(_)) => gw.ended = true,
             Some(fcgi::Event::StdoutEnd | fcgi::Event::Ignored(_)) | None => {}
@@ -147,8 +175,7 @@ fn decode(gw: &mut Gw, inb: &mut Vec<u8>) -> io::Result<()> {
             break;
         }
     }
-    gw.raw.drain(..pos);
-    Ok(())
+    Ok(pos)
 }
 
 /// Whether the connection may serve another request: the FastCGI request
@@ -263,8 +290,11 @@ mod tests {
             let mut gw = Gw::new(Proto::FastCgi, 4096);
             let mut inb = Vec::new();
             for part in [&wire[..cut], &wire[cut..]] {
-                gw.raw.extend_from_slice(part);
-                decode(&mut gw, &mut inb).expect("decode");
+                let mut raw = std::mem::take(&mut gw.raw);
+                raw.extend_from_slice(part);
+                let used = decode(&mut gw, &raw, &mut inb).expect("decode");
+                raw.drain(..used);
+                gw.raw = raw;
             }
             assert_eq!(inb, b"Status: 404\r\n\r\nbody", "cut {cut}");
             assert_eq!(gw.stderr.concat(), b"PHP Warning: x\n", "cut {cut}");

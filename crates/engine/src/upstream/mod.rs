@@ -132,12 +132,12 @@ fn token_of(s: &Sock) -> mio::Token {
 pub const STREAM_JOB: usize = 1 << 39;
 /// One read from the upstream (nginx's `proxy_buffer_size` default is a
 /// page; 16 KiB takes a whole TLS record or most small answers at once).
-const READ_CHUNK: usize = 16 * 1024;
+pub(super) const READ_CHUNK: usize = 16 * 1024;
 
 thread_local! {
     /// The worker's one buffer that an upstream `recv` fills (zeroed once,
     /// reused by every upstream read of the thread, as `h2`'s `SCRATCH`).
-    static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    pub(super) static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 /// Error pages of `error_page` that proxy again, at most (a loop guard).
 const MAX_RESTARTS: u8 = 10;
@@ -446,6 +446,7 @@ pub(crate) trait Machine: Owner + Sized {
         *self.ex_slot() = Some(ex);
         let body_kind = self.body_kind();
         let unbuffered = body_out::unbuffered(&job, body_kind);
+        let body_dec = body_decoder(&job, body_kind);
         let expect = self
             .ex_ref()
             .and_then(|e| e.req())
@@ -473,10 +474,7 @@ pub(crate) trait Machine: Owner + Sized {
             out: Vec::new(),
             sent: 0,
             body: crate::body::ClientBody::default(),
-            body_dec: match body_kind {
-                BodyKind::None | BodyKind::Length(0) => None,
-                k => Some(BodyDecoder::new(k)),
-            },
+            body_dec,
             client_len: match body_kind {
                 BodyKind::Length(n) => Some(n),
                 _ => None,
@@ -640,7 +638,7 @@ pub(crate) trait Machine: Owner + Sized {
             build_request(p);
             let r = start_connect(p, &addr, registry.as_ref(), owners, key);
             return match r {
-                Ok(()) => Io::Wait,
+                Ok(()) => connect_started(p, cx.now),
                 Err(e) => {
                     let (level, text) = sync_connect_failure(&p.peer_name, &e);
                     self.log_upstream(p, cx, level, &text);
@@ -710,7 +708,7 @@ pub(crate) trait Machine: Owner + Sized {
         };
         p.requests = 0;
         match start_connect(p, &addr, registry.as_ref(), owners, key) {
-            Ok(()) => Io::Wait,
+            Ok(()) => connect_started(p, cx.now),
             Err(e) => {
                 let (level, text) = sync_connect_failure(&p.peer_name, &e);
                 self.log_upstream(p, cx, level, &text);
@@ -1628,6 +1626,40 @@ fn start_connect(
     p.gated = key < STREAM_JOB;
     p.born = p.started;
     Ok(())
+}
+
+/// After [`start_connect`]: a UNIX-domain connect that returned 0 is
+/// made (Linux's `unix_stream_connect` never answers `EINPROGRESS`, and
+/// its `EAGAIN` for a full backlog came back from mio as an error), so
+/// the request goes out now, as `ngx_http_upstream_connect` sends at
+/// once when `ngx_event_connect_peer` returns `NGX_OK`: no
+/// `SO_ERROR`/`getpeername` check and no turn of the event loop. A TCP
+/// connect waits for writability.
+fn connect_started(p: &mut Proxy, now: Instant) -> Io {
+    if !p.sock.as_ref().is_some_and(Sock::connected_at_once) {
+        return Io::Wait;
+    }
+    if let Some(t) = p.vars.tries.last_mut() {
+        t.connect = Some(now - p.started);
+    }
+    p.writable = true;
+    p.state = State::Send;
+    Io::Done
+}
+
+/// The client body's decoder, when a body is to be read. A gateway's
+/// job with an empty body still reads one (and waits for its end) when
+/// the owner made it a client body: an HTTP/2 stream's `content-length:
+/// 0` before END_STREAM, whose end-of-body record nginx sends only at
+/// the stream's end (`ngx_http_v2_read_request_body`).
+fn body_decoder(job: &ProxyJob, kind: BodyKind) -> Option<BodyDecoder> {
+    let waits =
+        job.proto != Proto::Http && matches!(job.body, peregrine_core::proxy::JobBody::Client);
+    match kind {
+        BodyKind::None => None,
+        BodyKind::Length(0) if !waits => None,
+        k => Some(BodyDecoder::new(k)),
+    }
 }
 
 /// Notes that `key` (or [`POOLED`]) owns the socket `s` ([`Upstreams::owners`]).

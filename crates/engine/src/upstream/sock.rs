@@ -48,6 +48,13 @@ impl Sock {
         };
     }
 
+    /// Whether the connect that made this socket returned 0: a UNIX-domain
+    /// stream (Linux completes or refuses such a connect at once; mio
+    /// hides only `EINPROGRESS`, which AF_UNIX never returns).
+    pub fn connected_at_once(&self) -> bool {
+        matches!(self, Sock::Unix(_))
+    }
+
     /// The connect's outcome once the socket is writable: `Ok(true)`
     /// connected, `Ok(false)` still in progress, `Err` refused and the like.
     pub fn connected(&mut self) -> io::Result<bool> {
