@@ -29,6 +29,26 @@ use crate::vars::VarCtx;
 /// request before "rewrite or internal redirection cycle" (500).
 pub const MAX_URI_CHANGES: u8 = 10;
 
+/// `http://` and `:65535`: the origin's length besides its host.
+const ORIGIN_CAPACITY: usize = 13;
+/// The digits of a port number, at most.
+const PORT_DIGITS: usize = 5;
+
+/// Appends `port` in decimal without `core::fmt`.
+fn push_port(out: &mut String, mut port: u16) {
+    let mut buf = [0u8; PORT_DIGITS];
+    let mut i = PORT_DIGITS;
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (port % 10) as u8;
+        port /= 10;
+        if port == 0 {
+            break;
+        }
+    }
+    buf[i..].iter().for_each(|&d| out.push(char::from(d)));
+}
+
 /// A server block with its locations indexed.
 #[derive(Debug)]
 pub(crate) struct ServerRt {
@@ -255,11 +275,19 @@ impl Ctx<'_> {
             Some(h) if !h.is_empty() => Cow::Borrowed(h),
             _ => Cow::Owned(self.conn.local.ip().to_string()),
         };
+        // Pieces pushed, not `format!`: this runs for every proxied request.
+        let mut out = String::with_capacity(ORIGIN_CAPACITY + host.len());
+        out.push_str("http://");
+        out.push_str(&host);
         match self.conn.local.port() {
-            80 => format!("http://{host}"),
-            _ if !r.port_in_redirect => format!("http://{host}"),
-            port => format!("http://{host}:{port}"),
+            80 => {}
+            _ if !r.port_in_redirect => {}
+            port => {
+                out.push(':');
+                push_port(&mut out, port);
+            }
         }
+        out
     }
 }
 

@@ -66,20 +66,24 @@ const GATEWAY_HIDDEN_HEADERS: &[&str] = &[
     "x-accel-charset",
 ];
 
-/// Whether the client gets header `name` (lowercase).
-fn passed(job: &ProxyJob, name: &str) -> bool {
+/// Whether the client gets header `name` (any case: the lists are
+/// lowercase, compared without a lowercase copy of the name).
+fn passed(job: &ProxyJob, name: &[u8]) -> bool {
     let p = job.up();
-    if CONNECTION_HEADERS.contains(&name) {
+    let is = |h: &str| name.eq_ignore_ascii_case(h.as_bytes());
+    if CONNECTION_HEADERS.iter().any(|h| is(h)) {
         return false;
     }
-    if p.hide_headers.iter().any(|h| h == name) {
+    if p.hide_headers.iter().any(|h| is(h)) {
         return false;
     }
     let hidden = match job.proto {
-        super::Proto::Http => peregrine_conf::build::proxy::HIDDEN_HEADERS.contains(&name),
-        _ => GATEWAY_HIDDEN_HEADERS.contains(&name),
+        super::Proto::Http => peregrine_conf::build::proxy::HIDDEN_HEADERS
+            .iter()
+            .any(|h| is(h)),
+        _ => GATEWAY_HIDDEN_HEADERS.iter().any(|h| is(h)),
     };
-    !hidden || p.pass_headers.iter().any(|h| h == name)
+    !hidden || p.pass_headers.iter().any(|h| is(h))
 }
 
 /// `proxy_redirect` on a `Location` or `Refresh` value: the first rule
@@ -137,46 +141,47 @@ pub fn head_fields(
     let mut lastmod = None;
     let mut location = None;
     for (n, v) in &uh.headers {
-        let name = text(n);
-        let lower = name.to_ascii_lowercase();
-        if !passed(job, &lower) {
+        // Names and values are copied once, as bytes (short ones inline in
+        // the field): the name needs no lowercase copy to be matched.
+        let name = &buf[n.clone()];
+        if !passed(job, name) {
             continue;
         }
-        match lower.as_str() {
-            "content-type" if ctype.is_none() => ctype = Some(buf[v.clone()].to_vec()),
-            "last-modified" if lastmod.is_none() => lastmod = Some(buf[v.clone()].to_vec()),
-            "location" if location.is_none() => {
-                let value = text(v);
-                let mut l = rewrite_redirect(&value, &job.redirects).into_owned();
-                if l.starts_with('/') {
-                    l = format!("{}{l}", job.origin);
+        let is = |h: &str| name.eq_ignore_ascii_case(h.as_bytes());
+        if ctype.is_none() && is("content-type") {
+            ctype = Some(&buf[v.clone()]);
+        } else if lastmod.is_none() && is("last-modified") {
+            lastmod = Some(&buf[v.clone()]);
+        } else if location.is_none() && is("location") {
+            let value = text(v);
+            let mut l = rewrite_redirect(&value, &job.redirects).into_owned();
+            if l.starts_with('/') {
+                l = format!("{}{l}", job.origin);
+            }
+            location = Some(l);
+        } else if is("refresh") {
+            let value = text(v);
+            let r = match value.find("url=") {
+                Some(i) => {
+                    let (a, b) = value.split_at(i + 4);
+                    format!("{a}{}", rewrite_redirect(b, &job.redirects))
                 }
-                location = Some(l);
-            }
-            "refresh" => {
-                let value = text(v);
-                let r = match value.find("url=") {
-                    Some(i) => {
-                        let (a, b) = value.split_at(i + 4);
-                        format!("{a}{}", rewrite_redirect(b, &job.redirects))
-                    }
-                    None => value.clone(),
-                };
-                head.push(name, r);
-            }
-            "set-cookie" if job.proto == super::Proto::Http && job.cookies.is_some() => {
-                let value = text(v);
-                let c = job
-                    .cookies
-                    .as_deref()
-                    .and_then(|c| super::cookie::rewrite(&value, c));
-                head.push(name, c.unwrap_or(value));
-            }
-            _ => head.push(name, buf[v.clone()].to_vec()),
+                None => value.clone(),
+            };
+            head.push(Text::copy(name), r);
+        } else if is("set-cookie") && job.proto == super::Proto::Http && job.cookies.is_some() {
+            let value = text(v);
+            let c = job
+                .cookies
+                .as_deref()
+                .and_then(|c| super::cookie::rewrite(&value, c));
+            head.push(Text::copy(name), c.unwrap_or(value));
+        } else {
+            head.push(Text::copy(name), Text::copy(&buf[v.clone()]));
         }
     }
     if let Some(t) = ctype {
-        head.push_first("Content-Type", t);
+        head.push_first("Content-Type", Text::copy(t));
     }
     match framing {
         ClientFraming::Length(n) => head.push_first("Content-Length", Text::decimal(n)),
@@ -188,7 +193,7 @@ pub fn head_fields(
         _ => {}
     }
     if let Some(t) = lastmod {
-        head.push_first("Last-Modified", t);
+        head.push_first("Last-Modified", Text::copy(t));
     }
     if let Some(l) = location {
         head.push_first("Location", l);

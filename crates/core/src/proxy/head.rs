@@ -4,6 +4,7 @@
 //! then the client's headers that no `proxy_set_header` names. The body's
 //! `Content-Length` is the caller's: the head ends without the blank line.
 
+use std::borrow::Cow;
 use std::fmt::Write;
 
 /// What the request line's URI is made of.
@@ -63,8 +64,16 @@ pub(crate) fn escape_uri(out: &mut String, s: &str) {
     }
 }
 
-/// One header to send: name, expanded value.
-pub type Line<'a> = (&'a str, String);
+/// One header to send: name, expanded value (borrowed from the
+/// configuration when it has no variables: no copy per request).
+pub type Line<'a> = (&'a str, Cow<'a, str>);
+
+/// The client's header lines, visited in order without a copy of them
+/// (`ngx_http_proxy_create_request` walks `r->headers_in` in place).
+pub type ClientHeaders<'c> = &'c dyn Fn(&mut dyn FnMut(&str, &[u8]));
+
+/// The upstream head's first allocation: a typical request head fits.
+const HEAD_CAPACITY: usize = 512;
 
 /// Serializes `METHOD URI HTTP/1.x`, `Host`, `set` (expanded; empty ones
 /// dropped), then the client's `client` headers whose names no `set`
@@ -75,9 +84,9 @@ pub fn build_head(
     http11: bool,
     host: Option<&str>,
     set: &[Line<'_>],
-    client: &mut dyn Iterator<Item = (&str, &[u8])>,
+    client: ClientHeaders<'_>,
 ) -> Vec<u8> {
-    let mut out = Vec::with_capacity(512);
+    let mut out = Vec::with_capacity(HEAD_CAPACITY);
     out.extend_from_slice(method.as_bytes());
     out.push(b' ');
     out.extend_from_slice(uri.as_bytes());
@@ -95,7 +104,7 @@ pub fn build_head(
         }
         line(&mut out, n, v.as_bytes());
     }
-    for (n, v) in client {
+    client(&mut |n, v| {
         let taken = n.eq_ignore_ascii_case("Host")
             || n.eq_ignore_ascii_case("Content-Length")
             || n.eq_ignore_ascii_case("Transfer-Encoding")
@@ -103,7 +112,7 @@ pub fn build_head(
         if !taken {
             line(&mut out, n, v);
         }
-    }
+    });
     out
 }
 
@@ -170,10 +179,10 @@ mod tests {
 
     #[test]
     fn head_host_first_set_then_client() {
-        let set = vec![
-            ("X-Real", "1.2.3.4".to_string()),
-            ("Connection", "close".to_string()),
-            ("Accept", String::new()),
+        let set: Vec<Line<'_>> = vec![
+            ("X-Real", Cow::Owned("1.2.3.4".to_string())),
+            ("Connection", Cow::Borrowed("close")),
+            ("Accept", Cow::Borrowed("")),
         ];
         let client: Vec<(&str, &[u8])> = vec![
             ("Host", b"client.example"),
@@ -188,7 +197,7 @@ mod tests {
             false,
             Some("b:81"),
             &set,
-            &mut client.into_iter(),
+            &|f: &mut dyn FnMut(&str, &[u8])| client.iter().for_each(|(n, v)| f(n, v)),
         );
         assert_eq!(
             String::from_utf8(h).unwrap(),

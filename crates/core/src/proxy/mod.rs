@@ -11,6 +11,7 @@ pub mod answer;
 pub mod cookie;
 pub mod head;
 
+use std::borrow::Cow;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -350,7 +351,9 @@ pub(crate) fn view_of(req: &peregrine_codec::Request) -> RequestView<'_> {
 impl HttpCore {
     /// The content handler of a location with `proxy_pass`.
     pub(crate) fn proxy(&mut self, ctx: &mut Ctx<'_>) -> Step {
-        let Some(pass) = ctx.conf.proxy.pass.clone() else {
+        // The location's settings, shared (not copied per request).
+        let conf = Arc::clone(&ctx.conf);
+        let Some(pass) = conf.proxy.pass.as_ref() else {
             return Step::Special(Special::status(500));
         };
         let mut tls = pass.tls;
@@ -383,7 +386,7 @@ impl HttpCore {
                         {
                             *port = peregrine_conf::build::proxy::DEFAULT_TLS_PORT;
                         }
-                        (t, u, true)
+                        (Cow::Owned(t), u.map(Cow::Owned), true)
                     }
                     Err(m) => {
                         self.note_failure(crate::response::ErrorNote::Upstream(format!(
@@ -393,7 +396,11 @@ impl HttpCore {
                     }
                 }
             }
-            t => (t.clone(), pass.uri.clone(), false),
+            t => (
+                Cow::Borrowed(t),
+                pass.uri.as_deref().map(Cow::Borrowed),
+                false,
+            ),
         };
         let resolver = ctx.conf.resolver.is_some();
         let (target, proxy_host, port) = match self.target_of(&target, vars, resolver) {
@@ -490,18 +497,20 @@ impl HttpCore {
         url: &str,
     ) -> Option<ProxyJob> {
         let p = &ctx.conf.proxy;
+        // `$proxy_host` and `$proxy_port` for the values expanded here;
+        // moved back into the job at the end (no copy).
         let uv = UpstreamVars {
-            proxy_host: proxy_host.clone(),
-            proxy_port: port.clone(),
+            proxy_host,
+            proxy_port: port,
             ..UpstreamVars::default()
         };
         let v = VarCtx {
             upstream: Some(&uv),
             ..ctx.vars()
         };
-        let mut method = match &p.method {
-            Some(m) => v.expand(m),
-            None => ctx.req.method_name.to_string(),
+        let mut method: Cow<'_, str> = match &p.method {
+            Some(m) => Cow::Owned(v.expand(m)),
+            None => Cow::Borrowed(ctx.req.method_name),
         };
         let cache = crate::cache::decide(
             &self.caches,
@@ -514,7 +523,7 @@ impl HttpCore {
         );
         if cache.is_some() && p.cache.convert_head && method == "HEAD" {
             // `proxy_cache_convert_head`: the cache is filled by a GET.
-            method = "GET".to_string();
+            method = Cow::Borrowed("GET");
         }
         let original = ctx.is_original();
         let uri = head::upstream_uri(&head::UriParts {
@@ -525,41 +534,32 @@ impl HttpCore {
             args: ctx.args.as_deref(),
             loc_len: ctx.name_len,
         })?;
-        let mut set: Vec<head::Line<'_>> = p
-            .set_headers
-            .iter()
-            .map(|(n, val)| (n.as_str(), v.expand(val)))
-            .collect();
+        let mut set: Vec<head::Line<'_>> = Vec::with_capacity(p.set_headers.len());
+        set.extend(
+            p.set_headers
+                .iter()
+                .map(|(n, val)| (n.as_str(), set_value(&v, &uv.proxy_host, val))),
+        );
         if cache.as_ref().is_some_and(|c| c.cacheable) {
             for (n, val) in crate::cache::upstream_headers(&p.cache, cache.as_deref()) {
                 if !set.iter().any(|(o, _)| o.eq_ignore_ascii_case(n)) {
-                    set.push((n, val));
+                    set.push((n, Cow::Owned(val)));
                 }
             }
         }
-        let host_line = match p
-            .set_headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case("Host"))
-        {
-            Some((_, val)) => {
-                let h = v.expand(val);
-                if h.is_empty() && p.http11 {
-                    proxy_host.clone()
-                } else {
-                    h
-                }
-            }
-            None => proxy_host.clone(),
+        let host_line: &str = match set.iter().find(|(n, _)| n.eq_ignore_ascii_case("Host")) {
+            Some((_, h)) if h.is_empty() && p.http11 => &uv.proxy_host,
+            Some((_, h)) => h,
+            None => &uv.proxy_host,
         };
-        let mut owned: Vec<(String, Vec<u8>)> = Vec::new();
-        if p.pass_request_headers {
-            ctx.req
-                .headers
-                .each(&mut |n, val| owned.push((n.to_string(), val.to_vec())));
-        }
-        let mut client = owned.iter().map(|(n, v)| (n.as_str(), v.as_slice()));
-        let head = head::build_head(&method, &uri, p.http11, Some(&host_line), &set, &mut client);
+        let headers = ctx.req.headers;
+        let client = |f: &mut dyn FnMut(&str, &[u8])| {
+            if p.pass_request_headers {
+                headers.each(f);
+            }
+        };
+        let head = head::build_head(&method, &uri, p.http11, Some(host_line), &set, &client);
+        drop(set);
         let body = match &p.set_body {
             Some(b) => JobBody::Fixed(v.expand(b).into_bytes()),
             None if p.pass_request_body
@@ -578,23 +578,32 @@ impl HttpCore {
             _ => None,
         };
         let location = match ctx.name_len {
-            Some(n) if n > 0 => ctx.uri.get(..n).unwrap_or("/").to_string(),
-            _ => "/".to_string(),
+            Some(n) if n > 0 => ctx.uri.get(..n).unwrap_or("/"),
+            _ => "/",
         };
         let redirects = match &p.redirect {
             ProxyRedirect::Off => Vec::new(),
             ProxyRedirect::Default if vars => Vec::new(),
-            ProxyRedirect::Default => vec![default_redirect(url, uri_part, &location)],
+            ProxyRedirect::Default => vec![default_redirect(url, uri_part, location)],
             ProxyRedirect::List(l) => l
                 .iter()
                 .filter_map(|e| match e {
                     RedirectRule::Default if vars => None,
-                    RedirectRule::Default => Some(default_redirect(url, uri_part, &location)),
+                    RedirectRule::Default => Some(default_redirect(url, uri_part, location)),
                     RedirectRule::Prefix(f, t) => Some(Redirect::Prefix(v.expand(f), v.expand(t))),
                     RedirectRule::Regex(re, t) => Some(Redirect::Regex(re.clone(), t.clone())),
                 })
                 .collect(),
         };
+        let cookies = cookie::for_request(p, &v);
+        let head_request = method.eq_ignore_ascii_case("HEAD");
+        let idempotent = idempotent(&method);
+        drop(method);
+        let UpstreamVars {
+            proxy_host,
+            proxy_port,
+            ..
+        } = uv;
         Some(ProxyJob {
             err_status: ctx.err_status,
             limits: ctx.limits,
@@ -603,17 +612,17 @@ impl HttpCore {
             server_index: ctx.server,
             target,
             proxy_host,
-            proxy_port: port,
+            proxy_port,
             head,
             body,
-            head_request: method.eq_ignore_ascii_case("HEAD"),
-            idempotent: idempotent(&method),
+            head_request,
+            idempotent,
             uri: ctx.uri.to_string(),
             args: ctx.args.as_deref().map(str::to_string),
             name_len: ctx.name_len,
             hash_key,
             redirects,
-            cookies: cookie::for_request(p, &v),
+            cookies,
             origin: ctx.origin(),
             proto: Proto::Http,
             tls: None,
@@ -710,7 +719,23 @@ pub(crate) fn implicit_hosts(conf: &peregrine_conf::model::Config) -> Vec<(Strin
 fn default_redirect(url: &str, uri_part: Option<&str>, location: &str) -> Redirect {
     match uri_part {
         Some(_) => Redirect::Prefix(url.to_string(), location.to_string()),
-        None => Redirect::Prefix(format!("{url}/"), "/".to_string()),
+        None => {
+            let mut from = String::with_capacity(url.len() + 1);
+            from.push_str(url);
+            from.push('/');
+            Redirect::Prefix(from, "/".to_string())
+        }
+    }
+}
+
+/// A `proxy_set_header` value for this request: the configuration's own
+/// text when it has no variables (nginx compiles constant values once,
+/// `ngx_http_proxy_init_headers`), `$proxy_host` alone (the default
+/// `Host`) without parsing the template.
+fn set_value<'a>(v: &VarCtx<'_>, proxy_host: &'a str, template: &'a str) -> Cow<'a, str> {
+    match template {
+        "$proxy_host" => Cow::Borrowed(proxy_host),
+        _ => v.expand_cow(template),
     }
 }
 

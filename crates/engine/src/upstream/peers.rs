@@ -185,6 +185,10 @@ const MAX_RESOLVED_GROUPS: usize = 1024;
 #[derive(Default)]
 pub struct Groups {
     groups: HashMap<Target, Group>,
+    /// The `upstream { }` blocks' groups by their index: the target of
+    /// most proxied requests, found twice per request (the peer's pick and
+    /// its release) without hashing the key.
+    blocks: Vec<Option<Group>>,
     pub seed: u64,
 }
 
@@ -217,6 +221,9 @@ impl Groups {
 
     /// The group of `t` (`None`: its host no longer resolves).
     pub fn get(&mut self, t: &Target, confs: &[UpstreamConf]) -> Option<&mut Group> {
+        if let Target::Group(i) = t {
+            return self.block(*i, confs);
+        }
         if !self.groups.contains_key(t) {
             self.seed = self.seed.wrapping_mul(6364136223846793005).wrapping_add(1);
             let g = match t {
@@ -250,12 +257,27 @@ impl Groups {
         }
         self.groups.get_mut(t)
     }
+
+    /// The group of `upstream { }` block `i`, built on first use.
+    fn block(&mut self, i: usize, confs: &[UpstreamConf]) -> Option<&mut Group> {
+        if self.blocks.get(i).is_none_or(Option::is_none) {
+            let conf = confs.get(i)?;
+            self.seed = self.seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+            let g = group_of(conf, self.seed)?;
+            if self.blocks.len() <= i {
+                self.blocks.resize_with(i + 1, || None);
+            }
+            self.blocks[i] = Some(g);
+        }
+        self.blocks.get_mut(i)?.as_mut()
+    }
 }
 
 impl Groups {
     /// An event on the pooled connection `fd` ([`Group::drop_idle`]).
     pub fn idle_event(&mut self, fd: usize) {
-        for g in self.groups.values_mut() {
+        let blocks = self.blocks.iter_mut().flatten();
+        for g in blocks.chain(self.groups.values_mut()) {
             if g.drop_idle(fd) {
                 return;
             }
