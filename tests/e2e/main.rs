@@ -34,6 +34,7 @@ mod gzip;
 mod h2;
 mod h2_attacks;
 mod h2_body_length;
+mod h2_malformed;
 mod h2_proxy;
 mod h2_servers;
 mod h2_timers;

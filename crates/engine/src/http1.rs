@@ -875,10 +875,16 @@ impl Http1 {
         };
         let have = b.pending();
         let n = have.len().min(peregrine_h2::frame::PREFACE.len());
+        // ALPN chose h2: the connection is HTTP/2 whatever came, and the
+        // HTTP/2 session refuses a bad preface with GOAWAY PROTOCOL_ERROR
+        // (RFC 9113 §3.4; nginx's `ngx_http_v2_init` straight from the
+        // handshake, "invalid http2 connection preface"; h2spec 3.5/2).
+        let alpn_h2 = t.tls.as_deref().is_some_and(|tls| tls.alpn_is_h2());
         self.info.requests == 1
             && n > 0
-            && have[..n] == peregrine_h2::frame::PREFACE[..n]
-            && h2_allowed(t, cx.lctx(self.lst))
+            && (alpn_h2
+                || (have[..n] == peregrine_h2::frame::PREFACE[..n]
+                    && h2_allowed(t, cx.lctx(self.lst))))
     }
 
     /// The default server's page for `status` (its `error_page` applies,

@@ -32,15 +32,17 @@
 //! header block and field buffers are reused), and the input can be split
 //! anywhere (the tests feed every split, the fuzz target random frames).
 //!
-//! Conformance: h2spec 2.0.0 passed all 146 cases over h2c against
-//! `examples/h2c_server.rs` (2026-12-01; nginx 1.22 passes 119). Since
-//! then nginx's answers win where nginx and RFC 9113 differ, as nginx's
-//! own test suite checks them: a malformed request head is a 400 response
-//! (RFC: stream error), HEADERS on a closed stream and a self-dependency
-//! are connection errors PROTOCOL_ERROR (RFC: STREAM_CLOSED, stream
-//! error), graceful shutdown is one GOAWAY with the last stream (RFC §6.8
-//! suggests two around a PING), and a Huffman string may end with up to
-//! 15 bits of padding (RFC: 7). The `h2` crate talks to the same loop in
+//! Conformance: h2spec 2.0.0 against the engine, over h2c and TLS
+//! (docs/http2.md, "h2spec"; `scripts/h2spec.sh`). nginx's answers win
+//! where RFC 9113 leaves room or nginx's own test suite checks them: a
+//! malformed request head gets nginx's 400 response, then the stream error
+//! RFC 9113 §8.1.1 requires (RST_STREAM PROTOCOL_ERROR after the response's
+//! END_STREAM); HEADERS on a closed stream and a self-dependency are
+//! connection errors PROTOCOL_ERROR (RFC: STREAM_CLOSED, stream error);
+//! graceful shutdown is one GOAWAY with the last stream (RFC §6.8 suggests
+//! two around a PING); and a Huffman string may end with a whole byte of
+//! padding after a byte-aligned code, as nginx's test client sends (RFC
+//! 7541: at most 7 bits). The `h2` crate talks to the same loop in
 //! `tests/interop.rs`.
 
 #![forbid(unsafe_code)]

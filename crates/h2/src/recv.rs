@@ -47,6 +47,17 @@ fn body_length_error(cl: Option<u64>, received: u64, end: bool) -> Option<&'stat
 }
 
 impl Connection {
+    /// A body that broke its `content-length` made the request malformed
+    /// (RFC 9113 §8.1.1): a stream error PROTOCOL_ERROR, sent now if the
+    /// response is out already, else after it (`Stream::malformed`).
+    fn malformed_body(&mut self, stream: u32, answered: bool) {
+        if answered {
+            self.reset_local(stream, ErrorCode::ProtocolError);
+        } else {
+            self.maybe_close(stream);
+        }
+    }
+
     pub(crate) fn on_data<'a>(&mut self, h: FrameHeader, payload: &'a [u8]) -> Step<'a> {
         if h.stream == 0 {
             return Err(conn(
@@ -106,8 +117,10 @@ impl Connection {
         if let Some(reason) = body_length_error(s.content_length, s.received, end_stream) {
             s.skip_data = true;
             s.recv_closed = end_stream;
+            s.malformed = true;
+            let answered = s.send_closed;
             self.release(h.stream, len);
-            self.maybe_close(h.stream);
+            self.malformed_body(h.stream, answered);
             return Ok(Some(Event::BadBody {
                 stream: h.stream,
                 reason,
@@ -282,7 +295,12 @@ impl Connection {
         s.recv_closed = true;
         let short = body_length_error(s.content_length, s.received, true);
         let skip = s.skip_data;
-        self.maybe_close(id);
+        s.malformed |= short.is_some();
+        let answered = s.send_closed;
+        match short {
+            Some(_) if !skip => self.malformed_body(id, answered),
+            _ => self.maybe_close(id),
+        }
         if skip {
             return Ok(None);
         }
@@ -345,7 +363,9 @@ impl Connection {
                 "client sent too many streams at once",
             ));
         }
-        let mut head = request::request_head(fields).unwrap_or_else(request::bad_request);
+        let parsed = request::request_head(fields);
+        let mut malformed = parsed.is_err();
+        let mut head = parsed.unwrap_or_else(request::bad_request);
         head.block_len = b.bytes.len();
         // Before our SETTINGS are acknowledged the peer may count on the
         // protocol's initial window; a smaller one of ours applies after.
@@ -360,9 +380,11 @@ impl Connection {
             // nginx's ngx_http_v2_run_request: a 400 (the head's `bad`).
             if head.content_length.is_some_and(|cl| cl != 0) && head.bad.is_none() {
                 head.bad = Some((400, "client prematurely closed stream"));
+                malformed = true;
             }
             s.recv_closed = true;
         }
+        s.malformed = malformed;
         self.streams.insert(id, s);
         self.tree.open(id, b.priority);
         self.last_processed = id;

@@ -88,7 +88,7 @@ impl Connection {
         s.headers_sent = true;
         s.send_closed = end_stream;
         frame::put_header_block(&mut self.out, stream, block, end_stream, max);
-        self.maybe_close(stream);
+        self.sent_end(stream);
         Ok(())
     }
 
@@ -109,8 +109,21 @@ impl Connection {
             hpack::encode_field(&mut block, n, v);
         }
         frame::put_header_block(&mut self.out, stream, &block, true, max);
-        self.maybe_close(stream);
+        self.sent_end(stream);
         Ok(())
+    }
+
+    /// After a frame that may have carried END_STREAM: a malformed
+    /// request's stream is reset with PROTOCOL_ERROR once its response is
+    /// out (RFC 9113 §8.1.1, see `Stream::malformed`); any other stream
+    /// closes if both directions ended.
+    fn sent_end(&mut self, stream: u32) {
+        match self.streams.get(&stream) {
+            Some(s) if s.send_closed && s.malformed => {
+                self.reset_local(stream, ErrorCode::ProtocolError);
+            }
+            _ => self.maybe_close(stream),
+        }
     }
 
     /// The most DATA payload the stream may send now: its window, the
@@ -145,7 +158,10 @@ impl Connection {
     /// Grants a DATA frame of up to `want` bytes without copying: the
     /// windows are taken now, the caller writes the header and its own
     /// payload bytes. `end_stream` is kept only if the whole `want` fits.
-    /// A zero-length END_STREAM frame is always granted.
+    /// A zero-length END_STREAM frame is always granted. The END_STREAM
+    /// of a malformed request's response leaves the stream for the caller
+    /// to [`Connection::reset`] with PROTOCOL_ERROR once the payload is
+    /// written (RFC 9113 §8.1.1; [`Connection::send_data`] does it).
     pub fn data_frame(
         &mut self,
         stream: u32,
@@ -161,6 +177,7 @@ impl Connection {
         let end_stream = end_stream && len == want;
         s.send.consume(len);
         s.send_closed = end_stream;
+        let malformed = s.malformed;
         self.send_conn.consume(len);
         let f = if end_stream { flags::END_STREAM } else { 0 };
         let header = FrameHeader {
@@ -170,7 +187,9 @@ impl Connection {
             stream,
         }
         .encode();
-        self.maybe_close(stream);
+        if !(end_stream && malformed) {
+            self.maybe_close(stream);
+        }
         Ok(DataFrame {
             header,
             len,
@@ -186,12 +205,16 @@ impl Connection {
         data: &[u8],
         end_stream: bool,
     ) -> Result<usize, SendError> {
+        let malformed = self.streams.get(&stream).is_some_and(|s| s.malformed);
         let f = self.data_frame(stream, data.len(), end_stream)?;
         if f.len == 0 && !f.end_stream {
             return Ok(0);
         }
         self.out.extend_from_slice(&f.header);
         self.out.extend_from_slice(&data[..f.len]);
+        if f.end_stream && malformed {
+            self.reset_local(stream, ErrorCode::ProtocolError);
+        }
         Ok(f.len)
     }
 

@@ -65,6 +65,11 @@ pub(crate) struct Stream {
     /// The body broke its `content-length` ([`crate::Event::BadBody`]):
     /// later DATA is dropped, its credit given back (nginx's `skip_data`).
     pub skip_data: bool,
+    /// The request is malformed (RFC 9113 §8.1.1): nginx's 400 response
+    /// goes out, and RST_STREAM PROTOCOL_ERROR follows its END_STREAM, as
+    /// §8.1.1 allows ("a server MAY send an HTTP response prior to closing
+    /// or resetting the stream") and requires (a stream error).
+    pub malformed: bool,
 }
 
 impl Stream {
@@ -80,6 +85,7 @@ impl Stream {
             priority: Priority::default(),
             chunk_size: None,
             skip_data: false,
+            malformed: false,
         }
     }
 

@@ -168,5 +168,6 @@ pub(crate) fn cat(parts: &[Vec<u8>]) -> Vec<u8> {
 mod attacks;
 mod errors;
 mod exchange;
+mod malformed;
 mod sending;
 mod soup;

@@ -91,6 +91,9 @@ pub struct H2Session {
     held: HashMap<u32, timers::HeldStream>,
     /// The frame `inbuf` holds part of, and its stream's deadline.
     partial: Option<timers::Partial>,
+    /// Answered streams whose request body is still open, until their
+    /// RST_STREAM NO_ERROR ([`timers::DISCARD_GRACE`]).
+    discarding: Vec<(u32, std::time::Instant)>,
 }
 
 impl H2Session {
@@ -134,6 +137,7 @@ impl H2Session {
             linger: None,
             held: HashMap::new(),
             partial: None,
+            discarding: Vec::new(),
         }
     }
 

@@ -447,11 +447,11 @@ impl H2Session {
     }
 
     /// The response is complete: a request body still coming is not
-    /// wanted (RST_STREAM NO_ERROR, RFC 9113 §8.1), and the stream is
-    /// logged.
+    /// wanted (RST_STREAM NO_ERROR, RFC 9113 §8.1, after
+    /// [`super::timers::DISCARD_GRACE`]), and the stream is logged.
     pub(super) fn end_stream(&mut self, id: u32, s: Stream, cx: &mut Ctx) {
         if self.conn.stream_state(id).is_some() {
-            self.conn.reset(id, ErrorCode::NoError);
+            self.discard_then_reset(id, cx.now);
         }
         self.finish(s, cx);
     }

@@ -23,6 +23,19 @@ use crate::ctx::Ctx;
 use crate::errlog;
 use crate::exchange::Exchange;
 
+/// How long an answered stream whose request is still arriving stays
+/// half-closed (local) before its RST_STREAM NO_ERROR (RFC 9113 §8.1).
+/// nginx resets it as soon as the response is out; frames the client had
+/// already sent behind the request head (its body, trailers, its own
+/// RST_STREAM) then meet a closed stream and are ignored (§5.1), so a
+/// malformed body or trailer block goes unreported or not depending on
+/// whether it came in the same read as the head (h2spec 5.1/8, 5.1/9,
+/// 8.1/1, 8.1.2.1/3, 8.1.2.6/1). Within the grace they are read on the
+/// open stream and get their stream errors; DATA is discarded, its credit
+/// given back. Well below the half second nginx's test suite waits for
+/// the reset (h2_request_body.t "request body discarded").
+pub(super) const DISCARD_GRACE: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// A request core delayed: it runs again at `until`.
 pub(super) struct HeldStream {
     pub ex: Box<Exchange>,
@@ -58,22 +71,44 @@ impl H2Session {
     /// Whether a stream timer is due: the connection is driven, not
     /// closed, when its timer fires for one.
     pub(super) fn stream_timer_due(&self, now: Instant) -> bool {
-        self.held.values().any(|h| h.until <= now) || self.partial.is_some_and(|p| p.until <= now)
+        self.held.values().any(|h| h.until <= now)
+            || self.partial.is_some_and(|p| p.until <= now)
+            || self.discarding.iter().any(|&(_, until)| until <= now)
     }
 
     /// The earliest stream timer.
     pub(super) fn next_stream_timer(&self) -> Option<Instant> {
-        let held = self.held.values().map(|h| h.until).min();
+        let held = self.held.values().map(|h| h.until);
         let partial = self.partial.map(|p| p.until);
-        match (held, partial) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        let discarding = self.discarding.iter().map(|&(_, until)| until);
+        held.chain(partial).chain(discarding).min()
+    }
+
+    /// The stream's response is complete, its request is not: it reads
+    /// what was sent behind the head for [`DISCARD_GRACE`], then is reset.
+    pub(super) fn discard_then_reset(&mut self, id: u32, now: Instant) {
+        self.discarding.push((id, now + DISCARD_GRACE));
+    }
+
+    /// RST_STREAM NO_ERROR for the answered streams whose grace is over
+    /// (none for a stream that ended or was reset meanwhile).
+    fn end_discarding(&mut self, now: Instant) {
+        let conn = &mut self.conn;
+        self.discarding.retain(|&(id, until)| {
+            if until > now {
+                return true;
+            }
+            conn.reset(id, peregrine_h2::ErrorCode::NoError);
+            false
+        });
     }
 
     /// Runs what is due: delayed requests again, incomplete frames' streams
     /// reset.
     pub(super) fn run_stream_timers(&mut self, key: usize, cx: &mut Ctx) {
+        if !self.discarding.is_empty() {
+            self.end_discarding(cx.now);
+        }
         if let Some(p) = self.partial
             && p.until <= cx.now
         {

@@ -532,3 +532,79 @@ fn a_timed_out_header_block_is_reset_and_its_rest_dropped() {
         })
     ));
 }
+
+/// h2.t "client header timeout": a header block cut anywhere (inside a
+/// field, inside an HPACK integer or length prefix, between HEADERS and
+/// CONTINUATION, with the frame boundary itself inside a length prefix),
+/// then the header timeout, then the rest: the stream is reset, the rest
+/// decoded and dropped, and the connection serves on (nginx's
+/// `ngx_http_v2_state_headers_save`, then `ngx_http_v2_close_stream`).
+#[test]
+fn a_header_block_timed_out_at_any_byte_leaves_the_connection_usable() {
+    let long = "x".repeat(300);
+    let name = "x-long-name-".repeat(20);
+    let b = block(&[
+        (":method", "GET"),
+        (":scheme", "http"),
+        (":path", long.as_str()),
+        (name.as_str(), "v"),
+        (":authority", "a"),
+    ]);
+    timed_out_at_every_byte(&frame(
+        Kind::Headers,
+        flags::END_HEADERS | flags::END_STREAM,
+        1,
+        &b,
+    ));
+    // The block split over HEADERS and CONTINUATION at every byte.
+    for k in 0..b.len() {
+        timed_out_at_every_byte(&cat(&[
+            frame(Kind::Headers, flags::END_STREAM, 1, &b[..k]),
+            frame(Kind::Continuation, flags::END_HEADERS, 1, &b[k..]),
+        ]));
+    }
+}
+
+/// Feeds stream 1's header frames `whole` cut at each byte past the first
+/// frame header, times the stream out, feeds the rest and a GET on stream
+/// 3: only stream 3 is a request, and no GOAWAY is sent.
+fn timed_out_at_every_byte(whole: &[u8]) {
+    for cut in crate::frame::HEADER_LEN..whole.len() {
+        let mut c = Connection::new(Config::default());
+        let mut input = with(&[]);
+        input.extend_from_slice(&whole[..cut]);
+        let mut pos = 0;
+        while let Ok(Progress::Frame { consumed, .. }) = c.recv(&input[pos..]) {
+            pos += consumed;
+        }
+        let partial = c.incomplete(&input[pos..]);
+        if partial.is_none() {
+            // Between whole frames with no block open: nothing waits.
+            continue;
+        }
+        assert_eq!(partial, Some(crate::Incomplete::Headers(1)), "cut at {cut}");
+        assert!(c.time_out(1), "cut at {cut}");
+        let mut rest = input[pos..].to_vec();
+        rest.extend_from_slice(&whole[cut..]);
+        rest.extend_from_slice(&get(3));
+        let mut pos = 0;
+        let mut requests = Vec::new();
+        while pos < rest.len() {
+            match c.recv(&rest[pos..]) {
+                Ok(Progress::Frame { consumed, event }) => {
+                    if let Some(crate::Event::Request { stream, .. }) = event {
+                        requests.push(stream);
+                    }
+                    pos += consumed;
+                }
+                other => panic!("cut at {cut}: {other:?}"),
+            }
+        }
+        assert_eq!(requests, [3], "cut at {cut}");
+        let out = frames(c.output());
+        assert!(
+            !out.iter().any(|f| f.0 == Kind::GoAway),
+            "cut at {cut}: {out:?}"
+        );
+    }
+}
