@@ -206,7 +206,8 @@ impl Exchange {
         serialize_head(out.head_mut(), resp, start, &ch, plan.expect);
         let sendfile = sendfile_ok && conf.is_some_and(|c| c.sendfile);
         out.nopush = conf.is_some_and(|c| c.tcp_nopush);
-        out.start(&resp.body, resp.header_only, sendfile, plan.comp);
+        let framing = crate::write::Framing::of(resp);
+        out.start(&resp.body, resp.header_only, sendfile, plan.comp, framing);
         // With a request body still to discard, the close waits for it
         // (`Phase::Discard`): the final bytes must not wait with it.
         out.last = !plan.keepalive && plan.body.is_none();

@@ -20,7 +20,6 @@ mod head;
 mod proxy;
 mod send;
 mod stream;
-mod unchunk;
 
 use std::collections::{HashMap, VecDeque};
 use std::io;
