@@ -41,10 +41,31 @@ pub(crate) fn client(
     Arc::new(config)
 }
 
+/// `config` resuming no session: each connection a full handshake, with
+/// the certificate sent (a resumed one shows the stored session's).
+pub(crate) fn no_resumption(config: &Arc<rustls::ClientConfig>) -> Arc<rustls::ClientConfig> {
+    let mut config = rustls::ClientConfig::clone(config);
+    config.resumption = rustls::client::Resumption::disabled();
+    Arc::new(config)
+}
+
 pub(crate) type Tls = rustls::StreamOwned<rustls::ClientConnection, TcpStream>;
 
 pub(crate) fn connect(server: &Server, config: &Arc<rustls::ClientConfig>, sni: &str) -> Tls {
     let sock = server.connect();
+    let name = ServerName::try_from(sni.to_string()).unwrap();
+    let conn = rustls::ClientConnection::new(config.clone(), name).unwrap();
+    Tls::new(conn, sock)
+}
+
+/// [`connect`] to an address (from a thread that has no `Server`).
+pub(crate) fn connect_to(
+    addr: std::net::SocketAddr,
+    config: &Arc<rustls::ClientConfig>,
+    sni: &str,
+) -> Tls {
+    let sock = TcpStream::connect(addr).unwrap();
+    sock.set_read_timeout(Some(IO_TIMEOUT)).unwrap();
     let name = ServerName::try_from(sni.to_string()).unwrap();
     let conn = rustls::ClientConnection::new(config.clone(), name).unwrap();
     Tls::new(conn, sock)

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use rustls::pki_types::CertificateDer;
 
 use crate::support::{Prefix, Server, conf_with};
-use crate::tls::{cert, client, connect, peer_cert, request};
+use crate::tls::{cert, client, connect, no_resumption, peer_cert, request};
 
 /// How long a reload may take to show.
 const RELOAD_WAIT: Duration = Duration::from_secs(5);
@@ -80,4 +80,70 @@ fn reload_reads_certificates_again_and_a_bad_one_keeps_the_old() {
         second,
         "the new certificate"
     );
+}
+
+/// Clients asking while certificates are swapped by a reload.
+const LOADERS: usize = 3;
+
+#[test]
+fn a_reload_swaps_certificates_under_load_with_no_failed_request() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    let p = Prefix::new("tls-reload-load");
+    let first = cert(&p, "a.test");
+    let dir = p.dir.clone();
+    let conf = conf_with(CONF).replace("worker_processes 1;", "worker_processes 2;");
+    let server = Server::start(p, &conf);
+    let tmp = Prefix::new("tls-reload-load-new");
+    let second = cert(&tmp, "a.test");
+    let roots = [first.clone(), second.clone()];
+    // No resumption: every request a full handshake, its certificate the
+    // one the server holds then.
+    let config = no_resumption(&client(
+        &roots,
+        &[&rustls::version::TLS13, &rustls::version::TLS12],
+    ));
+
+    // Each loader: a new connection (a full handshake) per request, until
+    // told to stop; what it saw, in order, and any failure.
+    let stop = Arc::new(AtomicBool::new(false));
+    let addr = server.addr;
+    let loaders: Vec<_> = (0..LOADERS)
+        .map(|_| {
+            let (stop, config) = (stop.clone(), config.clone());
+            std::thread::spawn(move || {
+                let mut seen: Vec<CertificateDer<'static>> = Vec::new();
+                while !stop.load(Ordering::Relaxed) {
+                    let mut tls = crate::tls::connect_to(addr, &config, "a.test");
+                    let r = request(&mut tls, "/", "a.test", true);
+                    assert_eq!((r.status, r.body_str()), (200, "a\n"));
+                    seen.push(peer_cert(&tls));
+                }
+                seen
+            })
+        })
+        .collect();
+
+    std::thread::sleep(Duration::from_millis(300));
+    for ext in ["crt", "key"] {
+        let staged = dir.join(format!("conf/new.{ext}"));
+        std::fs::copy(tmp.dir.join(format!("conf/a.test.{ext}")), &staged).unwrap();
+        std::fs::rename(&staged, dir.join(format!("conf/a.test.{ext}"))).unwrap();
+    }
+    server.signal(1); // HUP
+    assert_eq!(
+        served(&server, &roots, &second),
+        second,
+        "the new certificate"
+    );
+    // Some more requests after the swap, then stop.
+    std::thread::sleep(Duration::from_millis(300));
+    stop.store(true, Ordering::Relaxed);
+    for l in loaders {
+        // A failed request panics its loader: `join` tells.
+        let seen = l.join().expect("every request answered");
+        assert!(seen.first() == Some(&first), "the old certificate first");
+        assert!(seen.last() == Some(&second), "the new one last");
+    }
 }

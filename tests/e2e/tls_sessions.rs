@@ -91,3 +91,74 @@ fn sessions_end_after_ssl_session_timeout() {
         }
     }
 }
+
+/// Connections taken per test of resumption across workers: fewer than
+/// the engine's block of connection ids per worker (64), so that two
+/// connections with ids in one block were accepted by one worker.
+const ACROSS: usize = 40;
+
+/// Which worker served a `"$ssl_session_reused $pid $connection"` body:
+/// nginx's workers are processes (`$pid`); Peregrine's are threads of one
+/// process, each taking `$connection` numbers in blocks of 64.
+fn worker_of(body: &str) -> (String, u64) {
+    let mut parts = body.split(' ');
+    let _ = parts.next();
+    let pid = parts.next().unwrap_or_default().to_string();
+    let conn: u64 = parts.next().unwrap_or_default().trim().parse().unwrap();
+    if is_nginx() {
+        (pid, 0)
+    } else {
+        (pid, (conn - 1) / 64)
+    }
+}
+
+#[test]
+fn sessions_resume_on_another_worker_by_ticket_and_by_cache() {
+    for tickets in ["on", "off"] {
+        let p = Prefix::new("tls-sessions-workers");
+        let a = cert(&p, "a.test");
+        let conf = SERVER
+            .replace("TIMEOUT", "5m")
+            .replace("TICKETS", tickets)
+            .replace(
+                "$ssl_session_reused $ssl_session_id",
+                "$ssl_session_reused $pid $connection",
+            )
+            .replace(
+                "listen 127.0.0.1:PORT ssl;",
+                "listen 127.0.0.1:PORT ssl reuseport;",
+            );
+        // Four workers, each with its own listening socket (`reuseport`,
+        // which Peregrine always does): the kernel spreads connections by
+        // their addresses. nginx's one shared socket would not (its
+        // EPOLLEXCLUSIVE wakes the same idle worker again and again).
+        let conf = conf_with(&conf).replace("worker_processes 1;", "worker_processes 4;");
+        let server = Server::start(p, &conf);
+        for versions in VERSIONS {
+            let config = client(std::slice::from_ref(&a), versions);
+            let mut tls = connect(&server, &config, "a.test");
+            let first = request(&mut tls, "/", "a.test", true)
+                .body_str()
+                .to_string();
+            assert!(first.starts_with(". "), "{first}");
+            let mut elsewhere = 0;
+            for _ in 0..ACROSS / 2 {
+                let mut tls = connect(&server, &config, "a.test");
+                let body = request(&mut tls, "/", "a.test", true)
+                    .body_str()
+                    .to_string();
+                assert!(
+                    body.starts_with("r "),
+                    "tickets {tickets} {versions:?}: {body}"
+                );
+                if worker_of(&body) != worker_of(&first) {
+                    elsewhere += 1;
+                }
+            }
+            assert!(
+                elsewhere > 0,
+                "tickets {tickets} {versions:?}: no connection reached another worker"
+            );
+        }
+    }
+}

@@ -970,6 +970,11 @@ impl Default for ConnConf {
 pub struct SslConf {
     /// `ssl_certificate` with the `ssl_certificate_key` of the same rank.
     pub certificates: Vec<(PathBuf, PathBuf)>,
+    /// Some certificate or key names variables (nginx's
+    /// `certificate_values`): every pair is then kept as written and
+    /// expanded at each handshake, with the server name known (a relative
+    /// result from the configuration's directory, `data:` inline PEM).
+    pub dynamic_certificates: bool,
     /// `ssl_protocols` as written (default `TLSv1.2 TLSv1.3`).
     pub protocols: Vec<String>,
     /// `ssl_ciphers` (OpenSSL's cipher-string language).
@@ -1066,7 +1071,8 @@ pub struct UpstreamConf {
     pub keepalive_requests: u64,
     pub keepalive_time: Duration,
     pub keepalive_timeout: Duration,
-    /// `zone NAME [SIZE]`: accepted; the state stays per worker.
+    /// `zone NAME [SIZE]`: the peers' attempts in progress are counted
+    /// across the workers; the rest of their state stays per worker.
     pub zone: Option<(String, Option<usize>)>,
     pub span: Span,
 }

@@ -957,6 +957,42 @@ impl HttpCore {
     }
 }
 
+/// The values of `ssl_certificate`/`ssl_certificate_key` with variables.
+impl HttpCore {
+    /// `template` (an `ssl_certificate` or `ssl_certificate_key` value
+    /// with variables) expanded for a handshake in server block `server`
+    /// (its index in the configuration), the connection `conn` carrying
+    /// the SNI as `$ssl_server_name`. nginx's `ngx_http_ssl_certificate`
+    /// evaluates it in a request made for the purpose, before any was
+    /// read: here a `GET /` without headers, as for the pages of refused
+    /// requests.
+    pub fn handshake_value(
+        &self,
+        server: usize,
+        conn: &crate::response::ConnInfo,
+        now: std::time::SystemTime,
+        template: &str,
+    ) -> String {
+        let Some(srv) = self.servers.get(server) else {
+            return String::new();
+        };
+        let headers: Vec<(&str, &str)> = Vec::new();
+        let view = crate::request::RequestView {
+            method: crate::request::Method::Get,
+            method_name: "GET",
+            version: (1, 0),
+            path: "/",
+            args: None,
+            target: "/",
+            host: None,
+            content_length: None,
+            headers: &headers,
+        };
+        let ctx = Self::start_ctx(srv, server, &view, conn, now);
+        ctx.vars().expand(template)
+    }
+}
+
 /// Adds the Location an `error_page` redirect kept ([`Ctx::kept_location`])
 /// to the page that answered, unless it has its own; a path gets the
 /// origin as nginx's header filter gives it.

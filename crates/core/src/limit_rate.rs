@@ -19,7 +19,7 @@ use crate::vars::VarCtx;
 /// `$limit_rate` as `set` left it: its size (an invalid one is 0, as
 /// nginx's setter leaves the rate alone), `None` when it was not set.
 fn set_rate(v: &VarCtx<'_>) -> Option<u64> {
-    if v.sets.is_empty() {
+    if !v.sets.any_stored() {
         return None;
     }
     let s = v.sets.by_name("limit_rate")?;
@@ -94,7 +94,7 @@ impl HttpCore {
         let c = &ctx.conf.conn;
         let own = c.limit_rate_var.is_some()
             || c.limit_rate_after_var.is_some()
-            || !ctx.sets.is_empty()
+            || ctx.sets.any_stored()
             || ctx.upstream.is_some();
         if !own {
             return;

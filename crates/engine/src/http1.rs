@@ -249,7 +249,11 @@ impl Http1 {
             }
         }
         // A short read clears `readable` (see `Transport::recv`).
-        let n = t.recv(&mut b.data[b.end..])?;
+        let vars = crate::transport::HandshakeVars {
+            core: &cx.core,
+            now: cx.wall,
+        };
+        let n = t.recv_handshaking(&mut b.data[b.end..], &vars)?;
         b.end += n;
         Ok(n)
     }
@@ -289,6 +293,15 @@ impl Http1 {
             // A TLS failure (the handshake or a record): nginx's
             // `ngx_ssl_connection_error` words, at info for what a client
             // causes.
+            // A certificate named by variables that did not load: nginx's
+            // `cannot load certificate` at error level.
+            io::ErrorKind::InvalidData
+                if e.get_ref()
+                    .is_some_and(|r| r.is::<crate::tls::dynamic::CertificateFailed>()) =>
+            {
+                self.log(cx, LogLevel::Error, &e.to_string(), "while SSL handshaking");
+                Err(Close::Normal)
+            }
             io::ErrorKind::InvalidData if t.tls.is_some() => {
                 let (what, doing) = crate::transport::tls_failure(t, e);
                 self.log(cx, LogLevel::Info, &what, doing);

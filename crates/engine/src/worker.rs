@@ -320,19 +320,10 @@ impl Worker {
                         self.cx.resolvers.readable(t, self.cx.now, r);
                     }
                     Token(t) if t >= crate::upstream::UPSTREAM_FLAG => {
-                        let key = t - crate::upstream::UPSTREAM_FLAG - CONN_BASE;
-                        if key >= crate::upstream::STREAM_JOB {
-                            // An HTTP/2 stream's job: its session drives it.
-                            if let Some(conn) = self.cx.upstreams.conn_of(key) {
-                                self.conn_event(conn, false, false);
-                            }
-                        } else if let Some(p) = self.cx.upstreams.get_mut(key) {
-                            crate::upstream::upstream_ready(
-                                p,
-                                ev.is_readable() || ev.is_read_closed() || ev.is_error(),
-                                ev.is_writable() || ev.is_write_closed() || ev.is_error(),
-                            );
-                            self.conn_event(key, false, false);
+                        let readable = ev.is_readable() || ev.is_read_closed() || ev.is_error();
+                        let writable = ev.is_writable() || ev.is_write_closed() || ev.is_error();
+                        if let Some(conn) = self.cx.upstreams.event(t, readable, writable) {
+                            self.conn_event(conn, false, false);
                         }
                     }
                     Token(t) if t >= CONN_BASE => {
@@ -515,7 +506,7 @@ impl Worker {
         let born = self.cx.timers.nanos(self.cx.now);
         let transport = match &self.cx.lctx(lst).tls {
             None => Transport::plain(stream),
-            Some(table) => Transport::tls(stream, table.clone(), local),
+            Some(table) => Transport::tls(stream, table.clone(), local, peer),
         };
         let mut conn = Conn::new(transport, key, info, lst, (self.cx.wall, born));
         conn.set_gauge(Gauge::Waiting, &self.cx);

@@ -314,10 +314,14 @@ pub enum Framing<'a> {
 }
 
 impl<'a> Framing<'a> {
-    /// How `resp` goes out on an HTTP/1 connection.
+    /// How `resp` goes out on an HTTP/1 connection whose request was
+    /// HTTP/1.1 (`http11`). As `ngx_http_chunked_header_filter`: never
+    /// chunks for an HTTP/1.0 request, a header-only answer (HEAD), a
+    /// 1xx, 204 or 304, whatever core marked; then the body is as is.
     #[inline]
-    pub fn of(resp: &'a Response) -> Framing<'a> {
-        if resp.chunked {
+    pub fn of(resp: &'a Response, http11: bool) -> Framing<'a> {
+        let bodiless = resp.header_only || resp.status < 200 || matches!(resp.status, 204 | 304);
+        if resp.chunked && http11 && !bodiless {
             Framing::Chunked(resp.trailers.as_deref())
         } else {
             Framing::AsIs

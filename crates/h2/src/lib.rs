@@ -62,7 +62,7 @@ pub mod stream;
 #[cfg(test)]
 mod tests;
 
-pub use connection::{Config, Connection, Event, Progress};
+pub use connection::{Config, Connection, Event, Incomplete, Progress};
 pub use error::{ConnError, ErrorCode, SendError};
 pub use hpack::FieldList;
 pub use request::RequestHead;

@@ -282,6 +282,18 @@ pub(crate) fn with_first<R>(
     out
 }
 
+/// The value of cookie `name` in one `Cookie` field: pairs split on `;`,
+/// leading spaces skipped, the name matched case-insensitively, as
+/// `ngx_http_parse_multi_header_lines` in nginx 1.22.
+pub(crate) fn find_cookie<'a>(field: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
+    field.split(|&b| b == b';').find_map(|pair| {
+        let pair = pair.trim_ascii_start();
+        let rest = pair.get(name.len()..)?;
+        (pair[..name.len()].eq_ignore_ascii_case(name) && rest.first() == Some(&b'='))
+            .then(|| &rest[1..])
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -79,7 +79,8 @@ impl Rule {
         let Some((dst, start, end)) = self.dst else {
             return self.std;
         };
-        let year = crate::time::civil(unix + i64::from(self.std)).year;
+        let local_days = (unix + i64::from(self.std)).div_euclid(86_400);
+        let (year, _, _) = peregrine_codec::date::civil_from_days(local_days);
         // Start is given in standard local time, end in daylight local time.
         let s = start_of_day(year, start.day) + start.time - i64::from(self.std);
         let e = start_of_day(year, end.day) + end.time - i64::from(dst);

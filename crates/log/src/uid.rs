@@ -6,8 +6,7 @@
 use peregrine_conf::model::{LogEscape, UseridMode};
 
 use crate::escape::{missing, push_escaped};
-use crate::record::{RequestLog, each_value};
-use crate::var::find_cookie;
+use crate::record::{RequestLog, each_value, find_cookie};
 
 /// The base64 characters of an identifier nginx reads (16 bytes).
 const UID_TEXT_LEN: usize = 22;

@@ -10,7 +10,7 @@ use peregrine_conf::variables::{Family, Known as K, VarId};
 
 use crate::auth::basic_user;
 use crate::escape::{missing, push_escaped};
-use crate::record::{RequestLog, each_value};
+use crate::record::{RequestLog, each_value, find_cookie};
 use crate::time::{TimeCache, unix_millis};
 
 /// One variable, with any name suffix lowercased at compile time.
@@ -331,18 +331,6 @@ fn push_cookie(out: &mut Vec<u8>, mode: LogEscape, rec: &RequestLog<'_>, name: &
 /// case-insensitively at the start or after `&`.
 fn find_arg<'a>(args: Option<&'a [u8]>, name: &[u8]) -> Option<&'a [u8]> {
     args?.split(|&b| b == b'&').find_map(|pair| {
-        let rest = pair.get(name.len()..)?;
-        (pair[..name.len()].eq_ignore_ascii_case(name) && rest.first() == Some(&b'='))
-            .then(|| &rest[1..])
-    })
-}
-
-/// The value of cookie `name` in one `Cookie` field: pairs split on `;`,
-/// leading spaces skipped, the name matched case-insensitively, as
-/// `ngx_http_parse_multi_header_lines` in nginx 1.22.
-pub(crate) fn find_cookie<'a>(field: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
-    field.split(|&b| b == b';').find_map(|pair| {
-        let pair = pair.trim_ascii_start();
         let rest = pair.get(name.len()..)?;
         (pair[..name.len()].eq_ignore_ascii_case(name) && rest.first() == Some(&b'='))
             .then(|| &rest[1..])

@@ -84,17 +84,30 @@ fn base64_decode(text: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// A certificate file's certificates: `CERTIFICATE` blocks, or OpenSSL's
-/// `TRUSTED CERTIFICATE` ones when there are none.
+/// The prefix of a certificate or key given inline (nginx 1.15.10's
+/// `data:` values, usually built from variables): the PEM text follows.
+pub const DATA_PREFIX: &str = "data:";
+
+/// What a certificate or key value holds: the PEM text after `data:`, or
+/// the file's bytes.
+pub fn source_bytes(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
+    match path.to_str().and_then(|p| p.strip_prefix(DATA_PREFIX)) {
+        Some(text) => Ok(text.as_bytes().to_vec()),
+        None => std::fs::read(path),
+    }
+}
+
+/// A certificate file's certificates (or a `data:` value's):
+/// `CERTIFICATE` blocks, or OpenSSL's `TRUSTED CERTIFICATE` ones when
+/// there are none.
 pub fn read_chain(path: &std::path::Path) -> Result<Vec<CertificateDer<'static>>, String> {
-    let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(path)
-        .map_err(|e| e.to_string())?
+    let bytes = source_bytes(path).map_err(|e| e.to_string())?;
+    let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(&bytes)
         .collect::<Result<_, _>>()
         .map_err(|e| e.to_string())?;
     if !chain.is_empty() {
         return Ok(chain);
     }
-    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
     Ok(trusted_pem(&bytes))
 }
 
@@ -131,10 +144,10 @@ pub fn load_pair_with(
         path: pair.key.clone(),
         reason,
     };
-    let der = match PrivateKeyDer::from_pem_file(&pair.key) {
+    let bytes = source_bytes(&pair.key).map_err(|e| key_err(e.to_string()))?;
+    let der = match PrivateKeyDer::from_pem_slice(&bytes) {
         Ok(der) => der,
         Err(e) => {
-            let bytes = std::fs::read(&pair.key).map_err(|_| key_err(e.to_string()))?;
             if let Some(sealed) = encrypted_pem(&bytes) {
                 crate::keys::decrypt_pkcs8(&sealed, passwords)
                     .map_err(|k| key_err(format!("PEM_read_bio_PrivateKey() failed ({k})")))?

@@ -178,9 +178,9 @@ impl ClientAuth {
     }
 }
 
-/// The longest path walked from a leaf to its root (a loop in the
-/// issuers would otherwise not end).
-pub const MAX_PATH: usize = 32;
+/// The longest path walked from a leaf to its root (defined beside the
+/// CRL walk, which shares it).
+pub use crate::crl::MAX_PATH;
 
 /// A certificate's subject and issuer names. Compared as text: a CA may
 /// re-encode the names it signs (`openssl ca` writes its policy's string

@@ -17,7 +17,7 @@ use rustls::{ServerConfig, SupportedCipherSuite, SupportedProtocolVersion};
 use crate::certs::{CertPair, Resolver, load_pair_with};
 use crate::ciphers::{self, NoCipherMatch};
 use crate::error::TlsError;
-use crate::tickets::Expiring;
+use crate::tickets::{Expiring, SessionContext};
 
 /// nginx's default `ssl_protocols` (1.23.4 and later).
 pub const DEFAULT_PROTOCOLS: &[&str] = &["TLSv1.2", "TLSv1.3"];
@@ -68,6 +68,15 @@ pub struct ServerTls {
     /// `ssl_trusted_certificate`: where a certificate's issuer may be
     /// found for OCSP.
     pub trusted_certificate: Option<std::path::PathBuf>,
+    /// What this block's sessions resume in ([`SessionContext`]).
+    pub session_context: SessionContext,
+    /// The ticket keys of the `shared:NAME` cache the block uses, shared
+    /// by every block using it (nginx keeps them in the shared zone when
+    /// no `ssl_session_ticket_key` is given); `None`: the block's own.
+    pub shared_tickets: Option<Arc<dyn rustls::server::ProducesTickets>>,
+    /// The pairs name variables (nginx's `certificate_values`): none is
+    /// loaded here; each handshake's are, by [`with_certificates`].
+    pub dynamic: bool,
 }
 
 impl Default for ServerTls {
@@ -90,6 +99,9 @@ impl Default for ServerTls {
             stapling_responder: None,
             stapling_verify: false,
             trusted_certificate: None,
+            session_context: SessionContext::default(),
+            shared_tickets: None,
+            dynamic: false,
         }
     }
 }
@@ -109,6 +121,9 @@ pub fn session_cache(megabytes: usize) -> Arc<dyn StoresServerSessions> {
 struct TimedSessions {
     inner: Arc<dyn StoresServerSessions>,
     timeout: u64,
+    /// Put before each key: a session stored in one context is not found
+    /// from another sharing the cache.
+    context: SessionContext,
 }
 
 /// The expiry at the head of a stored session (Unix seconds, big-endian).
@@ -127,8 +142,15 @@ impl TimedSessions {
     }
 }
 
+impl TimedSessions {
+    fn key(&self, key: &[u8]) -> Vec<u8> {
+        [&self.context.0[..], key].concat()
+    }
+}
+
 impl StoresServerSessions for TimedSessions {
     fn put(&self, key: Vec<u8>, value: Vec<u8>) -> bool {
+        let key = self.key(&key);
         let expiry = unix_now().saturating_add(self.timeout);
         let mut stored = Vec::with_capacity(EXPIRY_LEN + value.len());
         stored.extend_from_slice(&expiry.to_be_bytes());
@@ -136,10 +158,10 @@ impl StoresServerSessions for TimedSessions {
         self.inner.put(key, stored)
     }
     fn get(&self, key: &[u8]) -> Option<Vec<u8>> {
-        Self::unexpired(self.inner.get(key)?)
+        Self::unexpired(self.inner.get(&self.key(key))?)
     }
     fn take(&self, key: &[u8]) -> Option<Vec<u8>> {
-        Self::unexpired(self.inner.take(key)?)
+        Self::unexpired(self.inner.take(&self.key(key))?)
     }
     fn can_cache(&self) -> bool {
         self.inner.can_cache()
@@ -183,14 +205,19 @@ impl ServerTls {
         };
         let mut keys = Vec::new();
         let mut names = Vec::new();
-        for pair in &self.certificates {
+        let loaded: &[CertPair] = if self.dynamic {
+            &[]
+        } else {
+            &self.certificates
+        };
+        for pair in loaded {
             let mut key = load_pair_with(pair, &self.passwords, &provider)?;
             key.ocsp = ocsp.clone();
             let key = Arc::new(key);
             names.push((key.clone(), pair.cert.display().to_string()));
             keys.push(key);
         }
-        if keys.is_empty() {
+        if keys.is_empty() && !self.dynamic {
             return Err(TlsError::NoCertificate);
         }
         let resolver = Arc::new(Resolver::new(keys));
@@ -222,23 +249,33 @@ impl ServerTls {
                 config.session_storage = Arc::new(TimedSessions {
                     inner: cache,
                     timeout: self.session_timeout.as_secs(),
+                    context: self.session_context,
                 })
             }
             None => config.session_storage = Arc::new(rustls::server::NoServerSessionStorage {}),
         }
         if self.session_tickets {
             let lifetime = u32::try_from(self.session_timeout.as_secs()).unwrap_or(u32::MAX);
-            config.ticketer = if self.ticket_keys.is_empty() {
-                Arc::new(Expiring {
-                    inner: crate::tickets::rotating(lifetime)?,
-                    lifetime,
-                })
-            } else {
+            let context = self.session_context;
+            config.ticketer = if !self.ticket_keys.is_empty() {
                 let files: Vec<&std::path::Path> =
                     self.ticket_keys.iter().map(|p| p.as_path()).collect();
                 Arc::new(Expiring {
                     inner: crate::tickets::FileTicketer::from_files(&files, lifetime)?,
                     lifetime,
+                    context,
+                })
+            } else if let Some(shared) = &self.shared_tickets {
+                Arc::new(Expiring {
+                    inner: crate::tickets::Shared(shared.clone()),
+                    lifetime,
+                    context,
+                })
+            } else {
+                Arc::new(Expiring {
+                    inner: crate::tickets::rotating(lifetime)?,
+                    lifetime,
+                    context,
                 })
             };
         }
@@ -281,6 +318,25 @@ impl ServerTls {
         }
         Ok(out)
     }
+}
+
+/// A server block's configuration `base` (built with
+/// [`ServerTls::dynamic`]) serving `pairs`, the values its certificates
+/// named for one handshake (nginx's `ngx_ssl_connection_certificate`).
+/// Sessions and tickets stay `base`'s.
+pub fn with_certificates(
+    base: &ServerConfig,
+    pairs: &[CertPair],
+    passwords: &[String],
+) -> Result<Arc<ServerConfig>, TlsError> {
+    let provider = base.crypto_provider().clone();
+    let mut keys = Vec::with_capacity(pairs.len());
+    for pair in pairs {
+        keys.push(Arc::new(load_pair_with(pair, passwords, &provider)?));
+    }
+    let mut config = base.clone();
+    config.cert_resolver = Arc::new(Resolver::new(keys));
+    Ok(Arc::new(config))
 }
 
 /// `ssl_protocols`: TLS 1.2 and 1.3; older ones are dropped with a warning
@@ -414,12 +470,23 @@ mod tests {
         let live = TimedSessions {
             inner: inner.clone(),
             timeout: 300,
+            context: SessionContext::default(),
         };
         assert!(live.put(b"id".to_vec(), b"state".to_vec()));
         assert_eq!(live.get(b"id").as_deref(), Some(&b"state"[..]));
         // Stored a second ago with no time to live.
         let past = (unix_now() - 1).to_be_bytes();
-        inner.put(b"old".to_vec(), [&past[..], b"state"].concat());
+        inner.put(
+            [&[0; 32][..], b"old"].concat(),
+            [&past[..], b"state"].concat(),
+        );
+        // Another context sharing the cache does not find the session.
+        let other = TimedSessions {
+            inner: inner.clone(),
+            timeout: 300,
+            context: SessionContext::of([&b"other"[..]]),
+        };
+        assert_eq!(other.get(b"id"), None);
         assert_eq!(live.get(b"old"), None);
         assert_eq!(live.take(b"old"), None);
         assert_eq!(live.take(b"id").as_deref(), Some(&b"state"[..]));

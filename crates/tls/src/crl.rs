@@ -17,6 +17,10 @@ use x509_parser::revocation_list::CertificateRevocationList;
 
 use crate::error::TlsError;
 
+/// The longest path walked from a leaf to its root (a loop in the
+/// issuers would otherwise not end).
+pub const MAX_PATH: usize = 32;
+
 /// Why a path failed its CRL check: OpenSSL's `X509_V_ERR_*` code and
 /// words (`X509_verify_cert_error_string`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -149,7 +153,7 @@ pub fn path<'a>(
     let Some((mut subject, mut issuer)) = names(leaf) else {
         return out;
     };
-    while subject != issuer && out.len() <= crate::client::MAX_PATH {
+    while subject != issuer && out.len() <= MAX_PATH {
         let Some((c, (s, i))) = pool.iter().find(|(_, (s, _))| *s == issuer) else {
             break;
         };

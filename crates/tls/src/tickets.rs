@@ -186,12 +186,39 @@ impl ProducesTickets for FileTicketer {
     }
 }
 
+/// Length of a [`SessionContext`].
+pub const CONTEXT_LEN: usize = 32;
+
+/// What a session may be resumed in (OpenSSL's session id context, which
+/// nginx's `ngx_ssl_session_id_context` makes a digest of the block's
+/// certificates, or of their names when variables name them, and of its
+/// client CAs): a session sealed or stored in one context is not resumed
+/// in another, even where the blocks share a cache and its ticket keys.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SessionContext(pub [u8; CONTEXT_LEN]);
+
+impl SessionContext {
+    /// The SHA-256 of `parts`, each length-prefixed.
+    pub fn of<'a>(parts: impl IntoIterator<Item = &'a [u8]>) -> SessionContext {
+        let mut d = aws_lc_rs::digest::Context::new(&aws_lc_rs::digest::SHA256);
+        for p in parts {
+            d.update(&(p.len() as u64).to_be_bytes());
+            d.update(p);
+        }
+        let mut out = [0u8; CONTEXT_LEN];
+        out.copy_from_slice(d.finish().as_ref());
+        SessionContext(out)
+    }
+}
+
 /// Tickets that end after `lifetime` seconds: the issue time goes first
-/// in the state the inner ticketer seals (so a client cannot change it).
+/// in the state the inner ticketer seals (so a client cannot change it),
+/// then the [`SessionContext`] the ticket opens in.
 #[derive(Debug)]
 pub struct Expiring<T> {
     pub inner: T,
     pub lifetime: u32,
+    pub context: SessionContext,
 }
 
 impl<T: ProducesTickets> ProducesTickets for Expiring<T> {
@@ -204,8 +231,9 @@ impl<T: ProducesTickets> ProducesTickets for Expiring<T> {
     }
 
     fn encrypt(&self, plain: &[u8]) -> Option<Vec<u8>> {
-        let mut state = Vec::with_capacity(ISSUED_LEN + plain.len());
+        let mut state = Vec::with_capacity(ISSUED_LEN + CONTEXT_LEN + plain.len());
         state.extend_from_slice(&unix_now().to_be_bytes());
+        state.extend_from_slice(&self.context.0);
         state.extend_from_slice(plain);
         self.inner.encrypt(&state)
     }
@@ -216,8 +244,31 @@ impl<T: ProducesTickets> ProducesTickets for Expiring<T> {
         if unix_now().saturating_sub(issued) > u64::from(self.lifetime) {
             return None;
         }
-        state.drain(..ISSUED_LEN);
+        if state.get(ISSUED_LEN..ISSUED_LEN + CONTEXT_LEN)? != self.context.0 {
+            return None;
+        }
+        state.drain(..ISSUED_LEN + CONTEXT_LEN);
         Some(state)
+    }
+}
+
+/// Ticket keys several server blocks seal with (see
+/// [`crate::config::ServerTls::shared_tickets`]).
+#[derive(Debug)]
+pub struct Shared(pub std::sync::Arc<dyn ProducesTickets>);
+
+impl ProducesTickets for Shared {
+    fn enabled(&self) -> bool {
+        self.0.enabled()
+    }
+    fn lifetime(&self) -> u32 {
+        self.0.lifetime()
+    }
+    fn encrypt(&self, plain: &[u8]) -> Option<Vec<u8>> {
+        self.0.encrypt(plain)
+    }
+    fn decrypt(&self, cipher: &[u8]) -> Option<Vec<u8>> {
+        self.0.decrypt(cipher)
     }
 }
 
@@ -276,18 +327,29 @@ mod tests {
         let short = Expiring {
             inner: FileTicketer::from_files(&[&old], 0).unwrap(),
             lifetime: 0,
+            context: SessionContext::default(),
         };
         let long = Expiring {
             inner: FileTicketer::from_files(&[&old], 0).unwrap(),
             lifetime: 300,
+            context: SessionContext::default(),
         };
         let mut state = (unix_now() - 2).to_be_bytes().to_vec();
+        state.extend_from_slice(&[0; CONTEXT_LEN]);
         state.extend_from_slice(b"old state");
         let stale = short.inner.encrypt(&state).unwrap();
         assert!(short.decrypt(&stale).is_none(), "expired");
         assert_eq!(long.decrypt(&stale).unwrap(), b"old state");
         let fresh = short.encrypt(b"new").unwrap();
         assert_eq!(long.decrypt(&fresh).unwrap(), b"new");
+        // Another context (other certificates) does not open it.
+        let other = Expiring {
+            inner: FileTicketer::from_files(&[&old], 0).unwrap(),
+            lifetime: 300,
+            context: SessionContext::of([&b"other.crt"[..]]),
+        };
+        assert!(other.decrypt(&fresh).is_none());
+        assert_eq!(other.decrypt(&other.encrypt(b"x").unwrap()).unwrap(), b"x");
         let bad = file(&dir, "bad.key", 47, 0);
         let err = FileTicketer::from_files(&[&bad], 300).unwrap_err();
         assert!(err.to_string().contains("must be 48 or 80 bytes"), "{err}");

@@ -5,7 +5,6 @@
 //! nginx's `ngx_crc32_*` is the IEEE CRC-32 crc32fast computes.
 
 use crate::CHASH_POINTS_PER_WEIGHT;
-use crate::peers::Tier;
 
 /// ip_hash's starting value and its two constants.
 pub(crate) const IP_HASH_START: u64 = 89;
@@ -66,9 +65,9 @@ impl ChashRing {
     /// `weight * 160` points per peer: point `j` is
     /// `crc32(HOST \0 PORT PREV)`, PREV the previous point's hash as four
     /// little-endian bytes (0 for the first).
-    pub(crate) fn new(tier: &Tier) -> Self {
+    pub(crate) fn new(peers: &[crate::PeerConf]) -> Self {
         let mut ring = ChashRing::default();
-        for c in &tier.conf {
+        for c in peers {
             let id = match ring.servers.iter().position(|s| *s == c.server) {
                 Some(i) => i,
                 None => {

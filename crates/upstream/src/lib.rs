@@ -33,7 +33,8 @@ mod hash;
 mod methods;
 mod peers;
 
-pub use methods::{Attempt, Freed, Key, Method};
+pub use methods::{Attempt, Freed, Key};
+pub use peers::Method;
 pub use peers::{PeerConf, PeerId, PeerState, Tier, Upstream, UpstreamError};
 
 /// After this many picks that land on unusable peers, the hash, ip_hash

@@ -5,22 +5,7 @@
 
 use crate::HASH_TRIES;
 use crate::hash::{IP_HASH_START, crc32, ip_hash_round, memcached_hash};
-use crate::peers::{PeerId, Tier, Upstream};
-
-/// The balancing method of a group (the directive in its block).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Method {
-    /// No method directive: smooth weighted round robin.
-    RoundRobin,
-    /// `ip_hash`.
-    IpHash,
-    /// `hash KEY [consistent]`.
-    Hash { consistent: bool },
-    /// `least_conn`.
-    LeastConn,
-    /// `random [two [least_conn]]`.
-    Random { two: bool },
-}
+use crate::peers::{Method, PeerId, Tier, Upstream};
 
 /// What a request balances by.
 #[derive(Debug, Clone, Copy)]
@@ -163,8 +148,8 @@ impl Upstream {
             return Freed::default();
         };
         let t = self.tier_mut(id.backup);
+        t.sub_conn(id.index);
         let (c, s) = (&t.conf[id.index], &mut t.state[id.index]);
-        s.conns = s.conns.saturating_sub(1);
         if t.single {
             s.fails = 0;
             a.tries = 0;
@@ -204,7 +189,7 @@ impl Upstream {
                 let t = self.tier_mut(backup);
                 if t.single {
                     // nginx's shortcut: no window, no tried bit.
-                    t.state[i].conns += 1;
+                    t.add_conn(i);
                 } else {
                     t.take(i, now);
                     a.mark(i);
@@ -326,9 +311,9 @@ impl Upstream {
                 match first {
                     Some(p) if two => {
                         let t = &self.primary;
-                        let (cp, ci) = (&t.state[p], &t.state[i]);
+                        let (cp, ci) = (t.conns(p), t.conns(i));
                         let (wp, wi) = (u64::from(t.conf[p].weight), u64::from(t.conf[i].weight));
-                        let pick = if u64::from(ci.conns) * wp > u64::from(cp.conns) * wi {
+                        let pick = if u64::from(ci) * wp > u64::from(cp) * wi {
                             p
                         } else {
                             i
@@ -374,8 +359,8 @@ impl Upstream {
 impl Tier {
     /// nginx's single-peer shortcut checks only `down` and `max_conns`.
     fn usable_single(&self) -> bool {
-        let (c, s) = (&self.conf[0], &self.state[0]);
-        let full = c.max_conns > 0 && s.conns >= c.max_conns;
+        let c = &self.conf[0];
+        let full = c.max_conns > 0 && self.conns(0) >= c.max_conns;
         !c.down && !full
     }
 }
@@ -437,8 +422,8 @@ fn reweigh(t: &mut Tier, i: usize, total: &mut i64) -> i64 {
 fn least_conn_pick(t: &mut Tier, a: &Attempt, now: u64) -> Option<usize> {
     // conns_a / weight_a < conns_b / weight_b, without division.
     let less = |t: &Tier, x: usize, y: usize| {
-        u64::from(t.state[x].conns) * u64::from(t.conf[y].weight)
-            < u64::from(t.state[y].conns) * u64::from(t.conf[x].weight)
+        u64::from(t.conns(x)) * u64::from(t.conf[y].weight)
+            < u64::from(t.conns(y)) * u64::from(t.conf[x].weight)
     };
     let same = |t: &Tier, x: usize, y: usize| !less(t, x, y) && !less(t, y, x);
     let mut best: Option<usize> = None;

@@ -2,8 +2,39 @@
 //! `server` line), their state in this worker, and the two tiers (primary,
 //! `backup`) nginx keeps as `peers` and `peers->next`.
 
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+
 use crate::hash::ChashRing;
-use crate::methods::Method;
+
+/// Attempts in progress on each peer of a tier, counted by every worker:
+/// a group with `zone` keeps its peers' state in shared memory
+/// (`ngx_http_upstream_zone_module`), so `max_conns`, `least_conn` and
+/// `random two` see the connections of all the workers.
+pub type SharedConns = Arc<[AtomicU32]>;
+
+/// The shared counters of every zoned group alive, by the group's name,
+/// its zone's and its peers' (a reload that changed the peers gets new
+/// ones). Entries die with the last worker of their configuration.
+type ConnsRegistry = Mutex<Vec<(String, Weak<[AtomicU32]>)>>;
+static SHARED_CONNS: ConnsRegistry = Mutex::new(Vec::new());
+
+/// The counters of `key` (made with `n` zeroes when none is alive).
+fn shared_conns(key: &str, n: usize) -> SharedConns {
+    let mut reg = SHARED_CONNS.lock().unwrap_or_else(|e| e.into_inner());
+    reg.retain(|(_, w)| w.strong_count() > 0);
+    if let Some(c) = reg
+        .iter()
+        .find(|(k, _)| k == key)
+        .and_then(|(_, w)| w.upgrade())
+        .filter(|c| c.len() == n)
+    {
+        return c;
+    }
+    let c: SharedConns = (0..n).map(|_| AtomicU32::new(0)).collect();
+    reg.push((key.to_string(), Arc::downgrade(&c)));
+    c
+}
 
 /// One peer as configured: an address of a `server` line and the line's
 /// parameters (nginx's defaults: weight 1, max_fails 1, fail_timeout 10s,
@@ -59,6 +90,21 @@ pub struct PeerState {
     pub checked: u64,
 }
 
+/// The balancing method of a group (the directive in its block).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    /// No method directive: smooth weighted round robin.
+    RoundRobin,
+    /// `ip_hash`.
+    IpHash,
+    /// `hash KEY [consistent]`.
+    Hash { consistent: bool },
+    /// `least_conn`.
+    LeastConn,
+    /// `random [two [least_conn]]`.
+    Random { two: bool },
+}
+
 /// The peers of one tier and what nginx precomputes for them.
 #[derive(Debug, Clone)]
 pub struct Tier {
@@ -70,6 +116,8 @@ pub struct Tier {
     pub tries: usize,
     /// One peer and no backup tier: nginx's `peers->single` shortcut.
     pub single: bool,
+    /// The group's `zone`: the attempts of every worker.
+    pub shared: Option<SharedConns>,
 }
 
 impl Tier {
@@ -87,7 +135,36 @@ impl Tier {
             single: conf.len() == 1,
             conf,
             state,
+            shared: None,
         }
+    }
+
+    /// Attempts in progress on peer `i`: every worker's with a `zone`.
+    pub fn conns(&self, i: usize) -> u32 {
+        match &self.shared {
+            Some(c) => c[i].load(Ordering::Relaxed),
+            None => self.state[i].conns,
+        }
+    }
+
+    /// One more attempt on peer `i`.
+    pub(crate) fn add_conn(&mut self, i: usize) {
+        self.state[i].conns += 1;
+        if let Some(c) = &self.shared {
+            c[i].fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// An attempt on peer `i` ended.
+    pub(crate) fn sub_conn(&mut self, i: usize) {
+        let s = &mut self.state[i];
+        // Only one this worker counted leaves the shared count.
+        if s.conns > 0
+            && let Some(c) = &self.shared
+        {
+            c[i].fetch_sub(1, Ordering::Relaxed);
+        }
+        s.conns = s.conns.saturating_sub(1);
     }
 
     pub fn len(&self) -> usize {
@@ -106,15 +183,15 @@ impl Tier {
         let resting = c.max_fails > 0
             && s.fails >= c.max_fails
             && now.saturating_sub(s.checked) <= c.fail_timeout;
-        let full = c.max_conns > 0 && s.conns >= c.max_conns;
+        let full = c.max_conns > 0 && self.conns(i) >= c.max_conns;
         !c.down && !resting && !full
     }
 
     /// Peer `i` is chosen: one more attempt in progress, and the start of
     /// a new `fail_timeout` window once the old one is over.
     pub(crate) fn take(&mut self, i: usize, now: u64) {
+        self.add_conn(i);
         let (c, s) = (&self.conf[i], &mut self.state[i]);
-        s.conns += 1;
         if now.saturating_sub(s.checked) > c.fail_timeout {
             s.checked = now;
         }
@@ -182,7 +259,7 @@ impl Upstream {
             primary.single = false;
         }
         let ring = match method {
-            Method::Hash { consistent: true } => ChashRing::new(&primary),
+            Method::Hash { consistent: true } => ChashRing::new(&primary.conf),
             _ => ChashRing::default(),
         };
         let ranges = primary
@@ -207,6 +284,25 @@ impl Upstream {
 
     /// The attempts a request may make: every peer not `down`, in both
     /// tiers (`ngx_http_upstream_tries`).
+    /// Counts the peers' attempts with every other worker's group of the
+    /// same `zone` (`zone` is the zone's name).
+    pub fn share(&mut self, zone: &str) {
+        let name = self.name.clone();
+        let key = |t: &Tier, tier: &str| {
+            let names: Vec<&str> = t.conf.iter().map(|c| c.name.as_str()).collect();
+            format!("{zone}\0{name}\0{tier}\0{}", names.join(" "))
+        };
+        let k = key(&self.primary, "primary");
+        self.primary.shared = Some(shared_conns(&k, self.primary.len()));
+        if let Some(b) = &self.backup {
+            let k = key(b, "backup");
+            let c = shared_conns(&k, b.len());
+            if let Some(b) = self.backup.as_mut() {
+                b.shared = Some(c);
+            }
+        }
+    }
+
     pub fn tries(&self) -> usize {
         self.primary.tries + self.backup.as_ref().map_or(0, |b| b.tries)
     }

@@ -73,6 +73,31 @@ use raw::*;
 /// alone would let includes multiply it.
 pub const MAX_WALK_DEPTH: usize = 100;
 
+/// A large value made and boxed in a frame of its own. [`Builder::block`]
+/// recurses once per nesting level, and in a debug build a value built or
+/// moved in its body (a server's or location's raw settings, about 10 KiB
+/// each) takes a slot in that frame for the whole walk below it: these
+/// helpers keep those slots out of the recursion.
+#[inline(never)]
+fn boxed<T>(make: impl FnOnce() -> T) -> Box<T> {
+    Box::new(make())
+}
+
+/// [`boxed`] for a value whose making can fail.
+#[inline(never)]
+fn boxed_result<T>(make: impl FnOnce() -> Result<T>) -> Result<Box<T>> {
+    make().map(Box::new)
+}
+
+/// Moves a boxed value into a list outside the recursing frame (see
+/// [`boxed`]). The box is the point: the value reaches this frame as a
+/// pointer, not a copy in the caller's.
+#[inline(never)]
+#[allow(clippy::boxed_local)]
+fn push_unboxed<T>(list: &mut Vec<T>, value: Box<T>) {
+    list.push(*value);
+}
+
 /// What a directive's handler gets besides its own arguments.
 pub struct Env<'a> {
     pub prefix: &'a Path,
@@ -526,7 +551,7 @@ impl Builder {
                 Ok(())
             }
             (BlockKind::Server, Frame::Http(http)) => {
-                let mut server = Box::new(RawServer {
+                let mut server = boxed(|| RawServer {
                     span: d.span.clone(),
                     ..Default::default()
                 });
@@ -536,27 +561,27 @@ impl Builder {
                     block.error.as_ref(),
                     &mut Frame::Server(&mut server),
                 )?;
-                http.servers.push(*server);
+                push_unboxed(&mut http.servers, server);
                 Ok(())
             }
             (BlockKind::Location, Frame::Server(s)) => {
-                let mut loc = Box::new(location::new(d, None)?);
+                let mut loc = boxed_result(|| location::new(d, None))?;
                 self.walk(
                     &block.items,
                     block.error.as_ref(),
                     &mut Frame::Location(&mut loc),
                 )?;
-                s.locations.push(*loc);
+                push_unboxed(&mut s.locations, loc);
                 Ok(())
             }
             (BlockKind::Location, Frame::Location(parent)) => {
-                let mut loc = Box::new(location::new(d, Some(parent))?);
+                let mut loc = boxed_result(|| location::new(d, Some(parent)))?;
                 self.walk(
                     &block.items,
                     block.error.as_ref(),
                     &mut Frame::Location(&mut loc),
                 )?;
-                parent.locations.push(*loc);
+                push_unboxed(&mut parent.locations, loc);
                 Ok(())
             }
             (BlockKind::Types, frame) => {

@@ -114,8 +114,13 @@ impl RawSsl {
     pub fn resolve(&self) -> SslConf {
         let certs = self.certificates.clone().unwrap_or_default();
         let keys = self.certificate_keys.clone().unwrap_or_default();
+        let dynamic = certs
+            .iter()
+            .chain(&keys)
+            .any(|p| p.to_str().is_some_and(has_variables));
         SslConf {
             certificates: certs.into_iter().zip(keys).collect(),
+            dynamic_certificates: dynamic,
             protocols: self
                 .protocols
                 .clone()
@@ -241,12 +246,31 @@ fn path(d: &Directive, env: &Env<'_>) -> PathBuf {
     PathBuf::from(full_name(env.conf_dir, arg(d, 0)))
 }
 
+/// Whether a certificate or key value names variables (nginx's
+/// `ngx_http_script_variables_count`): it is then expanded at each
+/// handshake, a relative result taken from the configuration's directory.
+pub fn has_variables(value: &str) -> bool {
+    !super::vars::names(value).is_empty()
+}
+
+/// `ssl_certificate`'s and `ssl_certificate_key`'s value: a value with
+/// variables or inline `data:` PEM kept as written, a file name made
+/// full.
+fn certificate_value(d: &Directive, env: &Env<'_>) -> PathBuf {
+    let v = arg(d, 0);
+    if has_variables(v) || v.starts_with("data:") {
+        PathBuf::from(v)
+    } else {
+        path(d, env)
+    }
+}
+
 /// `ssl_certificate FILE` (several: one per key type).
 pub fn ssl_certificate(s: &mut RawSrv, d: &Directive, env: &Env<'_>) -> Result<()> {
     s.ssl
         .certificates
         .get_or_insert_with(Vec::new)
-        .push(path(d, env));
+        .push(certificate_value(d, env));
     Ok(())
 }
 
@@ -254,7 +278,7 @@ pub fn ssl_certificate_key(s: &mut RawSrv, d: &Directive, env: &Env<'_>) -> Resu
     s.ssl
         .certificate_keys
         .get_or_insert_with(Vec::new)
-        .push(path(d, env));
+        .push(certificate_value(d, env));
     Ok(())
 }
 

@@ -71,6 +71,8 @@ fn script_args(d: &Directive) -> &[String] {
     match d.name.as_str() {
         "root" | "alias" | "index" | "try_files" => args,
         "access_log" => args.get(..1).unwrap_or_default(),
+        // ssl: compiled as complex values when they name variables.
+        "ssl_certificate" | "ssl_certificate_key" => args,
         // `error_page` checks its URI itself (see `check_value`).
         // `return code [text]` or `return URL`.
         "return" => match args.first().map(|a| parse_number(a)) {

@@ -43,6 +43,19 @@ pub(crate) fn apply(
     servers: &[ServerRt],
     resp: &mut Response,
 ) {
+    apply_body(core, ctx, servers, resp, true);
+}
+
+/// [`apply`] to a body that is whole, or (`whole` false) to one an
+/// upstream cut short: nginx's filters never see its last buffer, so
+/// what comes at the end (`add_after_body`'s subrequest) is not added.
+pub(crate) fn apply_body(
+    core: &mut HttpCore,
+    ctx: &mut Ctx<'_>,
+    servers: &[ServerRt],
+    resp: &mut Response,
+    whole: bool,
+) {
     // A proxied answer's head: its body is the engine's to read first
     // (it comes back with `HttpCore::filter_proxied`).
     if ctx.upstream.is_some() && matches!(resp.body, Body::Empty) {
@@ -76,7 +89,7 @@ pub(crate) fn apply(
         body = ssi::run(core, ctx, servers, &f, &body);
     }
     if addition {
-        body = add(core, ctx, servers, &f, body);
+        body = add(core, ctx, servers, &f, body, whole);
     }
     edit_head(resp, Some(body.len() as u64), keep_validators);
     resp.body = Body::Shared(Arc::from(body));
@@ -91,6 +104,7 @@ fn add(
     servers: &[ServerRt],
     f: &FiltersConf,
     body: Vec<u8>,
+    whole: bool,
 ) -> Vec<u8> {
     let mut out = Vec::with_capacity(body.len());
     if let Some(uri) = &f.add_before_body {
@@ -98,7 +112,7 @@ fn add(
         out.extend(subrequest::run(core, ctx, servers, &uri).body);
     }
     out.extend(body);
-    if let Some(uri) = &f.add_after_body {
+    if let Some(uri) = f.add_after_body.as_ref().filter(|_| whole) {
         let uri = ctx.vars().expand(uri);
         out.extend(subrequest::run(core, ctx, servers, &uri).body);
     }

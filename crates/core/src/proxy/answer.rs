@@ -404,7 +404,27 @@ impl HttpCore {
         now: std::time::SystemTime,
         up: &UpstreamVars,
         resp: &mut Response,
+        body: Vec<u8>,
+    ) {
+        self.filter_proxied_body(job, conn, req, now, up, resp, body, true);
+    }
+
+    /// [`HttpCore::filter_proxied`] of a body the upstream cut short
+    /// (`whole` false): filtered as far as it came, nothing added at its
+    /// end (no `add_after_body`, no trailers: nginx's filters never get
+    /// the last buffer), and no length, the client's framing being the
+    /// engine's to choose.
+    #[allow(clippy::too_many_arguments)]
+    pub fn filter_proxied_body(
+        &mut self,
+        job: &ProxyJob,
+        conn: &ConnInfo,
+        req: &peregrine_codec::Request,
+        now: std::time::SystemTime,
+        up: &UpstreamVars,
+        resp: &mut Response,
         mut body: Vec<u8>,
+        whole: bool,
     ) {
         let maps = std::rc::Rc::clone(&self.charset_maps);
         let ct = resp.head.get_str("Content-Type").unwrap_or_default();
@@ -423,8 +443,13 @@ impl HttpCore {
         };
         let view = view_of(req);
         let mut ctx = self.job_ctx(srv, job, &view, conn, now, up);
-        crate::filters::apply(self, &mut ctx, &servers, resp);
-        crate::headers::proxied_trailers(resp, &ctx);
+        crate::filters::apply_body(self, &mut ctx, &servers, resp, whole);
+        if whole {
+            crate::headers::proxied_trailers(resp, &ctx);
+        } else {
+            crate::filters::set_length(resp.head.to_mut(), None);
+            resp.content_length = None;
+        }
     }
 
     /// Whether the answer `resp` (its head as [`HttpCore::proxied`] made

@@ -63,9 +63,10 @@ impl Default for SetVars<'_> {
 }
 
 impl SetVars<'_> {
-    /// Whether the configuration defines no variable (nothing to look up).
-    pub(crate) fn is_empty(&self) -> bool {
-        self.table.names.is_empty()
+    /// Whether `set` has given any variable a value in this request (the
+    /// table also lists `map`/`geo` names, which `set` may never touch).
+    pub(crate) fn any_stored(&self) -> bool {
+        !self.values.is_empty()
     }
 
     /// The value `set` gave the variable `name` (any case), if any.

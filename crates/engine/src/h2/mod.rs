@@ -20,6 +20,7 @@ mod head;
 mod proxy;
 mod send;
 mod stream;
+mod timers;
 
 use std::collections::{HashMap, VecDeque};
 use std::io;
@@ -85,6 +86,10 @@ pub struct H2Session {
     eof: bool,
     /// Lingering close after our last GOAWAY: until when, bytes read.
     linger: Option<(std::time::Instant, u64)>,
+    /// Streams core delayed, until their time ([`timers`]).
+    held: HashMap<u32, timers::HeldStream>,
+    /// The frame `inbuf` holds part of, and its stream's deadline.
+    partial: Option<timers::Partial>,
 }
 
 impl H2Session {
@@ -126,6 +131,8 @@ impl H2Session {
             refuse: None,
             eof: false,
             linger: None,
+            held: HashMap::new(),
+            partial: None,
         }
     }
 
@@ -137,7 +144,7 @@ impl H2Session {
     /// No stream is open: what the worker may close when it drains or
     /// runs out of connections.
     pub fn is_idle(&self) -> bool {
-        self.streams.is_empty() && self.jobs.is_empty()
+        self.streams.is_empty() && self.jobs.is_empty() && self.held.is_empty()
     }
 
     /// Runs the session until it must wait for the socket or close.
@@ -153,6 +160,7 @@ impl H2Session {
             if self.linger.is_some() {
                 return self.step_linger(t, key, cx);
             }
+            self.run_stream_timers(key, cx);
             if let Err(c) = self.process(key, cx) {
                 let _ = self.write(t, cx);
                 if !self.conn.wants_write() {
@@ -244,18 +252,20 @@ impl H2Session {
     fn arm_timer(&mut self, key: usize, cx: &mut Ctx, blocked: bool) {
         let d = if blocked || !self.sending.is_empty() || !self.parked.is_empty() {
             self.send_timeout()
-        } else if self.streams.is_empty() && self.jobs.is_empty() {
+        } else if self.is_idle() {
             self.set_gauge(Gauge::Waiting, cx);
             self.idle_timeout(cx)
         } else {
             // Streams wait for their request bodies.
             self.idle_timeout(cx)
         };
-        // Upstream jobs' deadlines share the connection's timer.
-        let d = match self.next_job_deadline() {
-            Some(at) => d.min(at.saturating_duration_since(cx.now)),
-            None => d,
-        };
+        // Upstream jobs' deadlines and the streams' timers share the
+        // connection's timer.
+        let next = [self.next_job_deadline(), self.next_stream_timer()];
+        let d = next
+            .into_iter()
+            .flatten()
+            .fold(d, |d, at| d.min(at.saturating_duration_since(cx.now)));
         cx.timers.arm(key, cx.now, d);
     }
 
@@ -354,6 +364,7 @@ impl H2Session {
             input = Vec::new();
         }
         self.inbuf = input;
+        self.track_partial(cx);
         result
     }
 
@@ -368,7 +379,8 @@ impl H2Session {
                 stream,
                 data,
                 end_stream,
-            } if self.job_data(stream, data, end_stream) => {}
+            } if self.job_data(stream, data, end_stream)
+                || self.held_data(stream, data, end_stream) => {}
             Event::Data { stream, data, .. } => {
                 // Other request bodies are read and discarded (the static
                 // handlers' ngx_http_discard_request_body): the credit goes
@@ -379,7 +391,9 @@ impl H2Session {
                 }
                 self.conn.release(stream, n);
             }
+            Event::Trailers { stream, .. } if self.held_body_end(stream, None) => {}
             Event::Trailers { stream, .. } => self.job_trailers(stream),
+            Event::BadBody { stream, reason } if self.held_body_end(stream, Some(reason)) => {}
             Event::BadBody { stream, reason } => self.bad_body(stream, reason, cx),
             Event::Priority { .. } => {}
             Event::Reset { stream, .. } => self.on_reset(stream, cx),
@@ -455,6 +469,10 @@ impl H2Session {
         let jobs: Vec<u32> = self.jobs.keys().copied().collect();
         for id in jobs {
             self.abort_job(id, cx);
+        }
+        let held: Vec<u32> = self.held.keys().copied().collect();
+        for id in held {
+            self.drop_held(id, cx);
         }
         let ids: Vec<u32> = self.streams.keys().copied().collect();
         for id in ids {

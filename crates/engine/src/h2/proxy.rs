@@ -302,6 +302,12 @@ impl H2Session {
                 out_full: false,
             };
             let key = v.j.key;
+            // `client_body_timeout` ends the stream with PROTOCOL_ERROR
+            // and 408, as nginx's timed-out stream (`ngx_http_v2_close_stream`).
+            let body_timeout =
+                v.j.p.as_ref().is_some_and(|p| {
+                    p.timed_out && p.doing() == "while reading client request body"
+                });
             let step = if let Some(job) = v.j.pending.take() {
                 match v.j.ex.take() {
                     Some(ex) => v.start_proxy_with(t, ex, job, cx, true),
@@ -343,7 +349,7 @@ impl H2Session {
                     return false;
                 }
                 (None, Step::Close(_)) => {
-                    self.job_failed(id, j, cx);
+                    self.job_failed(id, j, body_timeout, cx);
                     return false;
                 }
                 (None, Step::Wait) => {
@@ -398,11 +404,23 @@ impl H2Session {
 
     /// The job failed after its head went out (the upstream closed early,
     /// sent a broken body): the stream is reset, as nginx does.
-    fn job_failed(&mut self, id: u32, mut j: Job, cx: &mut Ctx) {
+    /// `body_timeout`: the request body did not come in time (PROTOCOL_ERROR,
+    /// logged 408).
+    fn job_failed(&mut self, id: u32, mut j: Job, body_timeout: bool, cx: &mut Ctx) {
         self.end_job(&mut j, cx);
-        self.conn.reset(id, ErrorCode::InternalError);
+        let code = match body_timeout {
+            true => ErrorCode::ProtocolError,
+            false => ErrorCode::InternalError,
+        };
+        self.conn.reset(id, code);
         if let Some(mut s) = self.job_stream(j) {
+            if body_timeout && s.ex.resp.is_none() {
+                s.ex.resp = Some(cx.core.error_response(408));
+            }
             s.closed_early();
+            if body_timeout && let Some(r) = s.ex.resp.as_mut() {
+                r.status = 408;
+            }
             self.finish(s, cx);
         }
     }
@@ -468,10 +486,11 @@ impl H2Session {
         })
     }
 
-    /// Marks the jobs whose deadline passed; true when one did (the
-    /// connection is driven, not closed).
+    /// Marks the jobs whose deadline passed; true when one did, or a
+    /// stream timer is due ([`super::timers`]): the connection is driven,
+    /// not closed.
     pub fn job_timeouts(&mut self, now: Instant) -> bool {
-        let mut any = false;
+        let mut any = self.stream_timer_due(now);
         for j in self.jobs.values_mut() {
             if j.deadline.is_some_and(|d| d <= now) {
                 j.deadline = None;

@@ -68,6 +68,28 @@ pub(super) struct Stream {
 /// nginx's `ngx_http_v2_create_trailers` sends them.
 pub(super) type Trailers = Vec<(Vec<u8>, Vec<u8>)>;
 
+/// The request a refused request's proxied error page is fetched as
+/// (core's `bad_request_response` runs it as a GET of `/`).
+const STAND_IN: &[u8] = b"GET / HTTP/1.0\r\n\r\n";
+
+/// What a request's HEADERS said, for [`H2Session::dispatch`].
+pub(super) struct Arrived {
+    pub end_stream: bool,
+    pub content_length: Option<u64>,
+    /// The header block's length (`$request_length` so far).
+    pub request_length: u64,
+    pub start: SystemTime,
+}
+
+/// Request body that came before the stream was dispatched (while held).
+pub(super) struct Pending {
+    pub data: Vec<u8>,
+    /// The body is complete.
+    pub end: bool,
+    /// The body broke its `content-length`.
+    pub error: Option<&'static str>,
+}
+
 fn flatten(body: &Body, out: &mut VecDeque<Piece>) {
     match body {
         Body::Empty => {}
@@ -218,20 +240,57 @@ impl H2Session {
         if let Some(status) = self.refuse {
             ex.resp = Some(self.error_page(status, cx));
         }
-        let mut held = cx.core.take_held();
-        if let Some(r) = held
-            .as_mut()
-            .filter(|h| h.delay.is_some())
-            .and_then(|h| h.resume.take())
-        {
-            // A delay (limit_req's burst, auth_delay): its answer is not
-            // to be sent. nginx waits it out; a stream's request runs
-            // again at once (the answer is right, the pace is not yet).
-            cx.core.resume(r, start);
-            note = self.answer(&mut ex, req.content_length, cx);
-            held = cx.core.take_held();
-        }
+        let arrived = Arrived {
+            end_stream,
+            content_length: req.content_length,
+            request_length: req.block_len as u64,
+            start,
+        };
+        let body = Pending {
+            data: Vec::new(),
+            end: end_stream,
+            error: None,
+        };
+        self.dispatch(id, ex, note, arrived, body, key, cx);
+    }
+
+    /// Core answered `ex`: a delay holds it ([`super::timers`]), a proxy
+    /// makes it a job, else its response goes out. `body`: what of the
+    /// request body came while it was held.
+    #[allow(clippy::too_many_arguments)] // one call per path, all needed
+    pub(super) fn dispatch(
+        &mut self,
+        id: u32,
+        mut ex: Box<Exchange>,
+        mut note: Option<ErrorNote>,
+        req: Arrived,
+        body: Pending,
+        key: usize,
+        cx: &mut Ctx,
+    ) {
+        let held = cx.core.take_held();
         if let Some(held) = held {
+            if let Some(delay) = held.delay.filter(|_| held.resume.is_some()) {
+                // A delay (limit_req's burst, auth_delay): the answer is
+                // not sent; the request runs again when it is over.
+                self.log_notes(&mut note, &ex, cx);
+                drop(cx.core.take_subrequest());
+                drop(cx.core.take_proxy());
+                ex.held = Some(held);
+                let h = super::timers::HeldStream {
+                    ex,
+                    until: cx.now + delay,
+                    end_stream: req.end_stream,
+                    content_length: req.content_length,
+                    request_length: req.request_length,
+                    start: req.start,
+                    body: body.data,
+                    body_end: body.end,
+                    body_error: body.error,
+                };
+                self.hold(id, h);
+                return;
+            }
             // limit_conn's slots go with the exchange.
             ex.held = Some(held);
         }
@@ -250,16 +309,18 @@ impl H2Session {
             // refusal, a Content-Length over client_max_body_size).
             job = None;
         }
-        if let Some(note) = note {
-            self.log_ex(cx, LogLevel::Error, &note.to_string(), &ex);
-        }
-        if cx.core.has_log_lines() {
-            for line in cx.core.take_log_lines() {
-                self.log_ex(cx, line.level, &line.text, &ex);
+        self.log_notes(&mut note, &ex, cx);
+        if job.is_some() && ex.req().is_none() {
+            // A request refused before it parsed whose `error_page` goes
+            // to a proxied location: the job gets the stand-in request
+            // nginx's error page is fetched as (a GET of `/`).
+            let limits = &cx.lctx(self.lst).limits;
+            if peregrine_codec::parse_request(STAND_IN, limits, ex.req_mut()).is_ok() {
+                ex.set_parsed();
             }
         }
         if let Some(mut job) = job {
-            let kind = match (end_stream, req.content_length) {
+            let kind = match (req.end_stream, req.content_length) {
                 (true, _) | (false, Some(0)) => BodyKind::None,
                 (false, Some(n)) => BodyKind::Length(n),
                 // The length is known at END_STREAM only.
@@ -274,25 +335,46 @@ impl H2Session {
                 job.body = JobBody::Client;
             }
             let jk = cx.upstreams.add_stream_job(key);
-            let len = req.block_len as u64;
-            let j = super::proxy::Job::new(ex, job, jk, kind, len, start);
+            let mut j = super::proxy::Job::new(ex, job, jk, kind, req.request_length, req.start);
+            // What came while the request was held.
+            j.request_length += body.data.len() as u64;
+            j.body = body.data;
+            j.body_end |= body.end;
+            j.body_error = body.error;
             self.jobs.insert(id, j);
             return;
+        }
+        if !body.data.is_empty() {
+            // Kept while held, not wanted: the credit comes back.
+            let n = u32::try_from(body.data.len()).unwrap_or(u32::MAX);
+            self.conn.release(id, n);
         }
         let mut s = Stream {
             ex,
             pieces: VecDeque::new(),
-            request_length: req.block_len as u64,
-            start,
+            request_length: req.request_length + body.data.len() as u64,
+            start: req.start,
             head_bytes: 0,
             body_bytes: 0,
             trailers: Vec::new(),
         };
-        if !self.respond(id, &mut s, end_stream, cx) {
+        if !self.respond(id, &mut s, req.end_stream, cx) {
             self.finish(s, cx);
             return;
         }
         self.start_sending(id, s, cx);
+    }
+
+    /// Logs core's note on the request and the lines it left.
+    fn log_notes(&mut self, note: &mut Option<ErrorNote>, ex: &Exchange, cx: &mut Ctx) {
+        if let Some(note) = note.take() {
+            self.log_ex(cx, LogLevel::Error, &note.to_string(), ex);
+        }
+        if cx.core.has_log_lines() {
+            for line in cx.core.take_log_lines() {
+                self.log_ex(cx, line.level, &line.text, ex);
+            }
+        }
     }
 
     /// A stream whose head went out: ended when it has no body, else its
@@ -380,6 +462,9 @@ impl H2Session {
         if self.jobs.contains_key(&id) {
             return self.abort_job(id, cx);
         }
+        if self.drop_held(id, cx) {
+            return;
+        }
         if let Some(mut s) = self.streams.remove(&id) {
             s.closed_early();
             self.finish(s, cx);
@@ -412,14 +497,14 @@ impl H2Session {
         }
         s.ex.reset(&mut cx.pool);
         cx.exchanges.put(s.ex);
-        if self.streams.is_empty() && self.jobs.is_empty() {
+        if self.is_idle() {
             self.set_gauge(Gauge::Waiting, cx);
         }
     }
 
     /// Core's answer, or 500 if it panicked, or 413 over
     /// `client_max_body_size` (as the HTTP/1 session's `answer`).
-    fn answer(
+    pub(super) fn answer(
         &mut self,
         ex: &mut Exchange,
         length: Option<u64>,

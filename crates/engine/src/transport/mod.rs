@@ -20,6 +20,13 @@ mod tls;
 
 pub use tls::{TlsSink, TlsStream, tls_failure};
 
+/// What a handshake needs to evaluate certificates named by variables:
+/// the worker's core (the variables) and the wall clock.
+pub struct HandshakeVars<'a> {
+    pub core: &'a peregrine_core::HttpCore,
+    pub now: std::time::SystemTime,
+}
+
 /// What a response's output writes to: a plain socket (the system calls
 /// themselves) or a TLS session (records).
 pub trait Sink {
@@ -96,9 +103,10 @@ impl Transport {
         sock: TcpStream,
         table: std::sync::Arc<crate::tls::TlsTable>,
         local: std::net::SocketAddr,
+        peer: std::net::SocketAddr,
     ) -> Transport {
         Transport {
-            tls: Some(Box::new(TlsStream::new(table, local))),
+            tls: Some(Box::new(TlsStream::new(table, local, peer))),
             ..Transport::plain(sock)
         }
     }
@@ -130,7 +138,7 @@ impl Transport {
     #[inline(always)]
     pub fn recv(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         if self.tls.is_some() {
-            return self.recv_tls(buf);
+            return self.recv_tls(buf, None);
         }
         let room = buf.len();
         let n = peregrine_sys::recv(&self.sock, buf)?;
@@ -140,15 +148,29 @@ impl Transport {
         Ok(n)
     }
 
+    /// [`Transport::recv`] where a handshake may still run: `vars`
+    /// evaluates certificates named by variables.
+    #[inline(always)]
+    pub fn recv_handshaking(
+        &mut self,
+        buf: &mut [u8],
+        vars: &HandshakeVars<'_>,
+    ) -> io::Result<usize> {
+        if self.tls.is_some() {
+            return self.recv_tls(buf, Some(vars));
+        }
+        self.recv(buf)
+    }
+
     /// [`Transport::recv`] under TLS (a short read of plaintext says
     /// nothing of the socket there: the session clears `readable`).
     #[cold]
     #[inline(never)]
-    fn recv_tls(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+    fn recv_tls(&mut self, buf: &mut [u8], vars: Option<&HandshakeVars<'_>>) -> io::Result<usize> {
         let Some(t) = self.tls.as_deref_mut() else {
             return Ok(0);
         };
-        match t.recv(&self.sock, buf, &mut self.readable)? {
+        match t.recv(&self.sock, buf, &mut self.readable, vars)? {
             tls::Recv::Data(n) | tls::Recv::Plain(n) => Ok(n),
         }
     }

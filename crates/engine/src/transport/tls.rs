@@ -48,6 +48,8 @@ pub struct TlsStream {
     state: State,
     table: Arc<TlsTable>,
     local: SocketAddr,
+    /// The client (variables of certificates named by them: `geo`...).
+    peer: SocketAddr,
     /// The server block the handshake chose.
     entry: Option<Arc<ServerEntry>>,
     /// The hello's groups and suites (`$ssl_curves`, `$ssl_ciphers`).
@@ -125,11 +127,12 @@ fn tls_error(e: rustls::Error) -> io::Error {
 
 impl TlsStream {
     #[cold]
-    pub fn new(table: Arc<TlsTable>, local: SocketAddr) -> TlsStream {
+    pub fn new(table: Arc<TlsTable>, local: SocketAddr, peer: SocketAddr) -> TlsStream {
         TlsStream {
             state: State::Detect,
             table,
             local,
+            peer,
             entry: None,
             offered: Box::default(),
             vars_taken: false,
@@ -137,14 +140,17 @@ impl TlsStream {
         }
     }
 
-    /// Reads plaintext into `buf`, running the handshake on the way.
-    /// `readable` is cleared only when the socket itself is drained (a
-    /// short read of plaintext says nothing of the socket here).
+    /// Reads plaintext into `buf`, running the handshake on the way
+    /// (`vars` evaluates certificates named by variables; without it such
+    /// a handshake fails). `readable` is cleared only when the socket
+    /// itself is drained (a short read of plaintext says nothing of the
+    /// socket here).
     pub(super) fn recv(
         &mut self,
         sock: &TcpStream,
         buf: &mut [u8],
         readable: &mut bool,
+        vars: Option<&super::HandshakeVars<'_>>,
     ) -> io::Result<Recv> {
         loop {
             match &mut self.state {
@@ -171,7 +177,13 @@ impl TlsStream {
                             names::list(hello.named_groups().unwrap_or_default(), names::group),
                             names::list(hello.cipher_suites(), names::cipher),
                         );
-                        let config = match self.table.config_for(self.local, hello.server_name()) {
+                        let sni = hello.server_name().map(str::to_string);
+                        let config = match self.table.config_for(self.local, sni.as_deref()) {
+                            Choice::Serve(config, entry) if entry.dynamic.is_some() => {
+                                let c = self.dynamic_config(&config, &entry, sni, vars)?;
+                                self.entry = Some(entry);
+                                c
+                            }
                             Choice::Serve(config, entry) => {
                                 self.entry = Some(entry);
                                 config
@@ -261,6 +273,41 @@ impl TlsStream {
                 }
             }
         }
+    }
+
+    /// The configuration serving the certificates `entry` names by
+    /// variables, evaluated with the SNI as `$ssl_server_name`.
+    #[cold]
+    fn dynamic_config(
+        &self,
+        base: &Arc<rustls::ServerConfig>,
+        entry: &ServerEntry,
+        sni: Option<String>,
+        vars: Option<&super::HandshakeVars<'_>>,
+    ) -> io::Result<Arc<rustls::ServerConfig>> {
+        let Some(vars) = vars else {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "certificates named by variables are not loaded here",
+            ));
+        };
+        let conn = peregrine_core::ConnInfo {
+            local: self.local,
+            peer: self.peer,
+            id: 0,
+            requests: 0,
+            accepted: vars.now,
+            ssl: Some(Arc::new(SslVars {
+                server_name: sni,
+                ..SslVars::default()
+            })),
+            proxy: None,
+            http2: false,
+        };
+        let expand = |server: usize, t: &str| vars.core.handshake_value(server, &conn, vars.now, t);
+        self.table
+            .certificates_for(entry, base, expand)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
     }
 
     /// Sends the records rustls holds; true when none is left. A full

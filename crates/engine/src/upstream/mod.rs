@@ -5,9 +5,10 @@
 //! `codec::upstream`, core asked for the client's response, the body
 //! streamed to the client as it arrives (re-chunked when its length is
 //! unknown). `proxy_next_upstream` retries the next peer. The upstream
-//! socket is registered under the client connection's key with
-//! [`UPSTREAM_FLAG`]; the connection's one timer is the upstream's
-//! timeout while the session waits on the upstream.
+//! socket is registered once, under a token of its own ([`token_of`]),
+//! and [`Upstreams::event`] finds its owner: a job, or the keep-alive
+//! pool; the connection's one timer is the upstream's timeout while the
+//! session waits on the upstream.
 //!
 //! ```text
 //!  Body ─► Connect ─► Send ─► Head ─► Stream ─► done (keep-alive or close)
@@ -112,14 +113,32 @@ fn pace(p: &mut Proxy, now: Instant) -> Option<Duration> {
     })
 }
 
-/// Added to a job's key for its upstream socket's token.
+/// Added to an upstream socket's descriptor for its token
+/// ([`token_of`]); [`Upstreams::event`] finds the job that owns it.
 pub const UPSTREAM_FLAG: usize = 1 << 40;
+/// The owner of an upstream socket idle in a keep-alive pool.
+const POOLED: usize = usize::MAX;
+
+/// An upstream socket's token: its descriptor, not its job's key, so the
+/// socket stays registered as it goes from a job to the pool and to the
+/// next job (no `epoll_ctl` each time, as nginx's connection keeps its
+/// events registered in `ngx_http_upstream_free_keepalive_peer`).
+fn token_of(s: &Sock) -> mio::Token {
+    mio::Token(UPSTREAM_FLAG + s.fd())
+}
 /// A job key at or above this is an HTTP/2 stream's (a slot of
 /// [`Upstreams::add_stream_job`]); below, it is the HTTP/1 connection's
 /// own key. Far above any connection key, below [`UPSTREAM_FLAG`].
 pub const STREAM_JOB: usize = 1 << 39;
-/// One read from the upstream.
+/// One read from the upstream (nginx's `proxy_buffer_size` default is a
+/// page; 16 KiB takes a whole TLS record or most small answers at once).
 const READ_CHUNK: usize = 16 * 1024;
+
+thread_local! {
+    /// The worker's one buffer that an upstream `recv` fills (zeroed once,
+    /// reused by every upstream read of the thread, as `h2`'s `SCRATCH`).
+    static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
 /// Error pages of `error_page` that proxy again, at most (a loop guard).
 const MAX_RESTARTS: u8 = 10;
 
@@ -137,6 +156,12 @@ pub struct Upstreams {
     /// above [`STREAM_JOB`]), and the free slots.
     stream_jobs: Vec<Option<usize>>,
     free_jobs: Vec<usize>,
+    /// The job key (or [`POOLED`]) of each upstream socket, by descriptor.
+    /// A closed socket's entry stays until its number is used again: the
+    /// kernel drops a closed descriptor from the epoll set, so only an
+    /// event already fetched can find a stale entry, and a spurious wake
+    /// is harmless (the read finds nothing).
+    owners: Vec<usize>,
 }
 
 impl Upstreams {
@@ -186,6 +211,27 @@ impl Upstreams {
         }
     }
 
+    /// Routes the event of an upstream socket's token: the connection to
+    /// drive, if a job owns it (an HTTP/1 job's readiness noted); an idle
+    /// pooled connection with something to read is dropped.
+    pub fn event(&mut self, token: usize, readable: bool, writable: bool) -> Option<usize> {
+        let fd = token - UPSTREAM_FLAG;
+        let key = *self.owners.get(fd)?;
+        if key == POOLED {
+            if readable {
+                self.groups.idle_event(fd);
+            }
+            return None;
+        }
+        if key >= STREAM_JOB {
+            // An HTTP/2 stream's job: its session drives it.
+            return self.conn_of(key);
+        }
+        let p = self.get_mut(key)?;
+        upstream_ready(p, readable, writable);
+        Some(key)
+    }
+
     pub fn set(&mut self, key: usize, p: Box<Proxy>) {
         if self.live.len() <= key {
             self.live.resize_with(key + 1, || None);
@@ -212,8 +258,15 @@ pub struct Proxy {
     job: Box<ProxyJob>,
     state: State,
     sock: Option<Sock>,
+    /// Readiness from the socket's events: reads wait for `readable`
+    /// when `gated` (an HTTP/1 job, whose events set it; an HTTP/2
+    /// stream's job is driven by its session and reads on every turn).
     pub readable: bool,
     pub writable: bool,
+    gated: bool,
+    /// The last read left nothing in the socket (it returned less than
+    /// it asked for): no look is needed before pooling the connection.
+    drained: bool,
     pub timed_out: bool,
     attempt: Option<Attempt>,
     peer: Option<PeerId>,
@@ -253,6 +306,12 @@ pub struct Proxy {
     /// The client's response held back while its body is read whole for
     /// the location's body filters (SSI, sub, addition).
     held: Option<Box<peregrine_core::Response>>,
+    /// The held answer's upstream closed before its end: what came goes
+    /// out filtered, unended, and the client's connection closes
+    /// (nginx sends what its filters passed, then no last chunk).
+    cut: bool,
+    /// The upstream closed while bytes were held ([`holding`]).
+    up_eof: bool,
     /// The answer being written to the cache (`cache_store`).
     cache_w: Option<Box<cache_store::Writer>>,
     /// `*_limit_rate`: when the answer's reading began, and whether the
@@ -400,6 +459,8 @@ pub(crate) trait Machine: Owner + Sized {
             sock: None,
             readable: false,
             writable: false,
+            gated: false,
+            drained: false,
             timed_out: false,
             attempt: None,
             peer: None,
@@ -434,6 +495,8 @@ pub(crate) trait Machine: Owner + Sized {
             born: now,
             gw: None,
             held: None,
+            cut: false,
+            up_eof: false,
             cache_w: None,
             paced_since: None,
             pacing: false,
@@ -554,7 +617,10 @@ pub(crate) trait Machine: Owner + Sized {
             }
         }
         let crate::upstream::Upstreams {
-            groups, registry, ..
+            groups,
+            registry,
+            owners,
+            ..
         } = &mut cx.upstreams;
         let Some(g) = groups.get(&p.job.target, &confs) else {
             self.log_upstream(p, cx, LogLevel::Error, "no live upstreams");
@@ -567,7 +633,7 @@ pub(crate) trait Machine: Owner + Sized {
             p.requests = 0;
             p.started = cx.now;
             build_request(p);
-            let r = start_connect(p, &addr, registry.as_ref(), key);
+            let r = start_connect(p, &addr, registry.as_ref(), owners, key);
             return match r {
                 Ok(()) => Io::Wait,
                 Err(e) => {
@@ -618,30 +684,27 @@ pub(crate) trait Machine: Owner + Sized {
             .take_idle(peer, cx.now)
             .filter(|i| i.sock.is_tls() == p.job.tls.is_some())
         {
-            let mut s = idle.sock;
+            // Still registered (under its own token): only its owner
+            // changes. Drained when pooled, so no byte waits to be read.
+            set_owner(owners, &idle.sock, key);
+            p.sock = Some(idle.sock);
             p.requests = idle.requests;
             p.born = idle.born;
-            if let Some(r) = registry.as_ref()
-                && s.register(
-                    r,
-                    mio::Token(crate::worker::CONN_BASE + key + UPSTREAM_FLAG),
-                )
-                .is_ok()
-            {
-                p.sock = Some(s);
-                p.writable = true;
-                if let Some(t) = p.vars.tries.last_mut() {
-                    t.connect = Some(Duration::ZERO);
-                }
-                p.state = State::Send;
-                return Io::Done;
+            p.writable = true;
+            p.readable = false;
+            p.drained = false;
+            p.gated = key < STREAM_JOB;
+            if let Some(t) = p.vars.tries.last_mut() {
+                t.connect = Some(Duration::ZERO);
             }
+            p.state = State::Send;
+            return Io::Done;
         }
         let Some(addr) = g.addr(peer).cloned() else {
             return Io::Fail(Fail::Error);
         };
         p.requests = 0;
-        match start_connect(p, &addr, registry.as_ref(), key) {
+        match start_connect(p, &addr, registry.as_ref(), owners, key) {
             Ok(()) => Io::Wait,
             Err(e) => {
                 let (level, text) = sync_connect_failure(&p.peer_name, &e);
@@ -798,6 +861,11 @@ pub(crate) trait Machine: Owner + Sized {
         }
         p.up_framing = h.framing(p.job.head_request);
         p.framing = self.framing(p.up_framing, p);
+        if h.status < 200 && p.framing == ClientFraming::Chunked {
+            // nginx's chunked filter leaves a 1xx alone (a `101` to a
+            // request without `Upgrade`): its body runs to the close.
+            p.framing = ClientFraming::Close;
+        }
         p.reusable = h.reusable(p.job.head_request);
         p.dec = match p.up_framing {
             Framing::Length(n) => Some(BodyDecoder::new(BodyKind::Length(n))),
@@ -817,7 +885,6 @@ pub(crate) trait Machine: Owner + Sized {
             &p.vars,
             peregrine_codec::date::unix_secs(cx.wall),
         );
-        let rest = p.inb.split_off(h.len);
         let Some(mut ex) = self.ex_slot().take() else {
             return Step::Close(Close::Normal);
         };
@@ -832,11 +899,12 @@ pub(crate) trait Machine: Owner + Sized {
                 cx.wall,
                 &p.vars,
                 &h,
-                &p.inb,
+                &p.inb[..h.len],
                 p.framing,
             )
         };
-        p.inb = rest;
+        // The body bytes read with the head stay, in the same buffer.
+        p.inb.drain(..h.len);
         let hold = p.framing != ClientFraming::None
             && ex
                 .req()
@@ -874,7 +942,11 @@ pub(crate) trait Machine: Owner + Sized {
                         "upstream prematurely closed connection",
                     );
                     self.end_upstream(p, cx, true);
-                    return Err(Step::Close(Close::Normal));
+                    // What came still goes out (`release_held`).
+                    p.cut = true;
+                    p.up_done = true;
+                    p.cache_w = None;
+                    return Ok(());
                 }
                 Ok(_) => {}
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
@@ -909,24 +981,44 @@ pub(crate) trait Machine: Owner + Sized {
             return true;
         };
         let body = std::mem::take(&mut p.cout);
-        // How the session frames a body of unknown length (chunks for an
-        // HTTP/1.1 client), asked while it still holds the exchange.
-        let unknown = self.framing(Framing::Chunked, p);
+        // How the session frames a body of unknown length: chunks for an
+        // HTTP/1.1 client, else until the close (HTTP/1.0; HTTP/2's DATA).
+        // Asked while the session still holds the exchange.
+        let unknown = self.framing(Framing::UntilClose, p);
         let Some(mut ex) = self.ex_slot().take() else {
             return false;
         };
         if let Some(req) = ex.req() {
-            cx.core
-                .filter_proxied(&p.job, self.info(), req, cx.wall, &p.vars, &mut resp, body);
+            let (job, whole) = (&p.job, !p.cut);
+            cx.core.filter_proxied_body(
+                job,
+                self.info(),
+                req,
+                cx.wall,
+                &p.vars,
+                &mut resp,
+                body,
+                whole,
+            );
         }
         p.framing = ClientFraming::Length(resp.content_length.unwrap_or(0));
+        if p.cut {
+            // No length for a cut answer, and no last chunk after it.
+            p.framing = unknown;
+            if p.framing == ClientFraming::Chunked {
+                resp.head.to_mut().set("Transfer-Encoding", "chunked");
+                resp.chunked = true;
+            } else {
+                resp.keepalive = false;
+            }
+        }
         self.queue_head(&mut ex, *resp, p, cx);
         let head = p.cout.len();
         let mut bytes = Vec::new();
         let mut trailers = None;
         if let Some(r) = ex.resp.as_ref() {
             flatten_memory(&r.body, &mut bytes);
-            if r.chunked && p.comp.is_none() {
+            if r.chunked && p.comp.is_none() && !p.cut {
                 // `add_trailer`'s answer: chunked where the session frames
                 // chunks (HTTP/1.1), its trailers after the last.
                 p.framing = unknown;
@@ -937,6 +1029,7 @@ pub(crate) trait Machine: Owner + Sized {
         // or as it is, with its length.
         push_body(p, &bytes);
         match trailers {
+            _ if p.cut => {}
             Some(t) if p.framing == ClientFraming::Chunked => {
                 crate::write::push_last_chunk(&mut p.cout, Some(t));
             }
@@ -974,6 +1067,7 @@ pub(crate) trait Machine: Owner + Sized {
             if p.cpos == 0
                 && !p.inb.is_empty()
                 && !p.up_done
+                && !holding(p)
                 && let Err(s) = self.frame_step(p, cx)
             {
                 // The head and the valid body before the broken framing
@@ -1015,6 +1109,12 @@ pub(crate) trait Machine: Owner + Sized {
             p.cout.clear();
             p.cpos = 0;
             if p.up_done {
+                if p.cut {
+                    if let Some(ex) = self.ex_slot().as_mut() {
+                        ex.upstream = Some(Box::new(p.take_vars(cx.now)));
+                    }
+                    return Step::Close(Close::Normal);
+                }
                 if p.comp.is_some() {
                     // An answer that ended with no body to decode (an
                     // empty one): the encoder's end still goes out.
@@ -1024,7 +1124,7 @@ pub(crate) trait Machine: Owner + Sized {
                 return self.finish_proxy(p, t, key, cx);
             }
             // Bytes already read (after the head) first, then the socket.
-            if p.inb.is_empty() {
+            if p.inb.is_empty() || holding(p) {
                 if let Some(d) = pace(p, cx.now) {
                     p.pacing = true;
                     self.arm_timer(cx, d);
@@ -1045,6 +1145,11 @@ pub(crate) trait Machine: Owner + Sized {
                         );
                         self.end_upstream(p, cx, true);
                         return Step::Close(Close::Normal);
+                    }
+                    Ok(0) if !p.inb.is_empty() => {
+                        // What was held goes first; the next read finds
+                        // the close again.
+                        p.up_eof = true;
                     }
                     Ok(0) => {
                         if p.up_framing == Framing::UntilClose {
@@ -1076,7 +1181,9 @@ pub(crate) trait Machine: Owner + Sized {
                 }
             }
             let _ = head_len;
-            if let Err(s) = self.frame_step(p, cx) {
+            if !holding(p)
+                && let Err(s) = self.frame_step(p, cx)
+            {
                 return s;
             }
         }
@@ -1144,10 +1251,13 @@ pub(crate) trait Machine: Owner + Sized {
             && (p.job.proto == Proto::Http || gateway::reusable(p));
         let peer = p.peer;
         self.free_peer(p, cx, failed);
-        let Some(mut s) = p.sock.take() else { return };
-        if let Some(r) = cx.upstreams.registry.as_ref() {
-            s.deregister(r);
-        }
+        // Not deregistered: closing the descriptor takes it out of the
+        // epoll set (nginx's `ngx_close_connection` skips the `epoll_ctl`
+        // too), and a pooled one stays registered under its own token.
+        let Some(s) = p.sock.take() else { return };
+        // Bytes may be left when the last read filled its buffer: a look
+        // then, as nginx's `c->read->ready` test before pooling.
+        let keep = keep && (p.drained || s.idle_clean());
         if keep
             && let Some(peer) = peer
             && let Some(g) = cx
@@ -1155,6 +1265,7 @@ pub(crate) trait Machine: Owner + Sized {
                 .groups
                 .get(&p.job.target, &cx.upstreams.confs.clone())
         {
+            set_owner(&mut cx.upstreams.owners, &s, POOLED);
             g.put_idle(peers::Idle {
                 sock: s,
                 peer,
@@ -1507,18 +1618,30 @@ fn start_connect(
     p: &mut Proxy,
     addr: &peregrine_conf::model::PeerAddr,
     registry: Option<&mio::Registry>,
+    owners: &mut Vec<usize>,
     key: usize,
 ) -> io::Result<()> {
     let mut s = tls_client::wrap(Sock::connect(addr)?, &p.job)?;
-    let token = mio::Token(crate::worker::CONN_BASE + key + UPSTREAM_FLAG);
     if let Some(r) = registry {
-        s.register(r, token)?;
+        s.register(r, token_of(&s))?;
     }
+    set_owner(owners, &s, key);
     p.sock = Some(s);
     p.readable = false;
     p.writable = false;
+    p.drained = false;
+    p.gated = key < STREAM_JOB;
     p.born = p.started;
     Ok(())
+}
+
+/// Notes that `key` (or [`POOLED`]) owns the socket `s` ([`Upstreams::owners`]).
+fn set_owner(owners: &mut Vec<usize>, s: &Sock, key: usize) {
+    let fd = s.fd();
+    if owners.len() <= fd {
+        owners.resize(fd + 1, POOLED);
+    }
+    owners[fd] = key;
 }
 
 /// The request bytes: head, `Content-Length` of the body, blank line, body.
@@ -1547,26 +1670,71 @@ fn build_request(p: &mut Proxy) {
 }
 
 fn read_up(p: &mut Proxy) -> io::Result<usize> {
+    // Edge-triggered readiness: after a read found nothing, the next bytes
+    // come with an event; until it, a read would only find nothing again
+    // (the `recv` right after sending the request, say). TLS may hold
+    // records read already, so it reads on every turn.
+    if p.gated && !p.readable && !p.sock.as_ref().is_some_and(Sock::is_tls) {
+        return Err(io::ErrorKind::WouldBlock.into());
+    }
+    let r = read_sock(p);
+    match &r {
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => p.readable = false,
+        _ => {}
+    }
+    r
+}
+
+fn read_sock(p: &mut Proxy) -> io::Result<usize> {
     if p.job.proto == Proto::FastCgi {
         return gateway::read_fcgi(p);
     }
     let Some(s) = p.sock.as_mut() else {
         return Ok(0);
     };
-    let at = p.inb.len();
-    p.inb.resize(at + READ_CHUNK, 0);
-    let r = s.read(&mut p.inb[at..]);
+    // The kernel copies into a buffer zeroed once per thread, then the
+    // bytes join `p.inb`, whose capacity stays across reads: zeroing 16 KiB
+    // for each read (and each read that finds nothing) cost more than the
+    // copy of what arrived.
+    let tls = s.is_tls();
+    let r = SCRATCH.with_borrow_mut(|buf| {
+        if buf.is_empty() {
+            buf.resize(READ_CHUNK, 0);
+        }
+        let r = s.read(buf);
+        if let Ok(n) = r {
+            p.inb.extend_from_slice(&buf[..n]);
+            p.drained = n < buf.len() && !tls;
+        }
+        r
+    });
     let n = *r.as_ref().unwrap_or(&0);
-    p.inb.truncate(at + n);
     if let Some(t) = p.vars.tries.last_mut() {
         t.received += n as u64;
     }
     r
 }
 
+/// Whether the body bytes read are held back for more: nginx's pipe
+/// (`*_buffering on`) passes a read buffer on only once it is full or
+/// the upstream ended (`ngx_event_pipe_read_upstream`), so a body that
+/// runs to the close comes in pieces of `*_buffer_size`, and what a
+/// timed out upstream left in a partial one never goes out (a `101` to
+/// a request without `Upgrade`: the head alone). Answers with a length
+/// or chunks go on as they come.
+fn holding(p: &Proxy) -> bool {
+    p.up_framing == Framing::UntilClose
+        && !p.up_done
+        && !p.up_eof
+        && p.held.is_none()
+        && p.job.proto == Proto::Http
+        && p.job.up().buffering
+        && p.inb.len() < p.job.up().buffer_size
+}
+
 /// Moves the body bytes of `p.inb` to `p.cout`, framed for the client.
 fn frame_body(p: &mut Proxy) -> Result<(), ()> {
-    let data = std::mem::take(&mut p.inb);
+    let mut data = std::mem::take(&mut p.inb);
     let mut pos = 0;
     while pos < data.len() && !p.up_done {
         let (piece, used, done) = match p.dec.as_mut() {
@@ -1594,13 +1762,18 @@ fn frame_body(p: &mut Proxy) -> Result<(), ()> {
             break;
         }
     }
-    if pos < data.len() && !p.up_done {
-        p.inb = data[pos..].to_vec();
-    }
     if pos < data.len() && p.up_done {
         // Extra bytes after the answer: the connection cannot be reused.
         p.reusable = false;
     }
+    // The buffer goes back with its capacity (the next read fills it
+    // without allocating); what was not framed yet stays at its start.
+    if p.up_done {
+        data.clear();
+    } else {
+        data.drain(..pos);
+    }
+    p.inb = data;
     Ok(())
 }
 
@@ -1709,6 +1882,7 @@ impl Upstreams {
             live: Vec::new(),
             stream_jobs: Vec::new(),
             free_jobs: Vec::new(),
+            owners: Vec::new(),
         }
     }
 }

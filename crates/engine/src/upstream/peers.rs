@@ -2,7 +2,9 @@
 //! group (`proxy_pass http://host:port`, every address of the host a peer)
 //! as a `peregrine_upstream::Upstream` with the peers' addresses, and its
 //! `keepalive` pool of idle connections. Per worker, no lock (nginx keeps
-//! the same state per worker process without `zone`).
+//! the same state per worker process without `zone`); with `zone`, the
+//! peers' attempts in progress are counted across the workers
+//! (`Upstream::share`).
 
 use std::collections::HashMap;
 use std::net::{SocketAddr, ToSocketAddrs};
@@ -57,11 +59,28 @@ impl Group {
     pub fn take_idle(&mut self, peer: PeerId, now: Instant) -> Option<Idle> {
         while let Some(i) = self.idle.iter().rposition(|c| c.peer == peer) {
             let c = self.idle.swap_remove(i);
-            if now.duration_since(c.since) < self.keepalive_timeout && c.sock.idle_clean() {
+            // A TCP connection that closed or sent bytes while idle was
+            // dropped on its event (`drop_idle`): no `recv(MSG_PEEK)` here.
+            if now.duration_since(c.since) < self.keepalive_timeout
+                && (c.sock.watched_idle() || c.sock.idle_clean())
+            {
                 return Some(c);
             }
         }
         None
+    }
+
+    /// An event on the idle connection `fd` while in this pool: dropped
+    /// (closed) when it has bytes or its close to read, as nginx's
+    /// `ngx_http_upstream_keepalive_close_handler`. `true`: it was here.
+    pub fn drop_idle(&mut self, fd: usize) -> bool {
+        let Some(i) = self.idle.iter().position(|c| c.sock.fd() == fd) else {
+            return false;
+        };
+        if !self.idle[i].sock.idle_clean() {
+            self.idle.swap_remove(i);
+        }
+        true
     }
 
     /// Keeps a connection for the next request (oldest dropped when full).
@@ -115,7 +134,10 @@ pub(crate) fn group_of(u: &UpstreamConf, seed: u64) -> Option<Group> {
             }
         }
     }
-    let up = Upstream::new(&u.name, peers, method_of(u.method), seed).ok()?;
+    let mut up = Upstream::new(&u.name, peers, method_of(u.method), seed).ok()?;
+    if let Some((zone, _)) = &u.zone {
+        up.share(zone);
+    }
     Some(Group {
         up,
         primary,
@@ -227,5 +249,16 @@ impl Groups {
             self.groups.insert(t.clone(), g);
         }
         self.groups.get_mut(t)
+    }
+}
+
+impl Groups {
+    /// An event on the pooled connection `fd` ([`Group::drop_idle`]).
+    pub fn idle_event(&mut self, fd: usize) {
+        for g in self.groups.values_mut() {
+            if g.drop_idle(fd) {
+                return;
+            }
+        }
     }
 }

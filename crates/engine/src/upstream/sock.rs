@@ -82,6 +82,26 @@ impl Sock {
         }
     }
 
+    /// The descriptor, which names the socket's token
+    /// ([`super::token_of`]): it is unique while the socket is open.
+    pub fn fd(&self) -> usize {
+        use std::os::fd::AsRawFd;
+        let fd = match self {
+            Sock::Tcp(s) => s.as_raw_fd(),
+            Sock::Unix(s) => s.as_raw_fd(),
+            Sock::Tls(s) => return s.tcp.fd(),
+        };
+        usize::try_from(fd).unwrap_or(0)
+    }
+
+    /// A pooled connection is taken without a look at it: plain TCP, whose
+    /// close or bytes while idle come as an event that drops it
+    /// ([`super::Upstreams::idle_event`]). TLS may hold records already
+    /// read, and a UNIX stream is not reused (see `idle_clean`).
+    pub fn watched_idle(&self) -> bool {
+        matches!(self, Sock::Tcp(_))
+    }
+
     /// Under TLS, connected and still handshaking.
     pub fn handshaking(&self) -> bool {
         matches!(self, Sock::Tls(s) if s.handshaking())

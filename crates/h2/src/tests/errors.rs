@@ -457,3 +457,78 @@ fn a_malformed_request_keeps_the_hpack_table_in_step() {
         "{o:?}"
     );
 }
+
+#[test]
+fn a_header_frame_past_2_14_is_taken_up_to_the_block_bound() {
+    // nginx's test client sends a long `:path` in one HEADERS frame.
+    let path = format!("/{}", "x".repeat(20_000));
+    let big = block(&[
+        (":method", "GET"),
+        (":scheme", "http"),
+        (":path", &path),
+        (":authority", "a"),
+    ]);
+    let cfg = Config {
+        max_field_size: 64 * 1024,
+        max_header_list_size: 128 * 1024,
+        max_header_block_size: 256 * 1024,
+        ..Config::default()
+    };
+    let f = frame(
+        Kind::Headers,
+        flags::END_HEADERS | flags::END_STREAM,
+        1,
+        &big,
+    );
+    let o = run_with(cfg, &with(std::slice::from_ref(&f)));
+    assert_eq!(o.error, None, "{o:?}");
+    assert!(o.events.iter().any(|e| e.starts_with("Request")), "{o:?}");
+    // Past the block's bound it is still FRAME_SIZE_ERROR.
+    let small = Config {
+        max_header_block_size: 16384 + 100,
+        ..cfg
+    };
+    let o = run_with(small, &with(&[f]));
+    assert_eq!(o.error.map(|e| e.0), Some(FrameSizeError), "{o:?}");
+}
+
+#[test]
+fn a_timed_out_header_block_is_reset_and_its_rest_dropped() {
+    let mut c = Connection::new(Config::default());
+    let whole = get(1);
+    let mut input = with(&[]);
+    input.extend_from_slice(&whole[..12]);
+    let mut pos = 0;
+    while let Ok(Progress::Frame { consumed, .. }) = c.recv(&input[pos..]) {
+        pos += consumed;
+    }
+    assert_eq!(
+        c.incomplete(&input[pos..]),
+        Some(crate::Incomplete::Headers(1))
+    );
+    assert!(c.time_out(1));
+    assert!(!c.time_out(1), "once");
+    let out = frames(c.output());
+    assert!(
+        out.iter()
+            .any(|f| f.0 == Kind::RstStream && f.2 == 1 && f.3 == [0, 0, 0, 1]),
+        "RST_STREAM PROTOCOL_ERROR: {out:?}"
+    );
+    // The rest of the block comes: decoded and dropped, no request.
+    let mut rest = input[pos..].to_vec();
+    rest.extend_from_slice(&whole[12..]);
+    assert_eq!(c.incomplete(&rest), None, "no timer for it again");
+    match c.recv(&rest) {
+        Ok(Progress::Frame { event: None, .. }) => {}
+        other => panic!("{other:?}"),
+    }
+    // A new stream is served.
+    let next = get(3);
+    assert!(matches!(
+        c.recv(&next),
+        Ok(Progress::Frame {
+            event: Some(crate::Event::Request { stream: 3, .. }),
+            ..
+        })
+    ));
+}

@@ -9,6 +9,8 @@
 //! be read fails the test, the start and a reload, which then keeps the
 //! old workers serving).
 
+pub mod dynamic;
+
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -19,8 +21,9 @@ use peregrine_tls::certs::CertPair;
 use peregrine_tls::client::{ClientAuth, ClientAuthConf};
 use peregrine_tls::config::{ServerTls, session_cache};
 use peregrine_tls::ocsp::Stapler;
+use peregrine_tls::tickets::SessionContext;
 use rustls::ServerConfig;
-use rustls::server::StoresServerSessions;
+use rustls::server::{ProducesTickets, StoresServerSessions};
 
 /// Sessions a `builtin` cache holds when no size is given (OpenSSL's
 /// `SSL_SESSION_CACHE_MAX_SIZE_DEFAULT` is 20480).
@@ -48,6 +51,8 @@ pub struct TlsTable {
     configs: Vec<Option<Arc<ServerEntry>>>,
     /// What was dropped on the way (old protocols, unknown curves).
     pub warnings: Vec<String>,
+    /// The certificates named by variables loaded so far.
+    pub(crate) loaded: crate::tls::dynamic::CertCache,
     /// The variables of a TLS connection before its first request (one
     /// shared value: an accept costs a reference count, no allocation).
     unset: Arc<peregrine_core::ssl_vars::SslVars>,
@@ -82,10 +87,12 @@ fn server_tls(s: &SslConf) -> ServerTls {
         ecdh_curve: s.ecdh_curve.clone(),
         buffer_size: s.buffer_size,
         stapling_file: s.stapling_file.clone().filter(|_| s.stapling),
-        stapling_fetch: s.stapling && s.stapling_file.is_none(),
+        // nginx staples no certificate named by variables.
+        stapling_fetch: s.stapling && s.stapling_file.is_none() && !s.dynamic_certificates,
         stapling_responder: s.stapling_responder.clone(),
         stapling_verify: s.stapling_verify,
         trusted_certificate: s.trusted_certificate.clone(),
+        dynamic: s.dynamic_certificates,
         client_auth: s.verify_client.asks().then(|| ClientAuthConf {
             verify: s.verify_client.verifies(),
             client_certificate: s.client_certificate.clone(),
@@ -97,6 +104,24 @@ fn server_tls(s: &SslConf) -> ServerTls {
     }
 }
 
+/// What a block's sessions resume in (nginx's `ngx_ssl_session_id_context`
+/// over `"HTTP"`, the certificates and the client CAs): here the
+/// certificates' names as written (nginx digests the certificates
+/// themselves, or their names when variables name them) and the
+/// `ssl_client_certificate` file's.
+fn session_context(s: &SslConf) -> SessionContext {
+    let mut parts: Vec<&[u8]> = vec![b"HTTP"];
+    for (cert, _) in &s.certificates {
+        parts.push(cert.as_os_str().as_encoded_bytes());
+    }
+    if s.verify_client.asks()
+        && let Some(ca) = &s.client_certificate
+    {
+        parts.push(ca.as_os_str().as_encoded_bytes());
+    }
+    SessionContext::of(parts)
+}
+
 /// One TLS server block's loaded settings.
 pub struct ServerEntry {
     pub config: Option<Arc<ServerConfig>>,
@@ -106,6 +131,9 @@ pub struct ServerEntry {
     /// with its outcome.
     pub client_auth: Option<Arc<ClientAuth>>,
     pub verify_client: SslVerifyClient,
+    /// Certificates named by variables: `config` has none, each
+    /// handshake's are loaded ([`TlsTable::certificates_for`]).
+    pub dynamic: Option<Box<crate::tls::dynamic::Dynamic>>,
 }
 
 /// What a ClientHello's SNI chose.
@@ -129,11 +157,17 @@ impl TlsTable {
             return Ok(None);
         }
         let mut shared: HashMap<String, Arc<dyn StoresServerSessions>> = HashMap::new();
+        let mut tickets: HashMap<String, Arc<dyn ProducesTickets>> = HashMap::new();
         let mut warnings = Vec::new();
         let mut passwords: HashMap<std::path::PathBuf, Vec<String>> = HashMap::new();
         let mut staplers = Vec::new();
         let mut configs = Vec::with_capacity(servers.len());
-        for s in servers {
+        let conf_dir = conf
+            .conf_file
+            .parent()
+            .map(std::path::Path::to_path_buf)
+            .unwrap_or_default();
+        for (index, s) in servers.iter().enumerate() {
             if s.ssl.certificates.is_empty() {
                 configs.push(s.ssl.reject_handshake.then(|| {
                     Arc::new(ServerEntry {
@@ -141,6 +175,7 @@ impl TlsTable {
                         reject: true,
                         client_auth: None,
                         verify_client: SslVerifyClient::Off,
+                        dynamic: None,
                     })
                 }));
                 continue;
@@ -159,6 +194,28 @@ impl TlsTable {
                 ),
             };
             let mut settings = server_tls(&s.ssl);
+            settings.session_context = session_context(&s.ssl);
+            if let SslSessionCache::Shared { name, .. } = &s.ssl.session_cache
+                && s.ssl.session_tickets
+                && s.ssl.ticket_keys.is_empty()
+            {
+                let lifetime = u32::try_from(s.ssl.session_timeout.as_secs()).unwrap_or(u32::MAX);
+                let keys = match tickets.get(name) {
+                    Some(k) => Arc::clone(k),
+                    None => {
+                        let k: Arc<dyn ProducesTickets> =
+                            Arc::new(peregrine_tls::tickets::rotating(lifetime).map_err(
+                                |source| TlsConfError {
+                                    at: s.span.to_string(),
+                                    source,
+                                },
+                            )?);
+                        tickets.insert(name.clone(), k.clone());
+                        k
+                    }
+                };
+                settings.shared_tickets = Some(keys);
+            }
             // Each passwords file is read once (it may be a FIFO, as
             // nginx's tests make it).
             if let Some(p) = &s.ssl.password_file {
@@ -194,12 +251,21 @@ impl TlsTable {
                 reject: s.ssl.reject_handshake,
                 client_auth: built.client_auth,
                 verify_client: s.ssl.verify_client,
+                dynamic: s.ssl.dynamic_certificates.then(|| {
+                    Box::new(crate::tls::dynamic::Dynamic {
+                        server: index,
+                        pairs: s.ssl.certificates.clone(),
+                        passwords: settings.passwords.clone(),
+                        conf_dir: conf_dir.clone(),
+                    })
+                }),
             })));
         }
         Ok(Some(Arc::new(TlsTable {
             index: ServerNames::new(servers),
             configs,
             warnings,
+            loaded: crate::tls::dynamic::CertCache::default(),
             unset: Arc::default(),
             staplers: std::sync::Mutex::new(staplers),
         })))
