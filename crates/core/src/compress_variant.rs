@@ -53,9 +53,6 @@ use crate::http::{Ctx, HttpCore};
 use crate::mcache::{MemEntry, Variant};
 use crate::response::{Body, Head, Response};
 
-/// The end of a chunked body (RFC 9112 §7.1: the last chunk, no trailers).
-const LAST_CHUNK: &[u8] = b"\r\n0\r\n\r\n";
-
 /// The largest file whose compressed variants are cached when the file
 /// itself is above `memory_cache`'s `max_file` (see the module doc).
 pub(crate) const COMPRESSED_MAX_FILE: u64 = 1 << 20;
@@ -163,7 +160,6 @@ pub(crate) fn make_variant(
         vary,
         head_chunked: Arc::new(SharedFields::new(chunked)),
         head_plain: Arc::new(SharedFields::new(plain)),
-        chunk_size: Arc::from(format!("{:x}\r\n", compressed.len()).into_bytes()),
         body: Arc::from(compressed),
     })
 }
@@ -181,12 +177,6 @@ pub(crate) fn variant_response(ctx: &Ctx<'_>, v: &Variant) -> Response {
     };
     let body = if header_only {
         Body::Empty
-    } else if chunked {
-        Body::Parts(vec![
-            Body::Shared(v.chunk_size.clone()),
-            Body::Shared(v.body.clone()),
-            Body::Static(LAST_CHUNK),
-        ])
     } else {
         Body::Shared(v.body.clone())
     };
@@ -195,6 +185,9 @@ pub(crate) fn variant_response(ctx: &Ctx<'_>, v: &Variant) -> Response {
         head: Head::Shared(head),
         body,
         content_length: None,
+        // The HTTP/1 writer frames it.
+        chunked,
+        trailers: None,
         // HTTP/1.0: neither a length nor chunks, the close ends the body.
         keepalive: http11,
         header_only,
@@ -280,7 +273,6 @@ mod tests {
             head_parts(v.head_plain.list()),
             (pre.to_string(), post.to_string())
         );
-        assert_eq!(&*v.chunk_size, format!("{:x}\r\n", v.body.len()).as_bytes());
         // The streaming encoder's bytes for the whole body written at once.
         let mut e =
             peregrine_compress::Encoder::with_length_hint(Coding::Gzip, 6, Some(body.len() as u64))

@@ -24,7 +24,6 @@ use peregrine_conf::build::parse_expires;
 use peregrine_conf::model::{Expires, LocConf};
 
 use crate::http::Ctx;
-use std::sync::Arc;
 
 use peregrine_codec::fields::{FieldList, IntoText, Text};
 
@@ -194,10 +193,10 @@ impl Added {
 /// filter). When a trailer applies to the status, nginx sends an HTTP/1.1
 /// body chunked (dropping its Content-Length; not for HEAD, 204 or 304)
 /// and writes the trailer fields with non-empty values after the last
-/// chunk. A body core already chunk-framed (an autoindex listing, a
-/// compressed memory-cache variant) gets them after its last chunk; any
-/// other body is framed here, and then the engine's compression filter
-/// leaves it alone (nginx would compress it, then chunk it).
+/// chunk. Here the response is marked `chunked` (an autoindex listing or
+/// a compressed memory-cache variant already is) and given the fields;
+/// the protocol writer frames them. The engine's compression filter then
+/// leaves the body alone (nginx would compress it, then chunk it).
 fn add_trailers(resp: &mut Response, ctx: &Ctx<'_>, safe: bool) {
     if !trailers_apply(&ctx.conf, resp.status, ctx.req.version >= (1, 1)) || resp.header_only {
         return;
@@ -223,30 +222,16 @@ fn add_trailers(resp: &mut Response, ctx: &Ctx<'_>, safe: bool) {
             trailers.push(t.name.clone().into_bytes(), value.into_bytes());
         }
     }
-    let mut end = b"0\r\n".to_vec();
-    for f in trailers.fields() {
-        push_line(&mut end, &f.name, &f.value);
+    if !trailers.is_empty() {
+        resp.trailers = Some(Box::new(trailers));
     }
-    end.extend_from_slice(b"\r\n");
-    if resp.head.has("Transfer-Encoding") {
-        return replace_last_chunk(&mut resp.body, &end);
+    if resp.chunked {
+        return;
     }
     let head = resp.head.to_mut();
     head.remove("Content-Length");
     head.push_first("Transfer-Encoding", "chunked");
-    let len = resp.body.len();
-    let body = std::mem::replace(&mut resp.body, Body::Empty);
-    let mut parts = Vec::with_capacity(4);
-    if len > 0 {
-        parts.push(Body::Shared(Arc::from(format!("{len:x}\r\n").into_bytes())));
-        match body {
-            Body::Parts(p) => parts.extend(p),
-            b => parts.push(b),
-        }
-        end.splice(0..0, b"\r\n".iter().copied());
-    }
-    parts.push(Body::Shared(Arc::from(end)));
-    resp.body = Body::Parts(parts);
+    resp.chunked = true;
     resp.content_length = None;
     resp.compressible = false;
 }
@@ -267,45 +252,6 @@ pub(crate) fn proxied_trailers(resp: &mut Response, ctx: &Ctx<'_>) {
     if !resp.header_only {
         add_trailers(resp, ctx, safe_status(resp.status));
     }
-}
-
-/// Puts `end` (`0\r\n`, trailers, blank line) in place of the last chunk
-/// of a body core chunk-framed.
-fn replace_last_chunk(body: &mut Body, end: &[u8]) {
-    let with = |chunks: &[u8]| -> Option<Arc<[u8]>> {
-        let mut b = chunks.strip_suffix(LAST_CHUNK)?.to_vec();
-        b.extend_from_slice(end);
-        Some(Arc::from(b))
-    };
-    match body {
-        Body::Shared(b) => {
-            if let Some(nb) = with(b) {
-                *b = nb;
-            }
-        }
-        Body::Parts(parts) => {
-            if let Some(last) = parts.last_mut()
-                && let Body::Static(b) = last
-                && let Some(nb) = with(b)
-            {
-                *last = Body::Shared(nb);
-            }
-        }
-        _ => {}
-    }
-}
-
-/// The end of a body chunked by core.
-const LAST_CHUNK: &[u8] = b"0\r\n\r\n";
-
-/// Appends the trailer line `name: value\r\n` to `out` (trailers are
-/// written by the chunked framing, inside the body).
-fn push_line(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
-    out.reserve(name.len() + value.len() + 4);
-    out.extend_from_slice(name);
-    out.extend_from_slice(b": ");
-    out.extend_from_slice(value);
-    out.extend_from_slice(b"\r\n");
 }
 
 /// The value of field `name` (`_` for `-`, any case) in `list`

@@ -35,8 +35,6 @@ pub(crate) struct Variant {
     pub head_chunked: Arc<SharedFields>,
     /// Head fields without it (HEAD, HTTP/1.0).
     pub head_plain: Arc<SharedFields>,
-    /// The chunk-size line of the single chunk the body is sent as.
-    pub chunk_size: Arc<[u8]>,
     /// The compressed body.
     pub body: Arc<[u8]>,
 }

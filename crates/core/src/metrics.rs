@@ -285,6 +285,8 @@ impl HttpCore {
             status: 200,
             head: head.into(),
             content_length: Some(text.len() as u64),
+            chunked: false,
+            trailers: None,
             body: if header_only {
                 Body::Empty
             } else {

@@ -418,18 +418,14 @@ impl HttpCore {
         };
         let body = if ctx.header_only() {
             Body::Empty
-        } else if chunked {
-            let mut b = format!("{:x}\r\n", html.len()).into_bytes();
-            b.extend_from_slice(&html);
-            b.extend_from_slice(b"\r\n0\r\n\r\n");
-            Body::Shared(Arc::from(b))
         } else {
             Body::Shared(Arc::from(html))
         };
         let status = ctx.status(200);
         let mut r = simple(ctx, status, head, body, None);
         r.keepalive = http11 || ctx.header_only();
-        // The body is already chunk-framed: not for the compression filter.
+        // The HTTP/1 writer frames it.
+        r.chunked = chunked;
         r.compressible = false;
         Step::Done(r)
     }
@@ -518,6 +514,8 @@ pub(crate) fn simple(
         head: h.into(),
         body,
         content_length: len,
+        chunked: false,
+        trailers: None,
         keepalive: true,
         header_only: ctx.header_only() || status == 204,
         conf: Some(ctx.conf.clone()),
@@ -533,6 +531,8 @@ fn close_silently(conf: &Arc<peregrine_conf::model::LocConf>) -> Response {
         head: Head::default(),
         body: Body::Empty,
         content_length: None,
+        chunked: false,
+        trailers: None,
         keepalive: false,
         header_only: true,
         conf: Some(conf.clone()),

@@ -147,11 +147,19 @@ pub struct Response {
     pub body: Body,
     /// The body length announced in `Content-Length` (also for HEAD, where
     /// the body is not sent). `None` when the head has no Content-Length:
-    /// then either the body is already chunk-encoded by core (the head says
-    /// `Transfer-Encoding: chunked`, HTTP/1.1 autoindex as nginx) or
+    /// then either `chunked` is set (HTTP/1.1 autoindex as nginx) or
     /// `keepalive` is false and the body ends with the connection
-    /// (HTTP/1.0). The bytes to send are always `body.len()`.
+    /// (HTTP/1.0).
     pub content_length: Option<u64>,
+    /// nginx's `r->chunked` (`ngx_http_chunked_header_filter`): an HTTP/1.1
+    /// client, no length, a body (not HEAD, 204 or 304). The head says
+    /// `Transfer-Encoding: chunked`; `body` is the payload alone, and only
+    /// the HTTP/1 writer frames it as chunks (HTTP/2 sends it as DATA).
+    pub chunked: bool,
+    /// `add_trailer`'s fields with non-empty values, in order: written
+    /// after the last chunk by the HTTP/1 writer, as a HEADERS frame with
+    /// END_STREAM by HTTP/2. Only with `chunked`.
+    pub trailers: Option<Box<FieldList>>,
     /// `false` when the response requires closing the connection (nginx
     /// closes after 400, 413, 414, 500, 501 — `ngx_http_special_response_handler`).
     pub keepalive: bool,
@@ -167,7 +175,7 @@ pub struct Response {
     /// which decides by status (nginx: 200, 403, 404), type, length and
     /// request: core sets it on whole bodies — static files, `return` text,
     /// stub_status, built-in error pages — and not on 206/304/204/444 or on
-    /// autoindex listings (already chunk-framed by core). The compression
+    /// autoindex listings. The compression
     /// hook lives in the engine/compress crates; core never compresses.
     pub compressible: bool,
 }

@@ -145,6 +145,8 @@ pub(crate) fn builtin(sp: &Special, ctx: &PageCtx<'_>) -> Response {
         head: head.into(),
         body,
         content_length: (!no_length).then_some(len as u64),
+        chunked: false,
+        trailers: None,
         keepalive: !closes_connection(status),
         header_only: ctx.header_only || no_length,
         conf: Some(ctx.conf.clone()),

@@ -62,6 +62,8 @@ pub fn apply(req: &Request, resp: &mut Response, now: SystemTime) -> Option<Box<
     rewrite_head(resp.head.to_mut(), encoded, vary, chunked);
     if coding.is_some() {
         resp.content_length = None;
+        // The encoder's output is framed by the HTTP/1 writer.
+        resp.chunked = chunked;
         if !http11 {
             // No length and no chunked coding: the close ends the body.
             resp.keepalive = false;
@@ -132,6 +134,8 @@ mod tests {
             head: fields_of(head, first).into(),
             body: Body::Static(b"x"),
             content_length: Some(100),
+            chunked: false,
+            trailers: None,
             keepalive: true,
             header_only: false,
             conf: Some(loc),

@@ -193,6 +193,9 @@ impl Exchange {
     /// False when there is no response (a bug, met by closing).
     #[inline]
     pub fn queue(&mut self, plan: Plan, start: &HeadStart, sendfile_ok: bool) -> bool {
+        let http11 = self
+            .req()
+            .is_some_and(|r| matches!(r.version(), peregrine_codec::Version::Http11));
         let Exchange { resp, out, .. } = self;
         let Some(resp) = resp.as_mut() else {
             return false;
@@ -206,7 +209,8 @@ impl Exchange {
         serialize_head(out.head_mut(), resp, start, &ch, plan.expect);
         let sendfile = sendfile_ok && conf.is_some_and(|c| c.sendfile);
         out.nopush = conf.is_some_and(|c| c.tcp_nopush);
-        out.start(&resp.body, resp.header_only, sendfile, plan.comp);
+        let framing = crate::write::Framing::of(resp, http11);
+        out.start(&resp.body, resp.header_only, sendfile, plan.comp, framing);
         // With a request body still to discard, the close waits for it
         // (`Phase::Discard`): the final bytes must not wait with it.
         out.last = !plan.keepalive && plan.body.is_none();

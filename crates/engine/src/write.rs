@@ -301,6 +301,68 @@ pub enum WriteError {
     Truncated,
 }
 
+/// How an HTTP/1 body is delimited. Chunked framing is made here and
+/// nowhere else: core marks a response `chunked` (nginx's `r->chunked`)
+/// and gives its trailers as fields; HTTP/2 sends the same body as DATA.
+#[derive(Clone, Copy)]
+pub enum Framing<'a> {
+    /// By `Content-Length`, or by the close.
+    AsIs,
+    /// As chunks (RFC 9112 §7.1), then the last chunk with these trailer
+    /// fields.
+    Chunked(Option<&'a FieldList>),
+}
+
+impl<'a> Framing<'a> {
+    /// How `resp` goes out on an HTTP/1 connection whose request was
+    /// HTTP/1.1 (`http11`). As `ngx_http_chunked_header_filter`: never
+    /// chunks for an HTTP/1.0 request, a header-only answer (HEAD), a
+    /// 1xx, 204 or 304, whatever core marked; then the body is as is.
+    #[inline]
+    pub fn of(resp: &'a Response, http11: bool) -> Framing<'a> {
+        let bodiless = resp.header_only || resp.status < 200 || matches!(resp.status, 204 | 304);
+        if resp.chunked && http11 && !bodiless {
+            Framing::Chunked(resp.trailers.as_deref())
+        } else {
+            Framing::AsIs
+        }
+    }
+}
+
+/// The last chunk without trailers after a chunk's data: its CRLF, `0`,
+/// the blank line.
+const DATA_END_LAST_CHUNK: &[u8] = b"\r\n0\r\n\r\n";
+
+/// Appends the chunk-size line of a `len`-byte chunk.
+pub(crate) fn push_chunk_size(out: &mut Vec<u8>, len: u64) {
+    let _ = write!(out, "{len:x}\r\n");
+}
+
+/// Appends `data` as one chunk; nothing for no data (an empty chunk is
+/// the last one).
+pub(crate) fn push_chunk(out: &mut Vec<u8>, data: &[u8]) {
+    if data.is_empty() {
+        return;
+    }
+    push_chunk_size(out, data.len() as u64);
+    out.extend_from_slice(data);
+    out.extend_from_slice(b"\r\n");
+}
+
+/// Appends the last chunk, the trailer fields (`ngx_http_chunked_create_trailers`:
+/// `name: value` lines) and the blank line that ends the body.
+pub(crate) fn push_last_chunk(out: &mut Vec<u8>, trailers: Option<&FieldList>) {
+    out.extend_from_slice(b"0\r\n");
+    for f in trailers.map_or(&[][..], FieldList::fields) {
+        out.reserve(f.name.len() + f.value.len() + 4);
+        out.extend_from_slice(&f.name);
+        out.extend_from_slice(b": ");
+        out.extend_from_slice(&f.value);
+        out.extend_from_slice(b"\r\n");
+    }
+    out.extend_from_slice(b"\r\n");
+}
+
 /// A body going through an encoder: the source pieces are read block by
 /// block, encoded, framed and staged in the output's file buffer.
 struct Deflate {
@@ -361,11 +423,23 @@ impl Output {
     /// outputs, see [`Output::start`]).
     #[cfg(test)]
     pub fn new(head: Vec<u8>, body: &Body, header_only: bool, sendfile: bool) -> Output {
+        Output::framed(head, body, header_only, sendfile, Framing::AsIs)
+    }
+
+    /// [`Output::new`] with the body framed as `framing` says (tests).
+    #[cfg(test)]
+    pub fn framed(
+        head: Vec<u8>,
+        body: &Body,
+        header_only: bool,
+        sendfile: bool,
+        framing: Framing<'_>,
+    ) -> Output {
         let mut out = Output {
             head,
             ..Output::default()
         };
-        out.start(body, header_only, sendfile, None);
+        out.start(body, header_only, sendfile, None, framing);
         out
     }
 
@@ -375,7 +449,8 @@ impl Output {
     }
 
     /// Starts a response: the head serialized into [`Output::head_mut`],
-    /// then `body`, through the encoder `comp` if any. A small memory body
+    /// then `body`, through the encoder `comp` if any (which frames its
+    /// own output), else framed as `framing` says. A small memory body
     /// is copied behind the head here (one `send` of one buffer), borrowed
     /// from the response: it is never referenced by the output, so its
     /// shared buffer's reference count is not touched.
@@ -386,18 +461,51 @@ impl Output {
         header_only: bool,
         sendfile: bool,
         comp: Option<Box<Compressing>>,
+        framing: Framing<'_>,
     ) {
         self.head_end = self.head.len();
         self.sendfile = sendfile;
         if !header_only {
-            match small_memory_body(body) {
-                Some(b) if comp.is_none() => self.head.extend_from_slice(b),
+            match (small_memory_body(body), framing) {
+                (_, Framing::Chunked(trailers)) if comp.is_none() => {
+                    self.start_chunked(body, trailers);
+                }
+                (Some(b), _) if comp.is_none() => self.head.extend_from_slice(b),
                 _ => flatten(body, &mut self.pieces),
             }
         }
         if let Some(c) = comp {
             self.compress(c);
         }
+    }
+
+    /// `body` as one chunk (its size is known: core's bodies are whole)
+    /// and the last chunk with `trailers`: the framing rides in the head's
+    /// buffer and a tail piece, the body's pieces are sent as they are.
+    #[inline(never)]
+    fn start_chunked(&mut self, body: &Body, trailers: Option<&FieldList>) {
+        let len = body.len();
+        if len > 0 {
+            push_chunk_size(&mut self.head, len);
+        }
+        if let Some(b) = small_memory_body(body) {
+            self.head.extend_from_slice(b);
+            if len > 0 {
+                self.head.extend_from_slice(b"\r\n");
+            }
+            push_last_chunk(&mut self.head, trailers);
+            return;
+        }
+        flatten(body, &mut self.pieces);
+        let data = match trailers {
+            None => MemRef::Static(DATA_END_LAST_CHUNK),
+            Some(t) => {
+                let mut end = b"\r\n".to_vec();
+                push_last_chunk(&mut end, Some(t));
+                MemRef::Shared(end.into())
+            }
+        };
+        self.pieces.push(Piece::Mem { data, pos: 0 });
     }
 
     /// Back to an empty output for the next response: the head and piece
@@ -725,15 +833,13 @@ impl Output {
                 return Err(e);
             }
         }
-        if d.c.chunked && !d.raw.is_empty() {
-            let _ = write!(out, "{:x}\r\n", d.raw.len());
-            out.extend_from_slice(&d.raw);
-            out.extend_from_slice(b"\r\n");
+        if d.c.chunked {
+            push_chunk(&mut out, &d.raw);
         } else {
             out.extend_from_slice(&d.raw);
         }
         if d.done && d.c.chunked {
-            out.extend_from_slice(b"0\r\n\r\n");
+            push_last_chunk(&mut out, None);
         }
         self.file_buf = Some(out);
         Ok(())

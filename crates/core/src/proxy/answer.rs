@@ -280,6 +280,9 @@ impl HttpCore {
                 ClientFraming::Length(n) => Some(n),
                 _ => uh.content_length,
             },
+            // The engine's upstream streaming frames the chunks.
+            chunked: framing == ClientFraming::Chunked,
+            trailers: None,
             keepalive: framing != ClientFraming::Close,
             header_only,
             conf: Some(job.conf.clone()),
@@ -437,6 +440,7 @@ impl HttpCore {
         let len = body.len() as u64;
         crate::filters::set_length(resp.head.to_mut(), Some(len));
         resp.content_length = Some(len);
+        resp.chunked = false;
         resp.body = Body::Shared(Arc::from(body));
         let servers = self.servers.clone();
         let Some(srv) = servers.get(job.server_index) else {

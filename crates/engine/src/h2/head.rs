@@ -152,6 +152,8 @@ mod tests {
             head: l.into(),
             body: peregrine_core::Body::Empty,
             content_length: None,
+            chunked: true,
+            trailers: None,
             keepalive: true,
             header_only: false,
             conf: None,

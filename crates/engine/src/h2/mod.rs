@@ -21,7 +21,6 @@ mod proxy;
 mod send;
 mod stream;
 mod timers;
-mod unchunk;
 
 use std::collections::{HashMap, VecDeque};
 use std::io;

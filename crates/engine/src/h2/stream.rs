@@ -22,7 +22,7 @@ use crate::exchange::Exchange;
 use crate::stats::Gauge;
 
 /// Body bytes in memory, shared with core's caches or made for this
-/// response (a body whose chunked framing was taken off).
+/// response (small pieces joined, see [`coalesce`]).
 pub(super) enum Mem {
     Static(&'static [u8]),
     Shared(Arc<[u8]>),
@@ -61,8 +61,12 @@ pub(super) struct Stream {
     pub head_bytes: u64,
     pub body_bytes: u64,
     /// `add_trailer`'s fields, sent after the body (HEADERS, END_STREAM).
-    pub trailers: super::unchunk::Trailers,
+    pub trailers: Trailers,
 }
+
+/// Trailer fields, `(name, value)`, names lowercase (RFC 9113 §8.2.1), as
+/// nginx's `ngx_http_v2_create_trailers` sends them.
+pub(super) type Trailers = Vec<(Vec<u8>, Vec<u8>)>;
 
 /// The request a refused request's proxied error page is fetched as
 /// (core's `bad_request_response` runs it as a GET of `/`).
@@ -425,14 +429,18 @@ impl H2Session {
             self.conn.shutdown();
         }
         let mut names = Vec::with_capacity(128);
-        let (fields, chunked) = head::response_fields(resp, cx.head_start.date(), &mut names);
+        // A `chunked` body is the payload alone (only the HTTP/1 writer
+        // frames chunks): DATA as it is, the trailers as HEADERS after it.
+        let (fields, _) = head::response_fields(resp, cx.head_start.date(), &mut names);
         if !resp.header_only {
             flatten(&resp.body, &mut s.pieces);
-        }
-        if chunked {
-            let (pieces, trailers) = super::unchunk::unchunk(std::mem::take(&mut s.pieces));
-            s.pieces = pieces;
-            s.trailers = trailers;
+            if let Some(t) = resp.trailers.as_deref() {
+                s.trailers = t
+                    .fields()
+                    .iter()
+                    .map(|f| (f.name.to_ascii_lowercase(), f.value.to_vec()))
+                    .collect();
+            }
         }
         coalesce(&mut s.pieces);
         if let Some(c) = resp.conf.as_deref() {

@@ -984,9 +984,10 @@ pub(crate) trait Machine: Owner + Sized {
             return true;
         };
         let body = std::mem::take(&mut p.cout);
-        // No length for a cut answer: chunked to an HTTP/1.1 client (and
-        // no last chunk), else until the close.
-        let cut_framing = self.framing(Framing::UntilClose, p);
+        // How the session frames a body of unknown length: chunks for an
+        // HTTP/1.1 client, else until the close (HTTP/1.0; HTTP/2's DATA).
+        // Asked while the session still holds the exchange.
+        let unknown = self.framing(Framing::UntilClose, p);
         let Some(mut ex) = self.ex_slot().take() else {
             return false;
         };
@@ -1005,9 +1006,11 @@ pub(crate) trait Machine: Owner + Sized {
         }
         p.framing = ClientFraming::Length(resp.content_length.unwrap_or(0));
         if p.cut {
-            p.framing = cut_framing;
+            // No length for a cut answer, and no last chunk after it.
+            p.framing = unknown;
             if p.framing == ClientFraming::Chunked {
                 resp.head.to_mut().set("Transfer-Encoding", "chunked");
+                resp.chunked = true;
             } else {
                 resp.keepalive = false;
             }
@@ -1015,18 +1018,25 @@ pub(crate) trait Machine: Owner + Sized {
         self.queue_head(&mut ex, *resp, p, cx);
         let head = p.cout.len();
         let mut bytes = Vec::new();
+        let mut trailers = None;
         if let Some(r) = ex.resp.as_ref() {
             flatten_memory(&r.body, &mut bytes);
-            if r.content_length.is_none() && p.comp.is_none() && !p.cut {
-                // Framed already (`add_trailer`'s chunks): as it is.
-                p.framing = ClientFraming::Close;
+            if r.chunked && p.comp.is_none() && !p.cut {
+                // `add_trailer`'s answer: chunked where the session frames
+                // chunks (HTTP/1.1), its trailers after the last.
+                p.framing = unknown;
+                trailers = r.trailers.as_deref();
             }
         }
-        // Compressed (the framing the compression filter chose) or as it
-        // is, with its length.
+        // Compressed (the framing the compression filter chose), chunked,
+        // or as it is, with its length.
         push_body(p, &bytes);
-        if !p.cut {
-            push_end(p);
+        match trailers {
+            _ if p.cut => {}
+            Some(t) if p.framing == ClientFraming::Chunked => {
+                crate::write::push_last_chunk(&mut p.cout, Some(t));
+            }
+            _ => push_end(p),
         }
         ex.out.body_bytes += (p.cout.len() - head) as u64;
         *self.ex_slot() = Some(ex);
@@ -1212,7 +1222,7 @@ pub(crate) trait Machine: Owner + Sized {
             p.up_done = true;
             p.reusable = gateway::reusable(p);
             if p.framing == ClientFraming::Chunked {
-                p.cout.extend_from_slice(b"0\r\n\r\n");
+                crate::write::push_last_chunk(&mut p.cout, None);
             }
         }
         Ok(())
@@ -1847,7 +1857,7 @@ fn push_end(p: &mut Proxy) {
         }
     }
     if p.framing == ClientFraming::Chunked {
-        p.cout.extend_from_slice(b"0\r\n\r\n");
+        crate::write::push_last_chunk(&mut p.cout, None);
     }
 }
 
@@ -1857,9 +1867,7 @@ fn push_framed(out: &mut Vec<u8>, framing: ClientFraming, data: &[u8]) {
         return;
     }
     if framing == ClientFraming::Chunked {
-        out.extend_from_slice(format!("{:x}\r\n", data.len()).as_bytes());
-        out.extend_from_slice(data);
-        out.extend_from_slice(b"\r\n");
+        crate::write::push_chunk(out, data);
     } else {
         out.extend_from_slice(data);
     }

@@ -15,6 +15,8 @@ fn response(head: &str, body: Body) -> Response {
         )
         .into(),
         content_length: Some(body.len()),
+        chunked: false,
+        trailers: None,
         body,
         keepalive: true,
         header_only: false,
@@ -253,7 +255,7 @@ fn small_memory_body_goes_out_with_the_head_and_counts_as_body() {
         encoder: enc,
         chunked: false,
     };
-    out.start(&body, false, true, Some(Box::new(comp)));
+    out.start(&body, false, true, Some(Box::new(comp)), Framing::AsIs);
     assert_eq!(
         out.head, b"H\r\n",
         "the encoder's input stays out of the head"
@@ -333,7 +335,13 @@ fn reset_keeps_buffers_and_releases_the_body() {
     // A small body is copied, never referenced.
     let small: Arc<[u8]> = Arc::from(&b"small"[..]);
     out.head_mut().extend_from_slice(b"H\r\n");
-    out.start(&Body::Shared(small.clone()), false, true, None);
+    out.start(
+        &Body::Shared(small.clone()),
+        false,
+        true,
+        None,
+        Framing::AsIs,
+    );
     assert_eq!(Arc::strong_count(&small), 1);
     assert_eq!(out.head, b"H\r\nsmall");
 }
@@ -378,6 +386,7 @@ fn reset_after_file_and_encoder_leaves_nothing_behind() {
         false,
         true,
         Some(Box::new(comp)),
+        Framing::AsIs,
     );
     let (mut c, mut s) = pair();
     let got = send_all(&mut out, &mut s, &mut c);
@@ -386,7 +395,7 @@ fn reset_after_file_and_encoder_leaves_nothing_behind() {
     assert!(clean(&out), "after an encoder");
 
     out.head_mut().extend_from_slice(b"H\r\n");
-    out.start(&Body::Static(b"plain"), false, true, None);
+    out.start(&Body::Static(b"plain"), false, true, None, Framing::AsIs);
     let (mut c, mut s) = pair();
     assert_eq!(send_all(&mut out, &mut s, &mut c), b"H\r\nplain");
     assert_eq!((out.head_bytes, out.body_bytes), (3, 5));
@@ -442,4 +451,217 @@ fn a_budget_bounds_what_each_write_sends() {
         assert!(got == want, "sendfile={sendfile}");
         assert_eq!(writes, want.len().div_ceil(1000));
     }
+}
+
+/// The payload a chunked body `wire` decodes to (codec's decoder, as a
+/// client reads it), fed in two pieces split at `at`; `None` when it is
+/// not one complete chunked body.
+fn dechunk(wire: &[u8], at: usize) -> Option<Vec<u8>> {
+    let mut dec = peregrine_codec::BodyDecoder::new(peregrine_codec::BodyKind::Chunked);
+    let mut got = Vec::new();
+    let mut buf = Vec::new();
+    for piece in [&wire[..at], &wire[at..]] {
+        buf.extend_from_slice(piece);
+        let mut pos = 0;
+        loop {
+            let pr = dec.decode(&buf[pos..]).ok()?;
+            got.extend_from_slice(&buf[pos + pr.data.start..pos + pr.data.end]);
+            pos += pr.consumed;
+            if pr.done {
+                return (pos == buf.len()).then_some(got);
+            }
+            if pr.consumed == 0 {
+                break;
+            }
+        }
+        buf.drain(..pos);
+    }
+    None
+}
+
+/// Where a wire of `len` bytes is split for [`dechunk`]: every byte of
+/// the framing at both ends (size line, last chunk, trailers), a stride
+/// through the data between (each split decodes the whole wire).
+fn split_points(len: usize) -> impl Iterator<Item = usize> {
+    const EDGE: usize = 64;
+    const STRIDE: usize = 97;
+    (0..=len).filter(move |at| *at < EDGE || len - at < EDGE || at % STRIDE == 0)
+}
+
+/// The HTTP/1 writer frames a `chunked` response's body: one chunk, the
+/// last chunk and the trailers, whatever the body is made of (inline
+/// memory, a large memory piece, a file by sendfile or read); the bytes
+/// parse as a chunked body split at every byte.
+#[test]
+fn chunked_framing_is_made_by_the_writer() {
+    let mut trailers = FieldList::new();
+    trailers.push(b"X-Var".to_vec(), b"a b".to_vec());
+    trailers.push(b"X-Two".to_vec(), b"2".to_vec());
+    let big: Vec<u8> = (0..10_000u32).map(|i| (i % 251) as u8).collect();
+    let bodies = [
+        (Body::Empty, Vec::new()),
+        (Body::Static(b"abc"), b"abc".to_vec()),
+        (Body::Shared(Arc::from(&big[..])), big.clone()),
+        (
+            Body::Parts(vec![Body::Static(b"<"), Body::Shared(Arc::from(&big[..]))]),
+            [&b"<"[..], &big].concat(),
+        ),
+        (
+            Body::File {
+                file: temp_file(&big),
+                offset: 0,
+                len: big.len() as u64,
+            },
+            big.clone(),
+        ),
+    ];
+    for (body, payload) in &bodies {
+        for (t, sendfile) in [
+            (None, true),
+            (Some(&trailers), true),
+            (Some(&trailers), false),
+        ] {
+            let mut out = Output::framed(
+                b"H\r\n".to_vec(),
+                body,
+                false,
+                sendfile,
+                Framing::Chunked(t),
+            );
+            let (mut c, mut s) = pair();
+            let got = send_all(&mut out, &mut s, &mut c);
+            let wire = got.strip_prefix(b"H\r\n").unwrap();
+            let end: &[u8] = match t {
+                None => b"0\r\n\r\n",
+                Some(_) => b"0\r\nX-Var: a b\r\nX-Two: 2\r\n\r\n",
+            };
+            assert!(wire.ends_with(end), "{:?}", String::from_utf8_lossy(wire));
+            if !payload.is_empty() {
+                let size = format!("{:x}\r\n", payload.len());
+                assert!(wire.starts_with(size.as_bytes()), "one chunk");
+            }
+            for at in split_points(wire.len()) {
+                assert_eq!(dechunk(wire, at).as_ref(), Some(payload), "split at {at}");
+            }
+            assert_eq!(out.body_bytes, wire.len() as u64, "framing counts as body");
+        }
+    }
+}
+
+/// A HEAD answer or one framed as is gets no chunk framing.
+#[test]
+fn chunked_framing_only_when_there_is_a_body() {
+    let out = Output::framed(
+        b"H\r\n".to_vec(),
+        &Body::Empty,
+        true,
+        true,
+        Framing::Chunked(None),
+    );
+    assert_eq!(out.head, b"H\r\n");
+    let out = Output::framed(
+        b"H\r\n".to_vec(),
+        &Body::Static(b"abc"),
+        false,
+        true,
+        Framing::AsIs,
+    );
+    assert_eq!(out.head, b"H\r\nabc");
+    let mut l = Vec::new();
+    push_chunk(&mut l, b"");
+    assert!(l.is_empty(), "an empty chunk would end the body");
+    push_chunk(&mut l, &[7; 26]);
+    assert!(l.starts_with(b"1a\r\n") && l.ends_with(b"\r\n"));
+}
+
+/// A streamed body (the compression filter's output, produced block by
+/// block from a file) goes out as several chunks and the last chunk; the
+/// chunks decode to the gzip stream of the file.
+#[test]
+fn a_streamed_body_goes_out_as_chunks_then_the_last_chunk() {
+    // Little to compress (an xorshift stream): the encoder has output
+    // for every block it reads.
+    let mut x = 0x9e37_79b9_u32;
+    let data: Vec<u8> = (0..300_000)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x as u8
+        })
+        .collect();
+    let enc =
+        peregrine_compress::Encoder::with_length_hint(peregrine_compress::Coding::Gzip, 1, None)
+            .unwrap();
+    let comp = crate::compress::Compressing {
+        encoder: enc,
+        chunked: true,
+    };
+    let body = Body::File {
+        file: temp_file(&data),
+        offset: 0,
+        len: data.len() as u64,
+    };
+    let mut out = Output {
+        head: b"H\r\n".to_vec(),
+        ..Output::default()
+    };
+    out.start(&body, false, true, Some(Box::new(comp)), Framing::AsIs);
+    let (mut c, mut s) = pair();
+    let got = send_all(&mut out, &mut s, &mut c);
+    let wire = got.strip_prefix(b"H\r\n").unwrap();
+    assert!(wire.ends_with(b"\r\n0\r\n\r\n"), "the last chunk ends it");
+    let gz = dechunk(wire, 0).expect("one chunked body");
+    let mut plain = Vec::new();
+    flate2::read::GzDecoder::new(&gz[..])
+        .read_to_end(&mut plain)
+        .unwrap();
+    assert_eq!(plain, data);
+    // More than one chunk: a chunk-size line after the first chunk's data.
+    let first = usize::from_str_radix(
+        std::str::from_utf8(&wire[..wire.iter().position(|&b| b == b'\r').unwrap()]).unwrap(),
+        16,
+    )
+    .unwrap();
+    assert!(first < gz.len(), "streamed in several chunks");
+}
+
+/// nginx's chunked header filter leaves HTTP/1.0, HEAD, 1xx, 204 and 304
+/// answers unframed: a response core marked `chunked` goes out as is
+/// there, and framed only for an HTTP/1.1 request with a body.
+#[test]
+fn no_chunked_framing_for_http10_head_204_304() {
+    let mut trailers = FieldList::new();
+    trailers.push(b"X-T".to_vec(), b"1".to_vec());
+    let marked = |status: u16, header_only: bool| {
+        let mut r = response("Transfer-Encoding: chunked\r\n", Body::Static(b"abc"));
+        r.status = status;
+        r.header_only = header_only;
+        r.content_length = None;
+        r.chunked = true;
+        r.trailers = Some(Box::new(trailers.clone()));
+        r
+    };
+    let sent = |r: &Response, http11: bool| {
+        let out = Output::framed(
+            b"H\r\n".to_vec(),
+            &r.body,
+            r.header_only,
+            true,
+            Framing::of(r, http11),
+        );
+        String::from_utf8(out.head).unwrap()
+    };
+    assert_eq!(
+        sent(&marked(200, false), true),
+        "H\r\n3\r\nabc\r\n0\r\nX-T: 1\r\n\r\n"
+    );
+    assert_eq!(sent(&marked(200, false), false), "H\r\nabc", "HTTP/1.0");
+    assert_eq!(sent(&marked(200, true), true), "H\r\n", "HEAD");
+    for status in [101, 204, 304] {
+        assert_eq!(sent(&marked(status, false), true), "H\r\nabc", "{status}");
+    }
+    let mut plain = marked(200, false);
+    plain.chunked = false;
+    assert_eq!(sent(&plain, true), "H\r\nabc", "not marked");
 }
