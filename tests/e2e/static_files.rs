@@ -237,23 +237,6 @@ fn user_drops_privileges_and_unreadable_is_403() {
     }
 }
 
-/// Started as root without `user`, the workers run as nobody, as nginx's
-/// (`NGX_USER`): never as root by default.
-#[test]
-fn without_user_the_workers_are_nobody() {
-    use std::os::unix::fs::PermissionsExt;
-    if is_nginx() || !crate::support::system_test_ready(true, "root") {
-        return;
-    }
-    let p = Prefix::new("default-user");
-    p.write("html/open.txt", "readable\n");
-    std::fs::set_permissions(&p.dir, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let s = Server::start(p, CONF);
-    assert_eq!(s.get("/open.txt").body_str(), "readable\n");
-    let (master, workers) = crate::support::master_and_worker_uids(s.child.id());
-    assert_eq!((master, workers), (0, vec![65534]));
-}
-
 /// One file reached by URIs with different extensions (a regex location
 /// whose `alias` names the file): each answer's Content-Type follows its
 /// own URI, as nginx's `ngx_http_set_exten` does, whichever URI filled the

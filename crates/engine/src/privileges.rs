@@ -2,7 +2,8 @@
 //!
 //! nginx's master stays root and its worker processes run as `user`
 //! (`ngx_worker_process_init`), by default nobody and nogroup when the
-//! master is root (the `NGX_USER`/`NGX_GROUP` Debian's build leaves). Peregrine's
+//! master is root (the `NGX_USER`/`NGX_GROUP` Debian's build leaves; not
+//! yet Peregrine's default, see `DEFAULT_USER_APPLIES`). Peregrine's
 //! workers are threads of the master's process: each worker thread gives up
 //! root for itself when it starts (`peregrine_sys::drop_thread_privileges`),
 //! and the main thread keeps it, so that a reload can re-read keys only root
@@ -21,6 +22,11 @@ use crate::EngineError;
 
 /// nginx's user when the master is root and `user` is not set.
 const DEFAULT_USER: &str = "nobody";
+/// Whether [`DEFAULT_USER`] applies without `user`, as in nginx. Off until
+/// every file a worker creates (proxy cache levels, a location's
+/// `error_log`, the stream module's logs) is created or handed over by the
+/// master as `ngx_create_paths` does: with it on, those fail as nobody.
+const DEFAULT_USER_APPLIES: bool = false;
 /// nginx's group then: Debian's `nogroup`; `nobody` where that is the
 /// name (nginx's configure picks whichever the build host has).
 const DEFAULT_GROUPS: [&str; 2] = ["nogroup", "nobody"];
@@ -29,6 +35,13 @@ const DEFAULT_GROUPS: [&str; 2] = ["nogroup", "nobody"];
 /// nothing changes, and `user` is nginx's warning at load).
 pub fn workers(conf: &Config) -> Result<Option<Arc<Credentials>>, EngineError> {
     if !peregrine_sys::is_root() {
+        return Ok(None);
+    }
+    // Without `user`, nginx's workers are nobody:nogroup; Peregrine's stay
+    // root for now: the proxy cache directories, location error logs and
+    // stream logs are still made by the workers themselves, and nobody
+    // could not write them (see DEFAULT_USER; /work notes, session 18).
+    if conf.main.user.is_none() && !DEFAULT_USER_APPLIES {
         return Ok(None);
     }
     let (user, group) = match &conf.main.user {

@@ -16,13 +16,12 @@ enum Answer {
     AtEnd,
 }
 
+/// The events' texts and the frames sent (kind, flags, stream, payload).
+type Frames = (Vec<String>, Vec<(Kind, u8, u32, Vec<u8>)>);
+
 /// Feeds `input` in two pieces at `split`, answering requests as `answer`
 /// says; returns the events and the frames after our SETTINGS.
-fn play(
-    input: &[u8],
-    split: usize,
-    answer: Answer,
-) -> (Vec<String>, Vec<(Kind, u8, u32, Vec<u8>)>) {
+fn play(input: &[u8], split: usize, answer: Answer) -> Frames {
     let mut conn = Connection::new(Config::default());
     let mut events = Vec::new();
     let mut requests = Vec::new();
@@ -61,7 +60,7 @@ fn respond(conn: &mut Connection, id: u32) {
 }
 
 /// Every split agrees; the frames of the whole run.
-fn frames_of(input: &[u8], answer: Answer) -> (Vec<String>, Vec<(Kind, u8, u32, Vec<u8>)>) {
+fn frames_of(input: &[u8], answer: Answer) -> Frames {
     let whole = play(input, input.len(), answer);
     for k in 0..input.len() {
         assert_eq!(play(input, k, answer), whole, "split at {k}");
